@@ -1,0 +1,28 @@
+/* cpu_backend.h - the cpu backend's private declarations.
+ *
+ * The cpu backend is a real backend (device cpu:0, host memory) and the
+ * oracle every other backend is checked against; its kernels also form the
+ * portable CPU tier the core runs on a host-addressable device's memory. */
+#ifndef VT_CPU_BACKEND_H
+#define VT_CPU_BACKEND_H
+
+#include <stdatomic.h>
+
+#include <vt/vt_backend.h>
+
+/* Bytes every cpu allocation is aligned to (one cache line, one AVX-512 vector). */
+#define VT_CPU_ALIGNMENT 64
+
+struct vt_backend_ctx {
+    atomic_uint_fast64_t allocs, frees, live_bytes, peak_bytes;
+    atomic_uint_fast64_t h2d_copies, d2h_copies, h2d_bytes, d2h_bytes;
+};
+
+/* Fill caps for the host CPU from /proc and the CPU's feature bits. */
+vt_status vt_cpu_probe(vt_device_caps *caps, char *why, size_t why_size);
+
+/* The kernel table (cpu_kernels.c). */
+extern const vt_kernel vt_cpu_kernels[];
+extern const uint32_t vt_cpu_n_kernels;
+
+#endif

@@ -1,0 +1,40 @@
+/* cpu_kernels.c - the cpu backend's static kernel table: (op, signature)
+ * -> kernel. This table is what `vtctl ops cpu` lists and what the
+ * portable CPU tier can run. */
+#include "config.h"
+
+#include "cpu_ops.h"
+
+#define SIG1(a)                                                                                                        \
+    {                                                                                                                  \
+        1,                                                                                                             \
+        {                                                                                                              \
+            (a)                                                                                                        \
+        }                                                                                                              \
+    }
+#define SIG2(a, b)                                                                                                     \
+    {                                                                                                                  \
+        2,                                                                                                             \
+        {                                                                                                              \
+            (a), (b)                                                                                                   \
+        }                                                                                                              \
+    }
+
+const vt_kernel vt_cpu_kernels[] = {
+    {VT_OP_COPY, SIG2(VT_F32, VT_F32), vt_cpu_copy},
+    {VT_OP_COPY, SIG2(VT_F32, VT_F16), vt_cpu_copy},
+    {VT_OP_COPY, SIG2(VT_F32, VT_BF16), vt_cpu_copy},
+    {VT_OP_COPY, SIG2(VT_F16, VT_F32), vt_cpu_copy},
+    {VT_OP_COPY, SIG2(VT_F16, VT_F16), vt_cpu_copy},
+    {VT_OP_COPY, SIG2(VT_F16, VT_BF16), vt_cpu_copy},
+    {VT_OP_COPY, SIG2(VT_BF16, VT_F32), vt_cpu_copy},
+    {VT_OP_COPY, SIG2(VT_BF16, VT_F16), vt_cpu_copy},
+    {VT_OP_COPY, SIG2(VT_BF16, VT_BF16), vt_cpu_copy},
+    {VT_OP_COPY, SIG2(VT_I32, VT_I32), vt_cpu_copy},
+    {VT_OP_ADD, SIG1(VT_F32), vt_cpu_add},
+    {VT_OP_MATMUL, SIG2(VT_F32, VT_F32), vt_cpu_matmul},
+    {VT_OP_MATMUL, SIG2(VT_F32, VT_F16), vt_cpu_matmul},
+    {VT_OP_MATMUL, SIG2(VT_F32, VT_BF16), vt_cpu_matmul},
+};
+
+const uint32_t vt_cpu_n_kernels = sizeof vt_cpu_kernels / sizeof vt_cpu_kernels[0];

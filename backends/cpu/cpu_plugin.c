@@ -1,0 +1,145 @@
+/* cpu_plugin.c - the cpu backend's plugin entry, memory and copies. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_backend.h"
+
+const uint32_t vt_plugin_abi = VT_PLUGIN_ABI;
+const vt_backend_iface *vt_plugin_entry(void);
+
+static vt_status cpu_init(vt_backend_ctx **ctx, char *why, size_t why_size)
+{
+    vt_backend_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
+    *ctx = c;
+    return VT_OK;
+}
+
+static void cpu_fini(vt_backend_ctx *ctx)
+{
+    free(ctx);
+}
+
+static int cpu_device_count(vt_backend_ctx *ctx, char *why, size_t why_size)
+{
+    (void)ctx;
+    (void)why;
+    (void)why_size;
+    return 1; /* the host */
+}
+
+static vt_status cpu_probe(vt_backend_ctx *ctx, int dev, vt_device_caps *caps, char *why, size_t why_size)
+{
+    (void)ctx;
+    if (dev != 0)
+        return vt_why(VT_E_NOT_FOUND, why, why_size, "cpu has one device, asked for %d", dev);
+    return vt_cpu_probe(caps, why, why_size);
+}
+
+static vt_status cpu_alloc(vt_backend_ctx *ctx, int dev, uint64_t bytes, void **ptr, char *why, size_t why_size)
+{
+    (void)dev;
+    uint64_t padded = (bytes + VT_CPU_ALIGNMENT - 1) / VT_CPU_ALIGNMENT * VT_CPU_ALIGNMENT;
+    if (padded < bytes || padded > SIZE_MAX - sizeof(uint64_t) * 8)
+        return vt_why(VT_E_DEVICE_OOM, why, why_size, "cannot allocate %llu bytes of host memory",
+                      (unsigned long long)bytes);
+    /* One header cache line in front records the size for the counters. */
+    unsigned char *base = aligned_alloc(VT_CPU_ALIGNMENT, (size_t)padded + VT_CPU_ALIGNMENT);
+    if (!base)
+        return vt_why(VT_E_DEVICE_OOM, why, why_size, "aligned_alloc of %llu bytes failed", (unsigned long long)padded);
+    memcpy(base, &padded, sizeof padded);
+    *ptr = base + VT_CPU_ALIGNMENT;
+    atomic_fetch_add(&ctx->allocs, 1);
+    uint64_t live = atomic_fetch_add(&ctx->live_bytes, padded) + padded;
+    uint64_t peak = atomic_load(&ctx->peak_bytes);
+    while (live > peak && !atomic_compare_exchange_weak(&ctx->peak_bytes, &peak, live))
+        ;
+    return VT_OK;
+}
+
+static void cpu_release(vt_backend_ctx *ctx, int dev, void *ptr)
+{
+    (void)dev;
+    if (!ptr)
+        return;
+    unsigned char *base = (unsigned char *)ptr - VT_CPU_ALIGNMENT;
+    uint64_t padded;
+    memcpy(&padded, base, sizeof padded);
+    atomic_fetch_sub(&ctx->live_bytes, padded);
+    atomic_fetch_add(&ctx->frees, 1);
+    free(base);
+}
+
+static vt_status cpu_write(vt_backend_ctx *ctx, int dev, void *dst, const void *src, uint64_t bytes, char *why,
+                           size_t why_size)
+{
+    (void)dev;
+    (void)why;
+    (void)why_size;
+    memcpy(dst, src, (size_t)bytes);
+    atomic_fetch_add(&ctx->h2d_copies, 1);
+    atomic_fetch_add(&ctx->h2d_bytes, bytes);
+    return VT_OK;
+}
+
+static vt_status cpu_read(vt_backend_ctx *ctx, int dev, void *dst, const void *src, uint64_t bytes, char *why,
+                          size_t why_size)
+{
+    (void)dev;
+    (void)why;
+    (void)why_size;
+    memcpy(dst, src, (size_t)bytes);
+    atomic_fetch_add(&ctx->d2h_copies, 1);
+    atomic_fetch_add(&ctx->d2h_bytes, bytes);
+    return VT_OK;
+}
+
+static vt_status cpu_synchronize(vt_backend_ctx *ctx, int dev, char *why, size_t why_size)
+{
+    (void)ctx;
+    (void)dev;
+    (void)why;
+    (void)why_size;
+    return VT_OK; /* cpu kernels run to completion before they return */
+}
+
+static void cpu_counters(vt_backend_ctx *ctx, int dev, vt_backend_counters *out)
+{
+    (void)dev;
+    out->allocs = atomic_load(&ctx->allocs);
+    out->frees = atomic_load(&ctx->frees);
+    out->live_bytes = atomic_load(&ctx->live_bytes);
+    out->peak_bytes = atomic_load(&ctx->peak_bytes);
+    out->h2d_copies = atomic_load(&ctx->h2d_copies);
+    out->d2h_copies = atomic_load(&ctx->d2h_copies);
+    out->h2d_bytes = atomic_load(&ctx->h2d_bytes);
+    out->d2h_bytes = atomic_load(&ctx->d2h_bytes);
+}
+
+static vt_backend_iface cpu_iface = {
+    .abi_version = VT_PLUGIN_ABI,
+    .struct_size = sizeof(vt_backend_iface),
+    .name = "cpu",
+    .description = "host CPU: the reference backend, the CPU oracle and the portable CPU tier",
+    .device_type = VT_DEVICE_CPU,
+    .init = cpu_init,
+    .fini = cpu_fini,
+    .device_count = cpu_device_count,
+    .probe = cpu_probe,
+    .alloc = cpu_alloc,
+    .release = cpu_release,
+    .write = cpu_write,
+    .read = cpu_read,
+    .synchronize = cpu_synchronize,
+    .counters = cpu_counters,
+};
+
+const vt_backend_iface *vt_plugin_entry(void)
+{
+    cpu_iface.kernels = vt_cpu_kernels;
+    cpu_iface.n_kernels = vt_cpu_n_kernels;
+    return &cpu_iface;
+}

@@ -1,0 +1,280 @@
+/* plugin_loader.c - loading one backend plugin with libltdl.
+ *
+ * Order of checks, each a named reason when it fails:
+ *   1. the file is an ELF shared object for this machine (read, not run);
+ *   2. lt_dlopen succeeds;
+ *   3. the data symbol vt_plugin_abi exists and equals VT_PLUGIN_ABI - read
+ *      before any plugin function is called;
+ *   4. vt_plugin_entry exists and returns a vtable that is complete and
+ *      names the backend its file name says;
+ *   5. init succeeds; device_count gives the devices (0 is recorded with
+ *      the runtime's reason). */
+#include "config.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vt_internal.h"
+
+static pthread_mutex_t ltdl_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void vt_ltdl_lock(void)
+{
+    pthread_mutex_lock(&ltdl_mutex);
+}
+
+void vt_ltdl_unlock(void)
+{
+    pthread_mutex_unlock(&ltdl_mutex);
+}
+
+void vt_loader_log(bool enabled, const char *fmt, ...)
+{
+    if (!enabled)
+        return;
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "vt-loader: %s\n", line);
+    fflush(stderr);
+}
+
+#if defined(__x86_64__)
+#define HOST_EM EM_X86_64
+#elif defined(__aarch64__)
+#define HOST_EM EM_AARCH64
+#elif defined(__i386__)
+#define HOST_EM EM_386
+#elif defined(__powerpc64__)
+#define HOST_EM EM_PPC64
+#elif defined(__riscv)
+#define HOST_EM EM_RISCV
+#elif defined(__arm__)
+#define HOST_EM EM_ARM
+#else
+#define HOST_EM EM_NONE
+#endif
+
+static const char *machine_name(unsigned m)
+{
+    switch (m) {
+    case EM_X86_64: return "x86_64";
+    case EM_AARCH64: return "aarch64";
+    case EM_386: return "i386";
+    case EM_PPC64: return "ppc64";
+    case EM_RISCV: return "riscv";
+    case EM_ARM: return "arm";
+    case EM_AMDGPU: return "amdgpu";
+    }
+    return "other";
+}
+
+/* Check that path is an ELF shared object this process can load. Reads
+ * the header only. Returns NULL or a malloc'd reason. */
+static char *elf_problem(const char *path)
+{
+    unsigned char h[64];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return vt_strdup_printf("cannot open: %s", strerror(errno));
+    ssize_t got = read(fd, h, sizeof h);
+    int err = errno;
+    close(fd);
+    if (got < 0)
+        return vt_strdup_printf("cannot read: %s", strerror(err));
+    if (got < 4 || memcmp(h, ELFMAG, SELFMAG) != 0) {
+        char hex[16] = "";
+        for (ssize_t i = 0; i < got && i < 4; i++)
+            snprintf(hex + 3 * i, sizeof hex - 3 * (size_t)i, "%02x ", h[i]);
+        if (hex[0])
+            hex[strlen(hex) - 1] = '\0';
+        return vt_strdup_printf("not an ELF file (first bytes: %s)", got ? hex : "none, empty file");
+    }
+    if ((size_t)got < sizeof(Elf64_Ehdr) && h[EI_CLASS] == ELFCLASS64)
+        return vt_strdup_printf("truncated ELF header (%zd bytes)", got);
+    int want_class = sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
+    if (h[EI_CLASS] != want_class)
+        return vt_strdup_printf("wrong ELF class: %d-bit object, this process is %d-bit",
+                                h[EI_CLASS] == ELFCLASS64 ? 64 : 32, (int)sizeof(void *) * 8);
+    unsigned want_data = 0;
+    {
+        const uint16_t one = 1;
+        want_data = *(const uint8_t *)&one ? ELFDATA2LSB : ELFDATA2MSB;
+    }
+    if (h[EI_DATA] != want_data)
+        return vt_strdup_printf("wrong byte order: ELF data encoding %u, this process %u", h[EI_DATA], want_data);
+    uint16_t type, machine;
+    /* e_type and e_machine sit at the same offsets in both classes. */
+    memcpy(&type, h + 16, 2);
+    memcpy(&machine, h + 18, 2);
+    if (type != ET_DYN)
+        return vt_strdup_printf("not a shared object (ELF type %u)", type);
+    if (HOST_EM != EM_NONE && machine != HOST_EM)
+        return vt_strdup_printf("wrong architecture: ELF machine %u (%s), this process is %s (%u)", machine,
+                                machine_name(machine), machine_name(HOST_EM), HOST_EM);
+    return NULL;
+}
+
+static void set_reason(vt_plugin *p, vt_backend_state state, char *reason)
+{
+    free(p->reason);
+    p->state = state;
+    p->reason = reason ? reason : vt_strdup("(out of memory describing the failure)");
+}
+
+/* Close the module; the caller holds no lock. */
+static void close_handle(vt_plugin *p)
+{
+    if (!p->handle)
+        return;
+    vt_ltdl_lock();
+    lt_dlclose(p->handle);
+    vt_ltdl_unlock();
+    p->handle = NULL;
+    p->iface = NULL;
+}
+
+/* Function pointers cannot be cast from void * in ISO C; copy the bits. */
+static vt_plugin_entry_fn entry_from_symbol(void *sym)
+{
+    vt_plugin_entry_fn fn;
+    memcpy(&fn, &sym, sizeof fn);
+    return fn;
+}
+
+static char *vtable_problem(const vt_plugin *p, const vt_backend_iface *f)
+{
+    if (f->abi_version != VT_PLUGIN_ABI)
+        return vt_strdup_printf("vtable ABI %u, core wants %u", f->abi_version, VT_PLUGIN_ABI);
+    if (f->struct_size < sizeof(vt_backend_iface))
+        return vt_strdup_printf("vtable is %u bytes, core needs %zu", f->struct_size, sizeof(vt_backend_iface));
+    if (!f->name || strcmp(f->name, p->name) != 0)
+        return vt_strdup_printf("vtable names backend '%s' but the file is for '%s'", f->name ? f->name : "(null)",
+                                p->name);
+    const char *missing = !f->init           ? "init"
+                          : !f->fini         ? "fini"
+                          : !f->device_count ? "device_count"
+                          : !f->probe        ? "probe"
+                          : !f->alloc        ? "alloc"
+                          : !f->release      ? "release"
+                          : !f->write        ? "write"
+                          : !f->read         ? "read"
+                          : !f->synchronize  ? "synchronize"
+                          : !f->counters     ? "counters"
+                                             : NULL;
+    if (missing)
+        return vt_strdup_printf("vtable function %s is NULL", missing);
+    if (f->n_kernels && !f->kernels)
+        return vt_strdup_printf("vtable lists %u kernels but no table", f->n_kernels);
+    for (uint32_t i = 0; i < f->n_kernels; i++) {
+        const vt_kernel *k = &f->kernels[i];
+        if (!vt_op_name((int)k->op) || !k->run || k->sig.n > VT_SIG_MAX)
+            return vt_strdup_printf("kernel table row %u is malformed (op %u)", i, k->op);
+    }
+    return NULL;
+}
+
+void vt_plugin_load(vt_plugin *p, bool debug)
+{
+    char *problem = elf_problem(p->path);
+    if (problem) {
+        vt_loader_log(debug, "%s: skipped: %s", p->path, problem);
+        set_reason(p, VT_BACKEND_SKIPPED, problem);
+        return;
+    }
+
+    lt_dladvise advise;
+    vt_ltdl_lock();
+    lt_dlhandle h = NULL;
+    if (lt_dladvise_init(&advise) == 0) {
+        lt_dladvise_local(&advise);
+        h = lt_dlopenadvise(p->path, advise);
+        lt_dladvise_destroy(&advise);
+    }
+    if (!h) {
+        const char *e = lt_dlerror();
+        char *why = vt_strdup_printf("dlopen failed: %s", e ? e : "unknown error");
+        vt_ltdl_unlock();
+        vt_loader_log(debug, "%s: skipped: %s", p->path, why ? why : "dlopen failed");
+        set_reason(p, VT_BACKEND_SKIPPED, why);
+        return;
+    }
+    /* The ABI word, before any plugin function runs. */
+    const uint32_t *abi = lt_dlsym(h, VT_PLUGIN_ABI_SYMBOL);
+    void *entry_sym = abi ? lt_dlsym(h, VT_PLUGIN_ENTRY_SYMBOL) : NULL;
+    vt_ltdl_unlock();
+    p->handle = h;
+
+    if (!abi) {
+        close_handle(p);
+        set_reason(p, VT_BACKEND_SKIPPED, vt_strdup_printf("missing symbol %s", VT_PLUGIN_ABI_SYMBOL));
+        vt_loader_log(debug, "%s: skipped: %s", p->path, p->reason);
+        return;
+    }
+    p->abi_found = *abi;
+    if (*abi != VT_PLUGIN_ABI) {
+        close_handle(p);
+        set_reason(p, VT_BACKEND_SKIPPED, vt_strdup_printf("ABI %u, core wants %u", p->abi_found, VT_PLUGIN_ABI));
+        vt_loader_log(debug, "%s: skipped: %s", p->path, p->reason);
+        return;
+    }
+    if (!entry_sym) {
+        close_handle(p);
+        set_reason(p, VT_BACKEND_SKIPPED, vt_strdup_printf("missing symbol %s", VT_PLUGIN_ENTRY_SYMBOL));
+        vt_loader_log(debug, "%s: skipped: %s", p->path, p->reason);
+        return;
+    }
+    vt_loader_log(debug, "%s: ABI %u matches; calling %s", p->path, p->abi_found, VT_PLUGIN_ENTRY_SYMBOL);
+    const vt_backend_iface *f = entry_from_symbol(entry_sym)();
+    char *bad = f ? vtable_problem(p, f) : vt_strdup_printf("%s returned NULL", VT_PLUGIN_ENTRY_SYMBOL);
+    if (bad) {
+        close_handle(p);
+        set_reason(p, VT_BACKEND_SKIPPED, bad);
+        vt_loader_log(debug, "%s: skipped: %s", p->path, p->reason);
+        return;
+    }
+    p->iface = f;
+    free(p->description);
+    p->description = vt_strdup(f->description ? f->description : "");
+
+    char why[VT_WHY_SIZE] = "";
+    vt_loader_log(debug, "%s: calling init of backend %s", p->path, p->name);
+    vt_status st = f->init(&p->ctx, why, sizeof why);
+    if (st != VT_OK) {
+        p->ctx = NULL;
+        close_handle(p);
+        set_reason(p, VT_BACKEND_SKIPPED,
+                   vt_strdup_printf("init failed: %s: %s", vt_status_name(st), why[0] ? why : "no reason given"));
+        vt_loader_log(debug, "%s: skipped: %s", p->path, p->reason);
+        return;
+    }
+    why[0] = '\0';
+    int n = f->device_count(p->ctx, why, sizeof why);
+    if (n <= 0) {
+        p->n_devices = 0;
+        set_reason(p, VT_BACKEND_NO_DEVICES, vt_strdup(why[0] ? why : "the backend reports zero devices"));
+        vt_loader_log(debug, "%s: loaded backend %s with no devices: %s", p->path, p->name, p->reason);
+        return;
+    }
+    p->n_devices = (uint32_t)n;
+    set_reason(p, VT_BACKEND_READY, vt_strdup(""));
+    vt_loader_log(debug, "%s: loaded backend %s, ABI %u, %d device%s", p->path, p->name, p->abi_found, n,
+                  n == 1 ? "" : "s");
+}
+
+void vt_plugin_unload(vt_plugin *p)
+{
+    if (p->iface && p->ctx)
+        p->iface->fini(p->ctx);
+    p->ctx = NULL;
+    close_handle(p);
+}

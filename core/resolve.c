@@ -1,0 +1,145 @@
+/* resolve.c - the tier rules of SPEC 5: native, portable CPU tier, or a
+ * refusal that names the op, the device and the reason. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vt_internal.h"
+
+const char *vt_tier_name(int tier)
+{
+    switch (tier) {
+    case VT_TIER_NATIVE: return "native";
+    case VT_TIER_CPU: return "cpu-tier";
+    case VT_TIER_REFUSED: return "refused";
+    }
+    return "unknown";
+}
+
+vt_status vt_tier_policy_from_env(uint32_t *flags)
+{
+    const char *v = getenv("VT_TIER_POLICY");
+    *flags = 0;
+    if (!v || !*v || strcmp(v, "portable") == 0)
+        return VT_OK;
+    if (strcmp(v, "strict") == 0) {
+        *flags = VT_RESOLVE_STRICT;
+        return VT_OK;
+    }
+    return vt_set_error(VT_E_INVALID_ARG, "VT_TIER_POLICY='%s' is not a policy: use strict or portable", v);
+}
+
+/* Resolve without touching the device's counters. */
+static vt_status resolve_one(vt_device *dev, vt_op op, vt_sig sig, uint32_t flags, const vt_device_caps *caps_or_null,
+                             vt_resolution *out)
+{
+    memset(out, 0, sizeof *out);
+    out->op = op;
+    out->sig = sig;
+    const char *name = vt_op_name(op);
+    if (!name) {
+        out->tier = VT_TIER_REFUSED;
+        snprintf(out->reason, sizeof out->reason, "op id %d is not in the catalogue", (int)op);
+        return VT_E_NOT_FOUND;
+    }
+    const vt_backend_iface *f = dev->plugin->iface;
+    if (vt_kernel_find(f->kernels, f->n_kernels, op, sig)) {
+        out->tier = VT_TIER_NATIVE;
+        snprintf(out->reason, sizeof out->reason, "native kernel of %s", dev->plugin->name);
+        return VT_OK;
+    }
+
+    vt_device_caps caps;
+    if (caps_or_null) {
+        caps = *caps_or_null;
+    } else {
+        vt_status st = vt_device_probe(dev, &caps);
+        if (st != VT_OK) {
+            out->tier = VT_TIER_REFUSED;
+            snprintf(out->reason, sizeof out->reason, "%s", vt_last_error());
+            return st;
+        }
+    }
+    char sigbuf[96];
+    vt_sig_format(sig, sigbuf, sizeof sigbuf);
+    int n = snprintf(out->reason, sizeof out->reason,
+                     "missing op %s (%d) on %s (device type %u, %s%s%s): no native kernel for %s", name, (int)op,
+                     dev->id, caps.type, caps.name, caps.arch[0] ? " " : "", caps.arch, sigbuf);
+    size_t used = n < 0 ? 0 : (size_t)n;
+    if (used >= sizeof out->reason)
+        used = sizeof out->reason - 1;
+    char *tail = out->reason + used;
+    size_t room = sizeof out->reason - used;
+
+    vt_plugin *cpu = vt_registry_cpu(dev->reg);
+    if (dev->plugin == cpu) {
+        out->tier = VT_TIER_REFUSED;
+        snprintf(tail, room, "; the cpu backend is the portable tier itself");
+    } else if (flags & VT_RESOLVE_STRICT) {
+        out->tier = VT_TIER_REFUSED;
+        snprintf(tail, room, "; portable CPU tier refused: strict tier policy (VT_TIER_POLICY=strict)");
+    } else if (!caps.host_addressable) {
+        out->tier = VT_TIER_REFUSED;
+        snprintf(tail, room, "; portable CPU tier refused: device memory is not host-addressable (%s)",
+                 caps.host_addressable_reason);
+    } else if (!cpu) {
+        out->tier = VT_TIER_REFUSED;
+        snprintf(tail, room, "; portable CPU tier unavailable: the cpu backend is not loaded");
+    } else if (!vt_kernel_find(cpu->iface->kernels, cpu->iface->n_kernels, op, sig)) {
+        out->tier = VT_TIER_REFUSED;
+        snprintf(tail, room, "; the portable CPU tier has no kernel for %s either", sigbuf);
+    } else {
+        out->tier = VT_TIER_CPU;
+        snprintf(out->reason, sizeof out->reason,
+                 "portable CPU tier: no native kernel for %s; device memory is host-addressable (%s)", sigbuf,
+                 caps.host_addressable_reason);
+        return VT_OK;
+    }
+    return VT_E_OP_MISSING;
+}
+
+vt_status vt_resolve(vt_device *dev, vt_op op, vt_sig sig, uint32_t flags, vt_resolution *out)
+{
+    if (!dev || !out)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_resolve: NULL argument");
+    uint32_t env_flags;
+    vt_status st = vt_tier_policy_from_env(&env_flags);
+    if (st != VT_OK)
+        return st;
+    st = resolve_one(dev, op, sig, flags | env_flags, NULL, out);
+    if (st != VT_OK)
+        return vt_set_error(st, "%s", out->reason);
+    return VT_OK;
+}
+
+vt_status vt_resolve_plan(vt_device *dev, const vt_plan_op *ops, size_t n_ops, uint32_t flags, vt_resolution *results,
+                          size_t *n_refused)
+{
+    if (!dev || (n_ops && (!ops || !results)) || !n_refused)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_resolve_plan: NULL argument");
+    *n_refused = 0;
+    uint32_t env_flags;
+    vt_status st = vt_tier_policy_from_env(&env_flags);
+    if (st != VT_OK)
+        return st;
+    vt_device_caps caps;
+    st = vt_device_probe(dev, &caps); /* one probe for the whole plan */
+    if (st != VT_OK)
+        return st;
+    for (size_t i = 0; i < n_ops; i++) {
+        vt_status s = resolve_one(dev, (vt_op)ops[i].op, ops[i].sig, flags | env_flags, &caps, &results[i]);
+        if (s != VT_OK)
+            (*n_refused)++;
+    }
+    if (!*n_refused)
+        return VT_OK;
+    /* Every refused op, one per line. */
+    char msg[8000];
+    size_t used = (size_t)snprintf(msg, sizeof msg, "%zu of %zu ops cannot run on %s:", *n_refused, n_ops, dev->id);
+    for (size_t i = 0; i < n_ops && used < sizeof msg; i++)
+        if (results[i].tier == VT_TIER_REFUSED)
+            used += (size_t)snprintf(msg + used, sizeof msg - used, "\n  %s", results[i].reason);
+    return vt_set_error(VT_E_OP_MISSING, "%s", msg);
+}

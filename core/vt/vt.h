@@ -1,0 +1,35 @@
+/* vt.h - the public interface of libvt: include this one header.
+ *
+ *   #include <vt/vt.h>      pkg-config --cflags --libs vt
+ *
+ * vt_status.h    status codes and the last-error text
+ * vt_dtype.h     element types (ggml ids) and the type table
+ * vt_op.h        the op catalogue and kernel signatures
+ * vt_caps.h      device capabilities and staging decisions
+ * vt_backend.h   the plugin contract (for backend authors)
+ * vt_registry.h  loading backends, listing devices
+ * vt_resolve.h   which tier runs an op (native, CPU tier, refused)
+ * vt_tensor.h    tensors on devices and running ops */
+#ifndef VT_H
+#define VT_H
+
+#include <vt/vt_backend.h>
+#include <vt/vt_caps.h>
+#include <vt/vt_dtype.h>
+#include <vt/vt_op.h>
+#include <vt/vt_registry.h>
+#include <vt/vt_resolve.h>
+#include <vt/vt_status.h>
+#include <vt/vt_tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Library version string, e.g. "0.1.0". */
+const char *vt_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VT_H */

@@ -1,0 +1,86 @@
+/* vt_op.h - the op catalogue (SPEC 7): stable op ids and kernel signatures.
+ *
+ * Op ids are stable numbers: they appear in refusal messages, logs and
+ * JSON, and never change meaning. A kernel signature is the tuple of dtypes
+ * of an op's signature operands (the operands that select a kernel, named
+ * per op by vt_op_sig_operands); the remaining operands have fixed dtypes
+ * checked by the op's shape rules. */
+#ifndef VT_OP_H
+#define VT_OP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vt/vt_dtype.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum vt_op {
+    VT_OP_NONE = 0,
+    VT_OP_COPY = 1,
+    VT_OP_ADD = 2,
+    VT_OP_MUL = 3,
+    VT_OP_SCALE = 4,
+    VT_OP_RMS_NORM = 5,
+    VT_OP_L2_NORM = 6,
+    VT_OP_CAUSAL_CONV1D_SPEC_UPDATE = 7,
+    VT_OP_CAUSAL_CONV1D = 8,
+    VT_OP_CAUSAL_CONV1D_UPDATE = 9,
+    VT_OP_SOFTMAX = 10,
+    VT_OP_SILU = 11,
+    VT_OP_GELU = 12,
+    VT_OP_SIGMOID = 13,
+    VT_OP_SWIGLU = 14,
+    VT_OP_GATED_RMS_NORM = 15,
+    VT_OP_GDN_GATE = 16,
+    VT_OP_ROPE = 18,
+    VT_OP_MATMUL = 20,
+    VT_OP_MOE_ROUTER = 22,
+    VT_OP_MOE_EXPERT_MATMUL = 23,
+    VT_OP_MOE_COMBINE = 24,
+    VT_OP_ATTENTION = 30,
+    VT_OP_KV_CACHE_WRITE = 31,
+    VT_OP_GATED_DELTA_RULE = 32,
+    VT_OP_DSA_INDEXER_LOGITS = 34,
+    VT_OP_TOPK = 35,
+    VT_OP_GET_ROWS = 40,
+    VT_OP_DEQUANTIZE = 41,
+    VT_OP_ARGMAX = 50,
+    VT_OP_SAMPLE = 51,
+    VT_OP_INDEX_SELECT = 90,
+    VT_OP_ID_LIMIT = 91 /* one past the largest id; not an op */
+} vt_op;
+
+/* Largest number of signature operands of any op. */
+#define VT_SIG_MAX 6
+
+/* A kernel signature: the dtypes of an op's signature operands, in the
+ * order vt_op_sig_operands names them. Unused slots are zero. */
+typedef struct vt_sig {
+    uint8_t n;                 /* number of slots used */
+    uint8_t dtype[VT_SIG_MAX]; /* vt_dtype of each slot */
+} vt_sig;
+
+/* Build a signature from n dtypes (n <= VT_SIG_MAX). */
+vt_sig vt_sig_make(uint32_t n, const vt_dtype *dtypes);
+
+/* True when two signatures are equal. */
+bool vt_sig_equal(vt_sig a, vt_sig b);
+
+/* Writes "(f32, i32)" into buf; returns buf. */
+char *vt_sig_format(vt_sig sig, char *buf, size_t size);
+
+/* Name of an op id as the catalogue spells it ("IndexSelect"), or NULL for
+ * an id that is not in the catalogue. */
+const char *vt_op_name(int op);
+
+/* Op id for a catalogue name (case-insensitive), or VT_OP_NONE. */
+vt_op vt_op_from_name(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VT_OP_H */

@@ -1,0 +1,138 @@
+/* vt_registry.h - finding, loading and listing backends and their devices.
+ *
+ * Thread safety: vt_registry_open and vt_registry_close may be called from
+ * any thread at any time (libltdl is driven under one process-wide lock),
+ * and several registries may be open at once. An open registry is
+ * read-only: its query functions may be called from many threads at once.
+ * A device may be used from several threads; the backend serialises what
+ * it must. Close a registry only after every tensor on its devices has been
+ * destroyed and no call on it is in flight. */
+#ifndef VT_REGISTRY_H
+#define VT_REGISTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vt/vt_backend.h>
+#include <vt/vt_caps.h>
+#include <vt/vt_status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vt_registry vt_registry;
+typedef struct vt_device vt_device;
+
+/* How open finds plugins. Zero-initialise, set struct_size, override what
+ * you need; NULL options mean "everything from the environment". */
+typedef struct vt_registry_options {
+    uint32_t struct_size;    /* sizeof(vt_registry_options) */
+    const char *plugin_path; /* colon list searched first; NULL: $VT_PLUGIN_PATH */
+    const char *backends;    /* "cpu,rocm" or "^cuda-stub"; NULL: $VT_BACKENDS */
+    int loader_debug;        /* 1 log candidates to stderr, 0 quiet, -1: $VT_LOADER_DEBUG */
+    uint32_t flags;          /* VT_REGISTRY_* below */
+} vt_registry_options;
+
+/* Search only plugin_path: not the build tree, not $(pkglibdir). */
+#define VT_REGISTRY_ONLY_PLUGIN_PATH 0x1u
+
+/* What became of one plugin candidate. */
+typedef enum vt_backend_state {
+    VT_BACKEND_READY = 0,      /* loaded, one or more devices */
+    VT_BACKEND_NO_DEVICES = 1, /* loaded, zero devices (reason says why); kernel table readable */
+    VT_BACKEND_SKIPPED = 2,    /* not usable: not an ELF, missing symbol, ABI, init failure */
+    VT_BACKEND_EXCLUDED = 3,   /* not loaded: VT_BACKENDS deselects it */
+    VT_BACKEND_SHADOWED = 4    /* not loaded: a plugin of the same name was found earlier */
+} vt_backend_state;
+
+/* "ready", "no devices", "skipped", "excluded", "shadowed". */
+const char *vt_backend_state_name(int state);
+
+/* One plugin candidate as the registry saw it. Strings are owned by the
+ * registry and live until vt_registry_close. */
+typedef struct vt_backend_info {
+    const char *name;        /* backend name ("rocm"), from the file name */
+    const char *path;        /* absolute path of the .so */
+    const char *origin;      /* "VT_PLUGIN_PATH", "build tree" or "pkglibdir" */
+    uint32_t state;          /* vt_backend_state */
+    const char *reason;      /* why skipped / no devices / excluded; "" when ready */
+    const char *description; /* the plugin's own line; "" if never loaded */
+    uint32_t abi_found;      /* the plugin's ABI word; 0 if unread */
+    uint32_t device_count;   /* devices it offers */
+    int device_type;         /* vt_device_type, -1 if never loaded */
+} vt_backend_info;
+
+/* Open a registry: discover, load and initialise plugins. Broken plugins
+ * are recorded, never fatal. *out is owned by the caller (vt_registry_close). */
+vt_status vt_registry_open(vt_registry **out, const vt_registry_options *options);
+
+/* Close a registry and unload its plugins. NULL is ignored. */
+void vt_registry_close(vt_registry *reg);
+
+/* Directories searched, in order, as one colon list (owned by reg). */
+const char *vt_registry_search_path(const vt_registry *reg);
+
+/* Number of warnings raised while opening (a refused directory, a relative
+ * path entry, a VT_BACKENDS name that matched nothing). */
+size_t vt_registry_warning_count(const vt_registry *reg);
+
+/* Warning i, owned by reg; NULL when out of range. */
+const char *vt_registry_warning(const vt_registry *reg, size_t i);
+
+/* Number of plugin candidates seen (every state). */
+size_t vt_registry_backend_count(const vt_registry *reg);
+
+/* Describe candidate i (0-based, discovery order). */
+vt_status vt_registry_backend_info(const vt_registry *reg, size_t i, vt_backend_info *out);
+
+/* Kernel table of a loaded backend (ready or no devices), by name. The
+ * table is the plugin's static memory, valid until vt_registry_close. */
+vt_status vt_registry_backend_kernels(const vt_registry *reg, const char *backend, const vt_kernel **kernels,
+                                      uint32_t *n_kernels);
+
+/* Number of devices over all ready backends. */
+size_t vt_registry_device_count(const vt_registry *reg);
+
+/* Device i (0-based), or NULL. Owned by reg. */
+vt_device *vt_registry_device(vt_registry *reg, size_t i);
+
+/* Find a device by "backend:index" or "backend" (index 0). */
+vt_status vt_registry_find_device(vt_registry *reg, const char *spec, vt_device **out);
+
+/* "rocm:0". Owned by the device. */
+const char *vt_device_id(const vt_device *dev);
+
+/* "rocm". Owned by the device. */
+const char *vt_device_backend_name(const vt_device *dev);
+
+/* Index within its backend. */
+int vt_device_index(const vt_device *dev);
+
+/* Kernel table of the device's backend (plugin-owned static memory). */
+vt_status vt_device_kernels(const vt_device *dev, const vt_kernel **kernels, uint32_t *n_kernels);
+
+/* vt_device_type of the device. */
+int vt_device_type_of(const vt_device *dev);
+
+/* Probe the device now and fill caps, keep-quant sets included. Also
+ * enforces the consistency rule: a device that is not host-addressable but
+ * claims needs_weight_staging false is refused (VT_E_PLUGIN). */
+vt_status vt_device_probe(vt_device *dev, vt_device_caps *out);
+
+/* Counters of a device: the backend's allocation/copy counters plus the
+ * core's own op counts. */
+typedef struct vt_device_stats {
+    vt_backend_counters backend;
+    uint64_t native_runs;   /* ops run by the device's own kernels */
+    uint64_t cpu_tier_runs; /* ops run by the portable CPU tier on device pointers */
+    uint64_t refusals;      /* ops refused (VT_E_OP_MISSING) */
+} vt_device_stats;
+
+/* Read the device's counters. */
+vt_status vt_device_stats_get(vt_device *dev, vt_device_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VT_REGISTRY_H */

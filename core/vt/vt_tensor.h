@@ -1,0 +1,65 @@
+/* vt_tensor.h - tensors on a device, and running one op.
+ *
+ * A vt_tensor is a contiguous row-major array in one device's memory. The
+ * caller owns each tensor it creates and destroys it before the registry
+ * is closed. Data moves only through vt_tensor_write / vt_tensor_read, so
+ * the same code works for host-addressable and discrete devices. */
+#ifndef VT_TENSOR_H
+#define VT_TENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vt/vt_dtype.h>
+#include <vt/vt_op.h>
+#include <vt/vt_registry.h>
+#include <vt/vt_status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vt_tensor vt_tensor;
+
+/* Allocate a tensor of dtype and shape (ndim <= 4, innermost last) on dev.
+ * The contents are undefined. *out is owned by the caller. */
+vt_status vt_tensor_create(vt_device *dev, vt_dtype dtype, uint32_t ndim, const int64_t *shape, vt_tensor **out);
+
+/* Free a tensor. NULL is ignored. */
+void vt_tensor_destroy(vt_tensor *t);
+
+/* Copy nbytes (must equal vt_tensor_nbytes) from host memory into t. */
+vt_status vt_tensor_write(vt_tensor *t, const void *src, size_t nbytes);
+
+/* Copy nbytes from host memory into t at byte offset (bounds-checked). */
+vt_status vt_tensor_write_at(vt_tensor *t, uint64_t offset, const void *src, size_t nbytes);
+
+/* Copy the whole tensor (nbytes must equal vt_tensor_nbytes) to host memory. */
+vt_status vt_tensor_read(const vt_tensor *t, void *dst, size_t nbytes);
+
+/* Bytes of the tensor's data. */
+uint64_t vt_tensor_nbytes(const vt_tensor *t);
+
+/* Element type. */
+vt_dtype vt_tensor_dtype(const vt_tensor *t);
+
+/* Number of dims. */
+uint32_t vt_tensor_ndim(const vt_tensor *t);
+
+/* Extent of dim i (0 = outermost); 0 when i >= ndim. */
+int64_t vt_tensor_dim(const vt_tensor *t, uint32_t i);
+
+/* The device the tensor lives on. */
+vt_device *vt_tensor_device(const vt_tensor *t);
+
+/* Run op on dev over inputs in[0..n_in) and outputs out[0..n_out), all on
+ * dev (an absent optional input is NULL). params is the op's params struct
+ * or NULL. The op is resolved first (SPEC 5); a refusal returns
+ * VT_E_OP_MISSING with the reason in vt_last_error and touches nothing. */
+vt_status vt_op_run(vt_device *dev, vt_op op, const vt_tensor *const *in, uint32_t n_in, vt_tensor *const *out,
+                    uint32_t n_out, const void *params, size_t params_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VT_TENSOR_H */

@@ -1,0 +1,103 @@
+/* vt_internal.h - structures and helpers shared by libvt's own files.
+ * Not installed; plugins and users never see these. */
+#ifndef VT_INTERNAL_H
+#define VT_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ltdl.h>
+
+#include "vt/vt.h"
+
+#if defined(__GNUC__)
+#define VT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define VT_PRINTF(a, b)
+#endif
+
+/* Size of the reason buffers passed to plugins. */
+#define VT_WHY_SIZE 512
+
+/* One plugin candidate and, once loaded, its live state. */
+typedef struct vt_plugin {
+    char *name;         /* from the file name: vt_cuda_stub.so -> "cuda-stub" */
+    char *path;         /* absolute path */
+    const char *origin; /* static: where the directory came from */
+    vt_backend_state state;
+    char *reason;      /* "" when ready */
+    char *description; /* plugin's own line, "" until loaded */
+    uint32_t abi_found;
+    lt_dlhandle handle;            /* NULL unless ready / no devices */
+    const vt_backend_iface *iface; /* NULL unless ready / no devices */
+    vt_backend_ctx *ctx;           /* plugin state from init */
+    uint32_t n_devices;
+} vt_plugin;
+
+struct vt_device {
+    vt_registry *reg;
+    vt_plugin *plugin;
+    int index;   /* within the backend */
+    char id[96]; /* "rocm:0" */
+    atomic_uint_fast64_t native_runs;
+    atomic_uint_fast64_t cpu_tier_runs;
+    atomic_uint_fast64_t refusals;
+};
+
+struct vt_registry {
+    vt_plugin *plugins;
+    size_t n_plugins;
+    vt_device *devices;
+    size_t n_devices;
+    char *search_path; /* the directories searched, colon-joined */
+    vt_plugin *cpu;    /* the cpu backend (for the CPU tier), or NULL */
+    char **warnings;
+    size_t n_warnings;
+    bool debug; /* VT_LOADER_DEBUG */
+};
+
+struct vt_tensor {
+    vt_device *dev;
+    void *data; /* device pointer */
+    vt_dtype dtype;
+    uint32_t ndim;
+    int64_t shape[VT_MAX_DIMS];
+    uint64_t nbytes;
+};
+
+/* Record a failure on this thread and return status. */
+vt_status vt_set_error(vt_status status, const char *fmt, ...) VT_PRINTF(2, 3);
+
+/* strdup that returns NULL on NULL. */
+char *vt_strdup(const char *s);
+
+/* printf into a fresh malloc'd string; NULL on allocation failure. */
+char *vt_strdup_printf(const char *fmt, ...) VT_PRINTF(1, 2);
+
+/* Process-wide lock around every libltdl call (libltdl is not thread-safe). */
+void vt_ltdl_lock(void);
+void vt_ltdl_unlock(void);
+
+/* Loader debug line to stderr ("vt-loader: ..."), when enabled. */
+void vt_loader_log(bool enabled, const char *fmt, ...) VT_PRINTF(2, 3);
+
+/* Load one candidate: ELF check, dlopen, ABI word, entry, vtable checks,
+ * init, device count. Fills p->state/reason; never fatal. */
+void vt_plugin_load(vt_plugin *p, bool debug);
+
+/* Unload a loaded candidate (fini, dlclose). */
+void vt_plugin_unload(vt_plugin *p);
+
+/* Find the (op, sig) row of a kernel table, or NULL. */
+const vt_kernel *vt_kernel_find(const vt_kernel *table, uint32_t n, uint32_t op, vt_sig sig);
+
+/* Fill caps->keep_quant from a kernel table (SPEC 4: the kernel table is
+ * the source of keep-quant formats per op class). */
+void vt_caps_derive_keep_quant(vt_device_caps *caps, const vt_kernel *table, uint32_t n);
+
+/* The registry's cpu backend, when loaded with a device. */
+vt_plugin *vt_registry_cpu(vt_registry *reg);
+
+#endif /* VT_INTERNAL_H */

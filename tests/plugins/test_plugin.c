@@ -1,0 +1,161 @@
+/* test_plugin.c - deliberately broken (or deliberately lying) plugins for
+ * the registry tests. One source, built several times with:
+ *   TEST_NAME          backend name the vtable claims ("test-badabi")
+ *   TEST_ABI           value of the vt_plugin_abi word (default VT_PLUGIN_ABI)
+ *   TEST_NO_ABI        do not export vt_plugin_abi
+ *   TEST_NO_ENTRY      do not export vt_plugin_entry
+ *   TEST_INIT_FAILS    init returns VT_E_DEVICE with a reason
+ *   TEST_ZERO_DEVICES  init succeeds with zero devices
+ *   TEST_LIAR          one device, not host-addressable, claiming
+ *                      needs_weight_staging = false
+ * vt_plugin_entry sets VT_TEST_ENTRY_CALLED_<name>=1 in the environment so a
+ * test can prove the core never called it (ABI mismatch). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vt/vt_backend.h>
+
+#ifndef TEST_ABI
+#define TEST_ABI VT_PLUGIN_ABI
+#endif
+
+#ifndef TEST_NO_ABI
+const uint32_t vt_plugin_abi = TEST_ABI;
+#endif
+
+struct vt_backend_ctx {
+    int dummy;
+};
+
+static vt_status t_init(vt_backend_ctx **ctx, char *why, size_t why_size)
+{
+#ifdef TEST_INIT_FAILS
+    (void)ctx;
+    return vt_why(VT_E_DEVICE, why, why_size, "test plugin init fails on purpose");
+#else
+    static vt_backend_ctx the_ctx;
+    (void)why;
+    (void)why_size;
+    *ctx = &the_ctx;
+    return VT_OK;
+#endif
+}
+
+static void t_fini(vt_backend_ctx *ctx)
+{
+    (void)ctx;
+}
+
+static int t_count(vt_backend_ctx *ctx, char *why, size_t why_size)
+{
+    (void)ctx;
+#ifdef TEST_ZERO_DEVICES
+    vt_why(VT_OK, why, why_size, "test plugin has no devices on purpose");
+    return 0;
+#else
+    (void)why;
+    (void)why_size;
+    return 1;
+#endif
+}
+
+static vt_status t_probe(vt_backend_ctx *ctx, int dev, vt_device_caps *c, char *why, size_t why_size)
+{
+    (void)ctx;
+    (void)dev;
+    (void)why;
+    (void)why_size;
+    c->type = VT_DEVICE_VULKAN;
+    snprintf(c->name, sizeof c->name, "test device");
+    snprintf(c->arch, sizeof c->arch, "test");
+    snprintf(c->platform, sizeof c->platform, "stub");
+    c->warp_size = 32;
+    c->compute_units = 1;
+    c->memory_total = 1u << 20;
+    c->memory_free = 1u << 20;
+    c->alloc_alignment = 64;
+    c->host_addressable = false;
+    snprintf(c->host_addressable_reason, sizeof c->host_addressable_reason, "test device memory is opaque");
+#ifdef TEST_LIAR
+    c->needs_weight_staging = c->host_addressable; /* the lie under test */
+#else
+    c->needs_weight_staging = !c->host_addressable;
+#endif
+    return VT_OK;
+}
+
+static vt_status t_alloc(vt_backend_ctx *ctx, int dev, uint64_t bytes, void **p, char *why, size_t why_size)
+{
+    (void)ctx;
+    (void)dev;
+    (void)bytes;
+    (void)p;
+    return vt_why(VT_E_DEVICE_OOM, why, why_size, "test device allocates nothing");
+}
+
+static void t_release(vt_backend_ctx *ctx, int dev, void *p)
+{
+    (void)ctx;
+    (void)dev;
+    (void)p;
+}
+
+static vt_status t_copy(vt_backend_ctx *ctx, int dev, void *dst, const void *src, uint64_t bytes, char *why,
+                        size_t why_size)
+{
+    (void)ctx;
+    (void)dev;
+    (void)dst;
+    (void)src;
+    (void)bytes;
+    return vt_why(VT_E_DEVICE, why, why_size, "test device copies nothing");
+}
+
+static vt_status t_sync(vt_backend_ctx *ctx, int dev, char *why, size_t why_size)
+{
+    (void)ctx;
+    (void)dev;
+    (void)why;
+    (void)why_size;
+    return VT_OK;
+}
+
+static void t_counters(vt_backend_ctx *ctx, int dev, vt_backend_counters *out)
+{
+    (void)ctx;
+    (void)dev;
+    memset(out, 0, sizeof *out);
+}
+
+static const vt_backend_iface iface = {
+    .abi_version = VT_PLUGIN_ABI,
+    .struct_size = sizeof(vt_backend_iface),
+    .name = TEST_NAME,
+    .description = "registry test plugin",
+    .device_type = VT_DEVICE_VULKAN,
+    .init = t_init,
+    .fini = t_fini,
+    .device_count = t_count,
+    .probe = t_probe,
+    .alloc = t_alloc,
+    .release = t_release,
+    .write = t_copy,
+    .read = t_copy,
+    .synchronize = t_sync,
+    .counters = t_counters,
+};
+
+#ifndef TEST_NO_ENTRY
+#define TEST_ENTRY vt_plugin_entry
+#else
+#define TEST_ENTRY vt_test_misnamed_entry /* exported, but not under the entry name */
+#endif
+const vt_backend_iface *TEST_ENTRY(void);
+const vt_backend_iface *TEST_ENTRY(void)
+{
+    setenv("VT_TEST_ENTRY_CALLED_" TEST_NAME, "1", 1);
+    return &iface;
+}

@@ -1,0 +1,513 @@
+/* test_backend.c - one backend's suite: capability invariants, fresh
+ * probes, memory round trips, and every native kernel of its table
+ * against an independent reference written here, on random inputs with
+ * poisoned outputs.
+ *
+ *   test_backend BACKEND      (backend-cpu.test etc. run it)
+ *
+ * Exit 77 (skip) when VT_TEST_BACKEND selects another backend, or when
+ * the backend is absent or has no device: a skip is never a pass. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+static const char *backend;
+
+typedef struct fixture {
+    vt_registry *reg;
+    vt_device *dev[16];
+    size_t n;
+} fixture;
+
+static void fixture_open(fixture *f)
+{
+    memset(f, 0, sizeof *f);
+    f->reg = vt_test_open(NULL, NULL, 0);
+    for (size_t i = 0; i < vt_registry_device_count(f->reg) && f->n < 16; i++) {
+        vt_device *d = vt_registry_device(f->reg, i);
+        if (strcmp(vt_device_backend_name(d), backend) == 0)
+            f->dev[f->n++] = d;
+    }
+    ck_assert_msg(f->n > 0, "backend %s has no devices in the test process", backend);
+}
+
+static vt_tensor *make(vt_device *d, vt_dtype t, uint32_t nd, const int64_t *shape)
+{
+    vt_tensor *x = NULL;
+    vt_status st = vt_tensor_create(d, t, nd, shape, &x);
+    ck_assert_msg(st == VT_OK, "vt_tensor_create: %s", vt_last_error());
+    return x;
+}
+
+static void put(vt_tensor *t, const void *src)
+{
+    vt_status st = vt_tensor_write(t, src, vt_tensor_nbytes(t));
+    ck_assert_msg(st == VT_OK, "vt_tensor_write: %s", vt_last_error());
+}
+
+static void get(const vt_tensor *t, void *dst)
+{
+    vt_status st = vt_tensor_read(t, dst, vt_tensor_nbytes(t));
+    ck_assert_msg(st == VT_OK, "vt_tensor_read: %s", vt_last_error());
+}
+
+/* Poison an output tensor on the device before a run. */
+static void poison(vt_tensor *t)
+{
+    size_t n = vt_tensor_nbytes(t);
+    void *p = malloc(n ? n : 1);
+    ck_assert_ptr_nonnull(p);
+    vt_poison(p, n);
+    put(t, p);
+    free(p);
+}
+
+/* ---- capability invariants ---- */
+
+START_TEST(caps_invariants)
+{
+    fixture f;
+    fixture_open(&f);
+    for (size_t i = 0; i < f.n; i++) {
+        vt_device_caps c;
+        ck_assert_int_eq(vt_device_probe(f.dev[i], &c), VT_OK);
+        const char *id = vt_device_id(f.dev[i]);
+        ck_assert_msg(c.name[0] && c.arch[0] && c.platform[0], "%s: identity fields filled", id);
+        ck_assert_int_eq((int)c.type, vt_device_type_of(f.dev[i]));
+        ck_assert_msg(c.memory_total > 0, "%s: memory_total probed", id);
+        ck_assert_msg(c.memory_free <= c.memory_total, "%s: free %llu <= total %llu", id,
+                      (unsigned long long)c.memory_free, (unsigned long long)c.memory_total);
+        ck_assert_msg(c.compute_units > 0, "%s: compute units", id);
+        ck_assert_msg(c.warp_size == 4 || c.warp_size == 8 || c.warp_size == 16 || c.warp_size == 32 ||
+                          c.warp_size == 64,
+                      "%s: warp size %u", id, c.warp_size);
+        ck_assert_msg(c.alloc_alignment && !(c.alloc_alignment & (c.alloc_alignment - 1)), "%s: alignment", id);
+        ck_assert_msg(c.host_addressable_reason[0], "%s: host_addressable has a reason", id);
+        ck_assert_msg(c.sampled_token_readback_reason[0], "%s: readback has a reason", id);
+        /* SPEC 4: staging is derived from addressability. */
+        ck_assert_msg(c.needs_weight_staging == !c.host_addressable, "%s: staging %d, host-addressable %d", id,
+                      c.needs_weight_staging, c.host_addressable);
+        ck_assert_msg(!c.managed_memory_enabled || c.managed_memory_supported, "%s: managed enabled => supported", id);
+        /* Keep-quant sets equal what the kernel table says, recomputed here. */
+        const vt_kernel *k;
+        uint32_t nk;
+        ck_assert_int_eq(vt_device_kernels(f.dev[i], &k, &nk), VT_OK);
+        uint64_t want[VT_OP_CLASS_COUNT] = {0};
+        for (uint32_t j = 0; j < nk; j++) {
+            const vt_dtype_info *ti;
+            if (k[j].op == VT_OP_MATMUL && (ti = vt_dtype_get(k[j].sig.dtype[1])) && ti->quantized)
+                want[VT_OP_CLASS_MATMUL] |= 1ull << k[j].sig.dtype[1];
+            if (k[j].op == VT_OP_GET_ROWS && (ti = vt_dtype_get(k[j].sig.dtype[0])) && ti->quantized)
+                want[VT_OP_CLASS_GATHER] |= 1ull << k[j].sig.dtype[0];
+            if (k[j].op == VT_OP_MOE_EXPERT_MATMUL && (ti = vt_dtype_get(k[j].sig.dtype[1])) && ti->quantized)
+                want[VT_OP_CLASS_MOE_EXPERT] |= 1ull << k[j].sig.dtype[1];
+        }
+        for (int cl = 0; cl < VT_OP_CLASS_COUNT; cl++)
+            ck_assert_uint_eq(c.keep_quant[cl], want[cl]);
+        vt_staging_decisions d = vt_caps_staging_decisions(&c);
+        ck_assert(d.direct_to_device_load == c.needs_weight_staging && d.device_fit_check == c.needs_weight_staging &&
+                  d.device_state_cache_io == c.needs_weight_staging);
+
+        if (strcmp(backend, "cpu") == 0) {
+            ck_assert_int_eq(c.type, VT_DEVICE_CPU);
+            ck_assert(c.host_addressable);
+            ck_assert_str_eq(c.platform, "host");
+        } else if (strcmp(backend, "cuda-stub") == 0) {
+            ck_assert_int_eq(c.type, VT_DEVICE_CUDA);
+            ck_assert_str_eq(c.platform, "stub");
+            const char *mem = getenv("VT_CUDA_STUB_MEMORY_BYTES");
+            ck_assert_uint_eq(c.memory_total, mem ? strtoull(mem, NULL, 10) : 16ull << 30);
+            const char *ha = getenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
+            ck_assert_int_eq(c.host_addressable, ha && strcmp(ha, "0") != 0);
+        } else if (strcmp(backend, "rocm") == 0) {
+            ck_assert_int_eq(c.type, VT_DEVICE_ROCM);
+            ck_assert_msg(!strcmp(c.platform, "hip-amd") || !strcmp(c.platform, "hip-nvidia"), "%s", c.platform);
+            ck_assert_msg(!strncmp(c.arch, "gfx", 3) || !strncmp(c.arch, "sm_", 3), "arch %s", c.arch);
+            ck_assert_msg(strstr(c.host_addressable_reason, "PageableMemoryAccess"), "%s", c.host_addressable_reason);
+            ck_assert(c.warp_size == 32 || c.warp_size == 64);
+            fprintf(stderr,
+                    "%s: %s %s, %llu bytes total, %llu free, host_addressable=%d (%s), staging=%d, "
+                    "readback=%d (%s)\n",
+                    id, c.name, c.arch, (unsigned long long)c.memory_total, (unsigned long long)c.memory_free,
+                    c.host_addressable, c.host_addressable_reason, c.needs_weight_staging, c.sampled_token_readback,
+                    c.sampled_token_readback_reason);
+        }
+    }
+    vt_registry_close(f.reg);
+}
+END_TEST
+
+/* A capability answer is probed at the call: allocate and watch free drop. */
+START_TEST(memory_free_is_probed_not_cached)
+{
+    fixture f;
+    fixture_open(&f);
+    vt_device *d = f.dev[0];
+    vt_device_caps before, after;
+    ck_assert_int_eq(vt_device_probe(d, &before), VT_OK);
+    if (before.host_addressable && strcmp(backend, "cuda-stub") != 0) {
+        /* Host memory is shared with every process: only sanity here. */
+        ck_assert(before.memory_free <= before.memory_total);
+        vt_registry_close(f.reg);
+        return;
+    }
+    const int64_t n = 64ll << 20; /* 256 MiB of f32 */
+    vt_tensor *t = make(d, VT_F32, 1, &n);
+    ck_assert_int_eq(vt_device_probe(d, &after), VT_OK);
+    ck_assert_msg(before.memory_free - after.memory_free >= (uint64_t)(200ull << 20),
+                  "free before %llu, after a 256 MiB allocation %llu", (unsigned long long)before.memory_free,
+                  (unsigned long long)after.memory_free);
+    vt_tensor_destroy(t);
+    vt_registry_close(f.reg);
+}
+END_TEST
+
+START_TEST(memory_round_trip_and_counters)
+{
+    fixture f;
+    fixture_open(&f);
+    vt_rng r;
+    vt_rng_init(&r, 21);
+    for (size_t i = 0; i < f.n; i++) {
+        vt_device_stats s0, s1;
+        ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s0), VT_OK);
+        int64_t n = 100003; /* prime, not a multiple of anything */
+        vt_tensor *t = make(f.dev[i], VT_I32, 1, &n);
+        ck_assert_uint_eq(vt_tensor_nbytes(t), 4 * (uint64_t)n);
+        int32_t *src = malloc(4 * (size_t)n), *dst = malloc(4 * (size_t)n);
+        for (int64_t j = 0; j < n; j++)
+            src[j] = (int32_t)vt_rng_next(&r);
+        vt_poison(dst, 4 * (size_t)n);
+        put(t, src);
+        get(t, dst);
+        ck_assert_int_eq(memcmp(src, dst, 4 * (size_t)n), 0);
+        /* Partial write at an offset, bounds-checked. */
+        int32_t patch[3] = {7, 8, 9};
+        ck_assert_int_eq(vt_tensor_write_at(t, 40, patch, sizeof patch), VT_OK);
+        get(t, dst);
+        ck_assert_int_eq(dst[10], 7);
+        ck_assert_int_eq(dst[12], 9);
+        ck_assert_int_eq(dst[13], src[13]);
+        ck_assert_int_eq(vt_tensor_write_at(t, 4 * (uint64_t)n - 4, patch, sizeof patch), VT_E_INVALID_ARG);
+        ck_assert_msg(strstr(vt_last_error(), vt_device_id(f.dev[i])), "error names the device: %s", vt_last_error());
+        ck_assert_int_eq(vt_tensor_write(t, src, 12), VT_E_INVALID_ARG);
+        ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s1), VT_OK);
+        ck_assert_uint_eq(s1.backend.allocs, s0.backend.allocs + 1);
+        ck_assert_uint_ge(s1.backend.live_bytes, s0.backend.live_bytes + 4 * (uint64_t)n);
+        ck_assert_uint_eq(s1.backend.h2d_copies, s0.backend.h2d_copies + 2);
+        ck_assert_uint_eq(s1.backend.d2h_copies, s0.backend.d2h_copies + 2);
+        vt_tensor_destroy(t);
+        ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s1), VT_OK);
+        ck_assert_uint_eq(s1.backend.frees, s0.backend.frees + 1);
+        ck_assert_uint_eq(s1.backend.live_bytes, s0.backend.live_bytes);
+        free(src);
+        free(dst);
+    }
+    vt_registry_close(f.reg);
+}
+END_TEST
+
+/* ---- kernels against independent references ---- */
+
+static double ref_load(const void *p, vt_dtype t, int64_t i)
+{
+    if (t == VT_F16) {
+        uint16_t h = ((const uint16_t *)p)[i];
+        int s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
+        double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+        return s ? -v : v;
+    }
+    if (t == VT_BF16) {
+        uint32_t b = (uint32_t)((const uint16_t *)p)[i] << 16;
+        float f;
+        memcpy(&f, &b, 4);
+        return f;
+    }
+    return ((const float *)p)[i];
+}
+
+/* Random values of dtype t (f32/f16/bf16/i32) into a host buffer. */
+static void *random_values(vt_rng *r, vt_dtype t, int64_t n, float lo, float hi)
+{
+    size_t es = t == VT_F16 || t == VT_BF16 ? 2 : 4;
+    void *p = malloc((size_t)n * es + 1);
+    for (int64_t i = 0; i < n; i++) {
+        float v = vt_rng_uniform(r, lo, hi);
+        if (t == VT_F16)
+            ((uint16_t *)p)[i] = vt_f32_to_f16(v);
+        else if (t == VT_BF16)
+            ((uint16_t *)p)[i] = vt_f32_to_bf16(v);
+        else if (t == VT_I32)
+            ((int32_t *)p)[i] = (int32_t)vt_rng_next(r);
+        else
+            ((float *)p)[i] = v;
+    }
+    return p;
+}
+
+static void check_copy(vt_device *d, vt_sig sig, vt_rng *r)
+{
+    vt_dtype st = (vt_dtype)sig.dtype[0], dt = (vt_dtype)sig.dtype[1];
+    int64_t shape[2] = {1 + (int64_t)vt_rng_below(r, 37), 1 + (int64_t)vt_rng_below(r, 1031)};
+    int64_t n = shape[0] * shape[1];
+    void *src = random_values(r, st, n, -70000.f, 70000.f);
+    /* Sprinkle small and subnormal-range values too. */
+    for (int64_t i = 0; st == VT_F32 && i < n; i += 7)
+        ((float *)src)[i] = ldexpf(vt_rng_uniform(r, -1.f, 1.f), -(int)vt_rng_below(r, 30));
+    vt_tensor *a = make(d, st, 2, shape), *b = make(d, dt, 2, shape);
+    put(a, src);
+    poison(b);
+    const vt_tensor *in[1] = {a};
+    vt_tensor *out[1] = {b};
+    vt_status s = vt_op_run(d, VT_OP_COPY, in, 1, out, 1, NULL, 0);
+    ck_assert_msg(s == VT_OK, "Copy %s->%s on %s: %s", vt_dtype_name(st), vt_dtype_name(dt), vt_device_id(d),
+                  vt_last_error());
+    size_t es = dt == VT_F16 || dt == VT_BF16 ? 2 : 4;
+    unsigned char *got = malloc((size_t)n * es);
+    get(b, got);
+    for (int64_t i = 0; i < n; i++) {
+        /* Casts are exact: the reference is the verified host conversion
+         * of the exactly decoded source value. */
+        if (st == VT_I32) {
+            ck_assert_int_eq(((int32_t *)got)[i], ((int32_t *)src)[i]);
+            continue;
+        }
+        float v = (float)ref_load(src, st, i);
+        uint32_t want_bits, got_bits = 0;
+        if (dt == VT_F16) {
+            want_bits = vt_f32_to_f16(v);
+            got_bits = ((uint16_t *)got)[i];
+        } else if (dt == VT_BF16) {
+            want_bits = vt_f32_to_bf16(v);
+            got_bits = ((uint16_t *)got)[i];
+        } else {
+            memcpy(&want_bits, &v, 4);
+            memcpy(&got_bits, got + 4 * i, 4);
+        }
+        ck_assert_msg(got_bits == want_bits, "Copy %s->%s element %lld of %lld: got 0x%x want 0x%x (value %a)",
+                      vt_dtype_name(st), vt_dtype_name(dt), (long long)i, (long long)n, got_bits, want_bits, (double)v);
+    }
+    free(got);
+    free(src);
+    vt_tensor_destroy(a);
+    vt_tensor_destroy(b);
+}
+
+static void check_add(vt_device *d, vt_rng *r)
+{
+    int64_t sa[3] = {1 + (int64_t)vt_rng_below(r, 5), 1 + (int64_t)vt_rng_below(r, 9),
+                     1 + (int64_t)vt_rng_below(r, 777)};
+    int64_t sb[2] = {sa[1], sa[2]};
+    uint32_t nbd = 1 + (uint32_t)vt_rng_below(r, 2);
+    const int64_t *bshape = nbd == 2 ? sb : sb + 1;
+    int64_t n = sa[0] * sa[1] * sa[2], nb = nbd == 2 ? sb[0] * sb[1] : sb[1];
+    float *x = random_values(r, VT_F32, n, -10, 10), *b = random_values(r, VT_F32, nb, -10, 10);
+    vt_tensor *tx = make(d, VT_F32, 3, sa), *tb = make(d, VT_F32, nbd, bshape), *ty = make(d, VT_F32, 3, sa);
+    put(tx, x);
+    put(tb, b);
+    poison(ty);
+    const vt_tensor *in[2] = {tx, tb};
+    vt_tensor *out[1] = {ty};
+    ck_assert_msg(vt_op_run(d, VT_OP_ADD, in, 2, out, 1, NULL, 0) == VT_OK, "Add: %s", vt_last_error());
+    float *y = malloc((size_t)n * 4);
+    double *ref = malloc((size_t)n * sizeof *ref);
+    get(ty, y);
+    for (int64_t i = 0; i < n; i++)
+        ref[i] = (double)x[i] + (double)b[i % nb];
+    double e = vt_rel_l2(y, ref, (size_t)n);
+    ck_assert_msg(e <= 1e-5, "Add on %s: rel err %g (n=%lld nb=%lld)", vt_device_id(d), e, (long long)n, (long long)nb);
+    free(x);
+    free(b);
+    free(y);
+    free(ref);
+    vt_tensor_destroy(tx);
+    vt_tensor_destroy(tb);
+    vt_tensor_destroy(ty);
+}
+
+static void check_matmul_shape(vt_device *d, vt_dtype wt, int64_t rows, int64_t m, int64_t k, vt_rng *r)
+{
+    int64_t sx[2] = {rows, k}, sw[2] = {m, k}, sy[2] = {rows, m};
+    float *x = random_values(r, VT_F32, rows * k, -1, 1);
+    void *w = random_values(r, wt, m * k, -1, 1);
+    vt_tensor *tx = make(d, VT_F32, 2, sx), *tw = make(d, wt, 2, sw), *ty = make(d, VT_F32, 2, sy);
+    put(tx, x);
+    put(tw, w);
+    poison(ty);
+    const vt_tensor *in[2] = {tx, tw};
+    vt_tensor *out[1] = {ty};
+    ck_assert_msg(vt_op_run(d, VT_OP_MATMUL, in, 2, out, 1, NULL, 0) == VT_OK, "MatMul: %s", vt_last_error());
+    float *y = malloc((size_t)(rows * m) * 4 + 4);
+    double *ref = malloc((size_t)(rows * m) * sizeof *ref + 8);
+    get(ty, y);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < m; j++) {
+            double acc = 0;
+            for (int64_t l = 0; l < k; l++)
+                acc += (double)x[i * k + l] * ref_load(w, wt, j * k + l);
+            ref[i * m + j] = acc;
+        }
+    double tol = k >= 1024 ? 1e-4 : 1e-5;
+    double e = vt_rel_l2(y, ref, (size_t)(rows * m));
+    ck_assert_msg(e <= tol, "MatMul (f32, %s) on %s, n=%lld m=%lld k=%lld: rel err %g > %g", vt_dtype_name(wt),
+                  vt_device_id(d), (long long)rows, (long long)m, (long long)k, e, tol);
+    free(x);
+    free(w);
+    free(y);
+    free(ref);
+    vt_tensor_destroy(tx);
+    vt_tensor_destroy(tw);
+    vt_tensor_destroy(ty);
+}
+
+static void check_matmul(vt_device *d, vt_sig sig, vt_rng *r)
+{
+    vt_dtype wt = (vt_dtype)sig.dtype[1];
+    static const int64_t ks[] = {1, 7, 64, 257, 1024, 1531};
+    /* decode (n = 1) and prefill shapes, odd and prime sizes */
+    check_matmul_shape(d, wt, 1, 1 + (int64_t)vt_rng_below(r, 300), ks[vt_rng_below(r, 6)], r);
+    check_matmul_shape(d, wt, 1 + (int64_t)vt_rng_below(r, 9), 1 + (int64_t)vt_rng_below(r, 200),
+                       ks[vt_rng_below(r, 6)], r);
+    check_matmul_shape(d, wt, 3, 131, 2048, r);
+}
+
+START_TEST(native_kernels_match_reference)
+{
+    fixture f;
+    fixture_open(&f);
+    vt_rng r;
+    vt_rng_init(&r, 31);
+    for (size_t i = 0; i < f.n; i++) {
+        const vt_kernel *k;
+        uint32_t nk;
+        ck_assert_int_eq(vt_device_kernels(f.dev[i], &k, &nk), VT_OK);
+        uint32_t checked = 0;
+        for (uint32_t j = 0; j < nk; j++) {
+            switch (k[j].op) {
+            case VT_OP_COPY: check_copy(f.dev[i], k[j].sig, &r); break;
+            case VT_OP_ADD: check_add(f.dev[i], &r); break;
+            case VT_OP_MATMUL:
+                if (!vt_dtype_get(k[j].sig.dtype[1])->quantized)
+                    check_matmul(f.dev[i], k[j].sig, &r);
+                else
+                    continue;
+                break;
+            default: continue;
+            }
+            checked++;
+        }
+        fprintf(stderr, "%s: %u of %u native kernels checked against the reference\n", vt_device_id(f.dev[i]), checked,
+                nk);
+        vt_device_stats s;
+        ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s), VT_OK);
+        ck_assert_uint_eq(s.native_runs >= checked, 1);
+        ck_assert_uint_eq(s.cpu_tier_runs, 0);
+    }
+    vt_registry_close(f.reg);
+}
+END_TEST
+
+START_TEST(bad_op_calls_are_named)
+{
+    fixture f;
+    fixture_open(&f);
+    vt_device *d = f.dev[0];
+    int64_t sx[2] = {2, 8}, sw[2] = {4, 9}, sy[2] = {2, 4};
+    vt_tensor *x = make(d, VT_F32, 2, sx), *w = make(d, VT_F32, 2, sw), *y = make(d, VT_F32, 2, sy);
+    const vt_tensor *in[2] = {x, w};
+    vt_tensor *out[1] = {y};
+    ck_assert_int_eq(vt_op_run(d, VT_OP_MATMUL, in, 2, out, 1, NULL, 0), VT_E_SHAPE);
+    ck_assert_msg(strstr(vt_last_error(), "MatMul (20)") && strstr(vt_last_error(), vt_device_id(d)),
+                  "names op, id and device: %s", vt_last_error());
+    ck_assert_int_eq(vt_op_run(d, VT_OP_MATMUL, in, 1, out, 1, NULL, 0), VT_E_INVALID_ARG);
+    ck_assert_int_eq(vt_op_run(d, (vt_op)17, in, 2, out, 1, NULL, 0), VT_E_NOT_FOUND);
+    ck_assert_msg(strstr(vt_last_error(), "op id 17"), "%s", vt_last_error());
+    int64_t bad[2] = {2, -1};
+    vt_tensor *t = NULL;
+    ck_assert_int_eq(vt_tensor_create(d, VT_F32, 2, bad, &t), VT_E_INVALID_ARG);
+    ck_assert_ptr_null(t);
+    int64_t q[1] = {33};
+    ck_assert_int_eq(vt_tensor_create(d, VT_Q4_0, 1, q, &t), VT_E_INVALID_ARG);
+    vt_tensor_destroy(x);
+    vt_tensor_destroy(w);
+    vt_tensor_destroy(y);
+    vt_registry_close(f.reg);
+}
+END_TEST
+
+/* Child process: does the backend have a device here? Prints the reason. */
+static int presence(void)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        vt_registry *reg = NULL;
+        if (vt_registry_open(&reg, NULL) != VT_OK) {
+            fprintf(stderr, "SKIP: registry: %s\n", vt_last_error());
+            _exit(VT_TEST_SKIP);
+        }
+        int rc = VT_TEST_SKIP;
+        for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
+            vt_backend_info b;
+            vt_registry_backend_info(reg, i, &b);
+            if (strcmp(b.name, backend) != 0 || b.state == VT_BACKEND_SHADOWED)
+                continue;
+            if (b.state == VT_BACKEND_READY)
+                rc = 0;
+            else
+                fprintf(stderr, "SKIP: backend %s is %s here: %s\n", backend, vt_backend_state_name((int)b.state),
+                        b.reason);
+            break;
+        }
+        if (rc && !vt_registry_backend_count(reg))
+            fprintf(stderr, "SKIP: no plugins found\n");
+        vt_registry_close(reg);
+        _exit(rc);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    fprintf(stderr, "FAIL: the presence probe of %s crashed\n", backend);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_backend BACKEND\n");
+        return 2;
+    }
+    backend = argv[1];
+    const char *only = getenv("VT_TEST_BACKEND");
+    if (only && *only && strcmp(only, backend) != 0) {
+        fprintf(stderr, "SKIP: VT_TEST_BACKEND=%s selects another backend\n", only);
+        return VT_TEST_SKIP;
+    }
+    int p = presence();
+    if (p != 0)
+        return p;
+    vt_test_seed();
+    Suite *s = suite_create(backend);
+    TCase *tc = tcase_create("backend");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, caps_invariants);
+    tcase_add_test(tc, memory_free_is_probed_not_cached);
+    tcase_add_test(tc, memory_round_trip_and_counters);
+    tcase_add_test(tc, native_kernels_match_reference);
+    tcase_add_test(tc, bad_op_calls_are_named);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

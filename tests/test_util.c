@@ -1,0 +1,116 @@
+/* test_util.c - helpers for the Check suites (see test_util.h). */
+#include "config.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+uint64_t vt_test_seed(void)
+{
+    static uint64_t seed;
+    static bool have;
+    if (!have) {
+        const char *e = getenv("VT_TEST_SEED");
+        seed = e && *e ? strtoull(e, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+        have = true;
+        fprintf(stderr, "test seed: VT_TEST_SEED=%llu\n", (unsigned long long)seed);
+    }
+    return seed;
+}
+
+uint64_t vt_rng_next(vt_rng *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void vt_rng_init(vt_rng *r, uint64_t stream)
+{
+    r->s = vt_test_seed() ^ (stream * 0xd1b54a32d192ed03ull);
+    vt_rng_next(r);
+}
+
+float vt_rng_uniform(vt_rng *r, float lo, float hi)
+{
+    double u = (double)(vt_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+    return (float)(lo + (hi - lo) * u);
+}
+
+uint64_t vt_rng_below(vt_rng *r, uint64_t n)
+{
+    return n ? vt_rng_next(r) % n : 0;
+}
+
+void vt_rng_fill(vt_rng *r, float *x, size_t n, float lo, float hi)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = vt_rng_uniform(r, lo, hi);
+}
+
+void vt_poison(void *p, size_t bytes)
+{
+    memset(p, 0xff, bytes);
+}
+
+double vt_rel_l2(const float *out, const double *ref, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(out[i]) || isinf(out[i]))
+            return INFINITY;
+        double d = (double)out[i] - ref[i];
+        num += d * d;
+        den += ref[i] * ref[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+char *vt_test_mkdtemp(void)
+{
+    const char *base = getenv("TMPDIR");
+    char *path = malloc(512);
+    ck_assert_ptr_nonnull(path);
+    snprintf(path, 512, "%s/vt-test-XXXXXX", base && *base ? base : "/tmp");
+    ck_assert_msg(mkdtemp(path) != NULL, "mkdtemp(%s) failed", path);
+    return path;
+}
+
+void vt_test_rmtree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            char p[1024];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+vt_registry *vt_test_open(const char *plugin_path, const char *backends, uint32_t flags)
+{
+    vt_registry_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.plugin_path = plugin_path;
+    o.backends = backends;
+    o.loader_debug = 0;
+    o.flags = flags;
+    vt_registry *reg = NULL;
+    vt_status st = vt_registry_open(&reg, &o);
+    ck_assert_msg(st == VT_OK, "vt_registry_open: %s: %s", vt_status_name(st), vt_last_error());
+    return reg;
+}

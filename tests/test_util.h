@@ -1,0 +1,55 @@
+/* test_util.h - helpers shared by the Check suites: seeded random inputs,
+ * poisoning, error norms, temporary directories. */
+#ifndef VT_TEST_UTIL_H
+#define VT_TEST_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <check.h>
+#include <vt/vt.h>
+
+/* Automake's exit code for a skipped test. */
+#define VT_TEST_SKIP 77
+
+/* The run's seed: $VT_TEST_SEED or time-based; printed once. */
+uint64_t vt_test_seed(void);
+
+/* A splitmix64 stream. */
+typedef struct vt_rng {
+    uint64_t s;
+} vt_rng;
+
+/* Seed a stream from the run's seed and a stream id. */
+void vt_rng_init(vt_rng *r, uint64_t stream);
+
+/* Next 64 random bits. */
+uint64_t vt_rng_next(vt_rng *r);
+
+/* Uniform float in [lo, hi). */
+float vt_rng_uniform(vt_rng *r, float lo, float hi);
+
+/* Uniform integer in [0, n). */
+uint64_t vt_rng_below(vt_rng *r, uint64_t n);
+
+/* Fill n floats uniformly in [lo, hi). */
+void vt_rng_fill(vt_rng *r, float *x, size_t n, float lo, float hi);
+
+/* Fill a buffer with NaN-pattern bytes (0xff) so unwritten outputs show. */
+void vt_poison(void *p, size_t bytes);
+
+/* ||out - ref|| / ||ref|| over n values; any NaN in out gives +inf. When
+ * ||ref|| is 0 the absolute norm is returned. */
+double vt_rel_l2(const float *out, const double *ref, size_t n);
+
+/* Make a fresh private temporary directory; returns a malloc'd path. */
+char *vt_test_mkdtemp(void);
+
+/* Remove a directory and the files directly inside it. */
+void vt_test_rmtree(const char *dir);
+
+/* Open a registry with loader debug off, failing the test on error. */
+vt_registry *vt_test_open(const char *plugin_path, const char *backends, uint32_t flags);
+
+#endif

@@ -1,0 +1,190 @@
+/* cmd_backend_list.c - `vtctl backend-list`: every plugin candidate with
+ * its verdict and reason, then every device with memory and the key
+ * capabilities, on one screen (clinfo -l in spirit). */
+#include "config.h"
+
+#include <getopt.h>
+#include <string.h>
+
+#include "vtctl.h"
+
+static void json_backends(json_writer *w, vt_registry *reg)
+{
+    jw_key(w, "backends");
+    jw_array_begin(w);
+    for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
+        vt_backend_info b;
+        if (vt_registry_backend_info(reg, i, &b) != VT_OK)
+            continue;
+        jw_object_begin(w);
+        jw_key(w, "name");
+        jw_string(w, b.name);
+        jw_key(w, "state");
+        jw_string(w, vt_backend_state_name((int)b.state));
+        jw_key(w, "path");
+        jw_string(w, b.path);
+        jw_key(w, "origin");
+        jw_string(w, b.origin);
+        jw_key(w, "abi");
+        if (b.abi_found)
+            jw_uint(w, b.abi_found);
+        else
+            jw_null(w);
+        jw_key(w, "device_type");
+        if (b.device_type >= 0) {
+            jw_int(w, b.device_type);
+        } else {
+            jw_null(w);
+        }
+        jw_key(w, "device_count");
+        jw_uint(w, b.device_count);
+        jw_key(w, "reason");
+        jw_string(w, b.reason);
+        jw_key(w, "description");
+        jw_string(w, b.description);
+        jw_key(w, "devices");
+        jw_array_begin(w);
+        for (size_t d = 0; d < vt_registry_device_count(reg); d++) {
+            vt_device *dev = vt_registry_device(reg, d);
+            if (strcmp(vt_device_backend_name(dev), b.name) == 0)
+                jw_string(w, vt_device_id(dev));
+        }
+        jw_array_end(w);
+        jw_object_end(w);
+    }
+    jw_array_end(w);
+}
+
+static void json_devices(json_writer *w, vt_registry *reg, int *failures)
+{
+    jw_key(w, "devices");
+    jw_array_begin(w);
+    for (size_t d = 0; d < vt_registry_device_count(reg); d++) {
+        vt_device *dev = vt_registry_device(reg, d);
+        vt_device_caps c;
+        vt_status st = vt_device_probe(dev, &c);
+        if (st != VT_OK) {
+            jw_object_begin(w);
+            jw_key(w, "id");
+            jw_string(w, vt_device_id(dev));
+            jw_key(w, "error");
+            jw_string(w, vt_last_error());
+            jw_object_end(w);
+            (*failures)++;
+            continue;
+        }
+        vtctl_json_caps(w, dev, &c);
+    }
+    jw_array_end(w);
+}
+
+static int list_json(vt_registry *reg)
+{
+    json_writer w;
+    int failures = 0;
+    jw_init(&w, stdout);
+    jw_object_begin(&w);
+    jw_key(&w, "vt_version");
+    jw_string(&w, vt_version());
+    jw_key(&w, "plugin_abi");
+    jw_uint(&w, VT_PLUGIN_ABI);
+    jw_key(&w, "search_path");
+    jw_string(&w, vt_registry_search_path(reg));
+    json_backends(&w, reg);
+    json_devices(&w, reg, &failures);
+    jw_key(&w, "warnings");
+    jw_array_begin(&w);
+    for (size_t i = 0; i < vt_registry_warning_count(reg); i++)
+        jw_string(&w, vt_registry_warning(reg, i));
+    jw_array_end(&w);
+    jw_object_end(&w);
+    jw_finish(&w);
+    return failures ? VTCTL_EXIT_REFUSED : VTCTL_EXIT_OK;
+}
+
+static int list_text(vt_registry *reg)
+{
+    size_t nb = vt_registry_backend_count(reg), nd = vt_registry_device_count(reg), ready = 0;
+    for (size_t i = 0; i < nb; i++) {
+        vt_backend_info b;
+        if (vt_registry_backend_info(reg, i, &b) == VT_OK && b.state == VT_BACKEND_READY)
+            ready++;
+    }
+    printf("vt %s (plugin ABI %u): %zu plugin%s found, %zu backend%s ready, %zu device%s\n", vt_version(),
+           VT_PLUGIN_ABI, nb, nb == 1 ? "" : "s", ready, ready == 1 ? "" : "s", nd, nd == 1 ? "" : "s");
+    printf("search path: %s\n", vt_registry_search_path(reg)[0] ? vt_registry_search_path(reg) : "(none)");
+
+    printf("\nBACKENDS\n  %-11s %-11s %-7s %-4s %s\n", "NAME", "STATE", "DEVICES", "ABI", "FILE");
+    for (size_t i = 0; i < nb; i++) {
+        vt_backend_info b;
+        if (vt_registry_backend_info(reg, i, &b) != VT_OK)
+            continue;
+        char abi[16] = "-";
+        if (b.abi_found)
+            snprintf(abi, sizeof abi, "%u", b.abi_found);
+        char ndev[16] = "-";
+        if (b.state == VT_BACKEND_READY || b.state == VT_BACKEND_NO_DEVICES)
+            snprintf(ndev, sizeof ndev, "%u", b.device_count);
+        printf("  %-11s %-11s %-7s %-4s %s\n", b.name, vt_backend_state_name((int)b.state), ndev, abi, b.path);
+        if (b.reason[0])
+            printf("  %-11s why: %s\n", "", b.reason);
+    }
+    if (!nb)
+        printf("  (no plugins found)\n");
+
+    printf("\nDEVICES\n");
+    if (!nd) {
+        printf("  (none)\n");
+    } else {
+        printf("  %-12s %-9s %-21s %-9s %-7s %-22s %s\n", "DEVICE", "TYPE", "MEMORY FREE/TOTAL", "HOST-ADDR", "STAGING",
+               "ARCH", "NAME");
+    }
+    int failures = 0;
+    for (size_t d = 0; d < nd; d++) {
+        vt_device *dev = vt_registry_device(reg, d);
+        vt_device_caps c;
+        if (vt_device_probe(dev, &c) != VT_OK) {
+            printf("  %-12s probe failed: %s\n", vt_device_id(dev), vt_last_error());
+            failures++;
+            continue;
+        }
+        char type[24], f[24], t[24], mem[48];
+        snprintf(type, sizeof type, "%s (%u)", vt_device_type_name((int)c.type), c.type);
+        snprintf(mem, sizeof mem, "%s / %s", vtctl_bytes(c.memory_free, f, sizeof f),
+                 vtctl_bytes(c.memory_total, t, sizeof t));
+        printf("  %-12s %-9s %-21s %-9s %-7s %-22s %s\n", vt_device_id(dev), type, mem,
+               c.host_addressable ? "yes" : "no", c.needs_weight_staging ? "yes" : "no", c.arch, c.name);
+    }
+    if (vt_registry_warning_count(reg)) {
+        printf("\nWARNINGS\n");
+        for (size_t i = 0; i < vt_registry_warning_count(reg); i++)
+            printf("  %s\n", vt_registry_warning(reg, i));
+    }
+    return failures ? VTCTL_EXIT_REFUSED : VTCTL_EXIT_OK;
+}
+
+int vtctl_cmd_backend_list(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
+    bool json = false;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'j')
+            json = true;
+        else if (c == 'h') {
+            printf("usage: vtctl backend-list [--json]\n");
+            return VTCTL_EXIT_OK;
+        } else
+            return vtctl_usage_error("backend-list", "unknown option '%s'", argv[optind - 1]);
+    }
+    if (optind < argc)
+        return vtctl_usage_error("backend-list", "unexpected argument '%s'", argv[optind]);
+    vt_registry *reg;
+    if (!vtctl_open(&reg))
+        return VTCTL_EXIT_REFUSED;
+    int rc = json ? list_json(reg) : list_text(reg);
+    vt_registry_close(reg);
+    return rc;
+}

@@ -1,0 +1,94 @@
+/* vtctl.c - the operator's tool: command dispatch, usage and helpers. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vtctl.h"
+
+static const struct {
+    const char *name;
+    vtctl_cmd_fn fn;
+    const char *args;
+    const char *summary;
+} commands[] = {
+    {"backend-list", vtctl_cmd_backend_list, "[--json]", "which backends loaded, from where, their devices; why not"},
+    {"caps", vtctl_cmd_caps, "[BACKEND[:DEV]] [--json]", "every capability of a device, probed now"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: vtctl COMMAND [ARGS] [--json]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-13s %-26s %s\n", commands[i].name, commands[i].args, commands[i].summary);
+    fprintf(f, "  %-13s %-26s %s\n", "version", "", "print the vt version and plugin ABI");
+    fprintf(f, "\nenvironment: VT_PLUGIN_PATH, VT_BACKENDS, VT_LOADER_DEBUG, VT_TIER_POLICY\n"
+               "exit status: 0 success (zero devices included), 1 refusal or failed check, 2 bad usage\n");
+}
+
+int vtctl_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "vtctl %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n(run 'vtctl help' for usage)\n");
+    va_end(ap);
+    return VTCTL_EXIT_USAGE;
+}
+
+bool vtctl_open(vt_registry **reg)
+{
+    vt_status st = vt_registry_open(reg, NULL);
+    if (st != VT_OK) {
+        fprintf(stderr, "vtctl: cannot open the backend registry: %s: %s\n", vt_status_name(st), vt_last_error());
+        return false;
+    }
+    return true;
+}
+
+const char *vtctl_bytes(uint64_t bytes, char *buf, size_t size)
+{
+    static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024.0 && u < 5) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, size, "%llu B", (unsigned long long)bytes);
+    else
+        snprintf(buf, size, "%.1f %s", v, unit[u]);
+    return buf;
+}
+
+void vtctl_print_warnings(const vt_registry *reg)
+{
+    for (size_t i = 0; i < vt_registry_warning_count(reg); i++)
+        fprintf(stderr, "vtctl: warning: %s\n", vt_registry_warning(reg, i));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return VTCTL_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        usage(stdout);
+        return VTCTL_EXIT_OK;
+    }
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("vt %s (plugin ABI %u)\n", vt_version(), VT_PLUGIN_ABI);
+        return VTCTL_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "vtctl: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return VTCTL_EXIT_USAGE;
+}

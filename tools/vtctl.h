@@ -1,0 +1,39 @@
+/* vtctl.h - shared pieces of the vtctl commands. */
+#ifndef VT_VTCTL_H
+#define VT_VTCTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <vt/vt.h>
+
+#include "json_writer.h"
+
+/* Exit codes (SPEC 9). */
+#define VTCTL_EXIT_OK      0
+#define VTCTL_EXIT_REFUSED 1 /* a refusal, a failed check, a lookup that failed */
+#define VTCTL_EXIT_USAGE   2 /* bad usage */
+
+/* A command: argv[0] is the command name. Returns the exit code. */
+typedef int (*vtctl_cmd_fn)(int argc, char **argv);
+
+int vtctl_cmd_backend_list(int argc, char **argv);
+int vtctl_cmd_caps(int argc, char **argv);
+
+/* Report bad usage of cmd on stderr; returns VTCTL_EXIT_USAGE. */
+int vtctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Open the registry from the environment, or print why not and return
+ * false. */
+bool vtctl_open(vt_registry **reg);
+
+/* "16.0 GiB" into buf; returns buf. */
+const char *vtctl_bytes(uint64_t bytes, char *buf, size_t size);
+
+/* Print the registry's warnings to stderr (text mode). */
+void vtctl_print_warnings(const vt_registry *reg);
+
+/* Write a device's caps (and staging decisions) as a JSON object. */
+void vtctl_json_caps(json_writer *w, vt_device *dev, const vt_device_caps *c);
+
+#endif
