@@ -24,6 +24,7 @@ const char *vt_op_class_name(int op_class)
     case VT_OP_CLASS_MATMUL: return "matmul";
     case VT_OP_CLASS_GATHER: return "gather";
     case VT_OP_CLASS_MOE_EXPERT: return "moe-expert";
+    case VT_OP_CLASS_NONE: return "none";
     }
     return "unknown";
 }

@@ -179,6 +179,11 @@ static char *vtable_problem(const vt_plugin *p, const vt_backend_iface *f)
         const vt_kernel *k = &f->kernels[i];
         if (!vt_op_name((int)k->op) || !k->run || k->sig.n > VT_SIG_MAX)
             return vt_strdup_printf("kernel table row %u is malformed (op %u)", i, k->op);
+        if (!vt_op_sig_in_catalog(k->op, k->sig)) {
+            char sig[96];
+            return vt_strdup_printf("kernel table row %u: %s (%u) %s is not a signature of the catalogue", i,
+                                    vt_op_name((int)k->op), k->op, vt_sig_format(k->sig, sig, sizeof sig));
+        }
     }
     return NULL;
 }

@@ -1,5 +1,5 @@
-/* status.c - status names, the thread-local last-error text, small string
- * helpers and the library version. */
+/* status.c - status names, the thread-local last-error text and small
+ * string helpers. */
 #include "config.h"
 
 #include <stdarg.h>
@@ -79,9 +79,4 @@ char *vt_strdup_printf(const char *fmt, ...)
     vsnprintf(s, (size_t)n + 1, fmt, ap);
     va_end(ap);
     return s;
-}
-
-const char *vt_version(void)
-{
-    return PACKAGE_VERSION;
 }

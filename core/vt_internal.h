@@ -90,9 +90,6 @@ void vt_plugin_load(vt_plugin *p, bool debug);
 /* Unload a loaded candidate (fini, dlclose). */
 void vt_plugin_unload(vt_plugin *p);
 
-/* Find the (op, sig) row of a kernel table, or NULL. */
-const vt_kernel *vt_kernel_find(const vt_kernel *table, uint32_t n, uint32_t op, vt_sig sig);
-
 /* Fill caps->keep_quant from a kernel table (SPEC 4: the kernel table is
  * the source of keep-quant formats per op class). */
 void vt_caps_derive_keep_quant(vt_device_caps *caps, const vt_kernel *table, uint32_t n);

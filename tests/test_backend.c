@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -442,44 +441,6 @@ START_TEST(bad_op_calls_are_named)
 }
 END_TEST
 
-/* Child process: does the backend have a device here? Prints the reason. */
-static int presence(void)
-{
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        vt_registry *reg = NULL;
-        if (vt_registry_open(&reg, NULL) != VT_OK) {
-            fprintf(stderr, "SKIP: registry: %s\n", vt_last_error());
-            _exit(VT_TEST_SKIP);
-        }
-        int rc = VT_TEST_SKIP;
-        for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
-            vt_backend_info b;
-            vt_registry_backend_info(reg, i, &b);
-            if (strcmp(b.name, backend) != 0 || b.state == VT_BACKEND_SHADOWED)
-                continue;
-            if (b.state == VT_BACKEND_READY)
-                rc = 0;
-            else
-                fprintf(stderr, "SKIP: backend %s is %s here: %s\n", backend, vt_backend_state_name((int)b.state),
-                        b.reason);
-            break;
-        }
-        if (rc && !vt_registry_backend_count(reg))
-            fprintf(stderr, "SKIP: no plugins found\n");
-        vt_registry_close(reg);
-        _exit(rc);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    fprintf(stderr, "FAIL: the presence probe of %s crashed\n", backend);
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -487,14 +448,9 @@ int main(int argc, char **argv)
         return 2;
     }
     backend = argv[1];
-    const char *only = getenv("VT_TEST_BACKEND");
-    if (only && *only && strcmp(only, backend) != 0) {
-        fprintf(stderr, "SKIP: VT_TEST_BACKEND=%s selects another backend\n", only);
-        return VT_TEST_SKIP;
-    }
-    int p = presence();
-    if (p != 0)
-        return p;
+    int gate = vt_test_backend_gate(backend);
+    if (gate != 0)
+        return gate;
     vt_test_seed();
     Suite *s = suite_create(backend);
     TCase *tc = tcase_create("backend");

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -113,4 +114,53 @@ vt_registry *vt_test_open(const char *plugin_path, const char *backends, uint32_
     vt_status st = vt_registry_open(&reg, &o);
     ck_assert_msg(st == VT_OK, "vt_registry_open: %s: %s", vt_status_name(st), vt_last_error());
     return reg;
+}
+
+int vt_test_backend_gate(const char *backend)
+{
+    const char *only = getenv("VT_TEST_BACKEND");
+    if (only && *only && strcmp(only, backend) != 0) {
+        fprintf(stderr, "SKIP: VT_TEST_BACKEND=%s selects another backend\n", only);
+        return VT_TEST_SKIP;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        return 1;
+    }
+    if (pid == 0) {
+        vt_registry *reg = NULL;
+        if (vt_registry_open(&reg, NULL) != VT_OK) {
+            fprintf(stderr, "SKIP: registry: %s\n", vt_last_error());
+            _exit(VT_TEST_SKIP);
+        }
+        int rc = VT_TEST_SKIP;
+        bool seen = false;
+        for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
+            vt_backend_info b;
+            vt_registry_backend_info(reg, i, &b);
+            if (strcmp(b.name, backend) != 0 || b.state == VT_BACKEND_SHADOWED)
+                continue;
+            seen = true;
+            if (b.state == VT_BACKEND_READY)
+                rc = 0;
+            else
+                fprintf(stderr, "SKIP: backend %s is %s here: %s\n", backend, vt_backend_state_name((int)b.state),
+                        b.reason);
+            break;
+        }
+        if (!seen)
+            fprintf(stderr, "SKIP: backend %s was not built or not found (searched %s)\n", backend,
+                    vt_registry_search_path(reg));
+        vt_registry_close(reg);
+        _exit(rc);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    fprintf(stderr, "FAIL: the presence probe of %s crashed\n", backend);
+    return 1;
 }

@@ -49,6 +49,12 @@ char *vt_test_mkdtemp(void);
 /* Remove a directory and the files directly inside it. */
 void vt_test_rmtree(const char *dir);
 
+/* Whether a backend's suite should run: 77 (skip, reason on stderr) when
+ * VT_TEST_BACKEND selects another backend or the backend has no device
+ * here, 0 to run. Probes in a child process so the caller never touches a
+ * device runtime before Check forks its tests. */
+int vt_test_backend_gate(const char *backend);
+
 /* Open a registry with loader debug off, failing the test on error. */
 vt_registry *vt_test_open(const char *plugin_path, const char *backends, uint32_t flags);
 

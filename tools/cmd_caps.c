@@ -127,9 +127,9 @@ static void text_caps(vt_device *dev, const vt_device_caps *c, const vt_backend_
     printf("  %-26s %u\n", "warp size", c->warp_size);
     printf("  %-26s %u\n", "compute units", c->compute_units);
     printf("  %-26s %llu bytes (%s)\n", "memory total", (unsigned long long)c->memory_total,
-           vtctl_bytes(c->memory_total, t, sizeof t));
+           vt_format_bytes(c->memory_total, t, sizeof t));
     printf("  %-26s %llu bytes (%s)\n", "memory free", (unsigned long long)c->memory_free,
-           vtctl_bytes(c->memory_free, f, sizeof f));
+           vt_format_bytes(c->memory_free, f, sizeof f));
     printf("  %-26s %llu bytes\n", "allocation alignment", (unsigned long long)c->alloc_alignment);
     printf("  %-26s %s: %s\n", "host addressable", c->host_addressable ? "yes" : "no", c->host_addressable_reason);
     printf("  %-26s %s\n", "needs weight staging", c->needs_weight_staging ? "yes" : "no");
@@ -239,7 +239,8 @@ int vtctl_cmd_caps(int argc, char **argv)
         jw_key(&w, "devices");
         jw_array_begin(&w);
     } else if (named && n == 0) {
-        printf("%s: %s, 0 devices%s%s\n", named->name, vt_backend_state_name((int)named->state),
+        printf("%s: %s, 0 devices%s%s\n", named->name,
+               named->state == VT_BACKEND_NO_DEVICES ? "loaded" : vt_backend_state_name((int)named->state),
                named->reason[0] ? ": " : "", named->reason);
     } else if (n == 0) {
         printf("no devices\n");

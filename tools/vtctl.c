@@ -15,14 +15,15 @@ static const struct {
 } commands[] = {
     {"backend-list", vtctl_cmd_backend_list, "[--json]", "which backends loaded, from where, their devices; why not"},
     {"caps", vtctl_cmd_caps, "[BACKEND[:DEV]] [--json]", "every capability of a device, probed now"},
+    {"ops", vtctl_cmd_ops, "BACKEND[:DEV] [--op NAME] [--strict]", "the op table and the tier each op resolves to"},
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: vtctl COMMAND [ARGS] [--json]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-13s %-26s %s\n", commands[i].name, commands[i].args, commands[i].summary);
-    fprintf(f, "  %-13s %-26s %s\n", "version", "", "print the vt version and plugin ABI");
+        fprintf(f, "  %-13s %-38s %s\n", commands[i].name, commands[i].args, commands[i].summary);
+    fprintf(f, "  %-13s %-38s %s\n", "version", "", "print the vt version and plugin ABI");
     fprintf(f, "\nenvironment: VT_PLUGIN_PATH, VT_BACKENDS, VT_LOADER_DEBUG, VT_TIER_POLICY\n"
                "exit status: 0 success (zero devices included), 1 refusal or failed check, 2 bad usage\n");
 }
@@ -46,22 +47,6 @@ bool vtctl_open(vt_registry **reg)
         return false;
     }
     return true;
-}
-
-const char *vtctl_bytes(uint64_t bytes, char *buf, size_t size)
-{
-    static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024.0 && u < 5) {
-        v /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, size, "%llu B", (unsigned long long)bytes);
-    else
-        snprintf(buf, size, "%.1f %s", v, unit[u]);
-    return buf;
 }
 
 void vtctl_print_warnings(const vt_registry *reg)

@@ -19,6 +19,7 @@ typedef int (*vtctl_cmd_fn)(int argc, char **argv);
 
 int vtctl_cmd_backend_list(int argc, char **argv);
 int vtctl_cmd_caps(int argc, char **argv);
+int vtctl_cmd_ops(int argc, char **argv);
 
 /* Report bad usage of cmd on stderr; returns VTCTL_EXIT_USAGE. */
 int vtctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -26,9 +27,6 @@ int vtctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((form
 /* Open the registry from the environment, or print why not and return
  * false. */
 bool vtctl_open(vt_registry **reg);
-
-/* "16.0 GiB" into buf; returns buf. */
-const char *vtctl_bytes(uint64_t bytes, char *buf, size_t size);
 
 /* Print the registry's warnings to stderr (text mode). */
 void vtctl_print_warnings(const vt_registry *reg);

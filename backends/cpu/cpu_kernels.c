@@ -35,6 +35,20 @@ const vt_kernel vt_cpu_kernels[] = {
     {VT_OP_MATMUL, SIG2(VT_F32, VT_F32), vt_cpu_matmul},
     {VT_OP_MATMUL, SIG2(VT_F32, VT_F16), vt_cpu_matmul},
     {VT_OP_MATMUL, SIG2(VT_F32, VT_BF16), vt_cpu_matmul},
+#define IDX(t)                                                                                                         \
+    {VT_OP_INDEX_SELECT, SIG2(t, VT_I32), vt_cpu_index_select},                                                        \
+    {                                                                                                                  \
+        VT_OP_INDEX_SELECT, SIG2(t, VT_I64), vt_cpu_index_select                                                       \
+    }
+    IDX(VT_F32),
+    IDX(VT_F16),
+    IDX(VT_BF16),
+    IDX(VT_I8),
+    IDX(VT_I16),
+    IDX(VT_I32),
+    IDX(VT_I64),
+    IDX(VT_F64),
+#undef IDX
 };
 
 const uint32_t vt_cpu_n_kernels = sizeof vt_cpu_kernels / sizeof vt_cpu_kernels[0];

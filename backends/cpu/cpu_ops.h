@@ -2,6 +2,8 @@
 #ifndef VT_CPU_OPS_H
 #define VT_CPU_OPS_H
 
+#include <vt/vt_params.h>
+
 #include "cpu_backend.h"
 
 /* Copy (1): cast between f32/f16/bf16, or copy i32. */
@@ -12,6 +14,9 @@ vt_status vt_cpu_add(vt_backend_ctx *ctx, int dev, const vt_op_args *a, char *wh
 
 /* MatMul (20): y[n,m] = sum_k x[n,k] * W[m,k]; x f32, W f32/f16/bf16. */
 vt_status vt_cpu_matmul(vt_backend_ctx *ctx, int dev, const vt_op_args *a, char *why, size_t why_size);
+
+/* IndexSelect (90): gather along one dim, any plain dtype, i32/i64 indices. */
+vt_status vt_cpu_index_select(vt_backend_ctx *ctx, int dev, const vt_op_args *a, char *why, size_t why_size);
 
 /* Elements of an operand. */
 static inline int64_t vt_cpu_elems(const vt_operand *o)

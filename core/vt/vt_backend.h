@@ -77,6 +77,9 @@ typedef struct vt_kernel {
     vt_kernel_fn run; /* never NULL */
 } vt_kernel;
 
+/* The (op, sig) row of a kernel table, or NULL. */
+const vt_kernel *vt_kernel_find(const vt_kernel *table, uint32_t n, uint32_t op, vt_sig sig);
+
 /* Counters a backend keeps per device (allocation and copy traffic). */
 typedef struct vt_backend_counters {
     uint64_t allocs;     /* successful allocations, ever */

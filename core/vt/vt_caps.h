@@ -32,10 +32,11 @@ typedef enum vt_op_class {
     VT_OP_CLASS_MATMUL = 0,     /* dense projections (MatMul) */
     VT_OP_CLASS_GATHER = 1,     /* embedding tables (GetRows) */
     VT_OP_CLASS_MOE_EXPERT = 2, /* stacked experts (MoeExpertMatMul) */
-    VT_OP_CLASS_COUNT = 3
+    VT_OP_CLASS_COUNT = 3,
+    VT_OP_CLASS_NONE = 255 /* feeds no weight op: kept f32 (norms, biases, 1-D tensors) */
 } vt_op_class;
 
-/* "matmul", "gather", "moe-expert". */
+/* "matmul", "gather", "moe-expert", "none". */
 const char *vt_op_class_name(int op_class);
 
 #define VT_CAPS_TEXT 256

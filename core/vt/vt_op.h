@@ -80,6 +80,61 @@ const char *vt_op_name(int op);
 /* Op id for a catalogue name (case-insensitive), or VT_OP_NONE. */
 vt_op vt_op_from_name(const char *name);
 
+/* Operand flags. */
+#define VT_OPERAND_OPTIONAL 0x1u /* may be absent (NULL) */
+#define VT_OPERAND_INOUT    0x2u /* an output that is also read (a state updated in place) */
+
+/* One operand of an op, as the catalogue names it. */
+typedef struct vt_operand_info {
+    const char *name; /* "x", "W", "state" */
+    uint32_t flags;   /* VT_OPERAND_* */
+    const char *doc;  /* shape and dtype, e.g. "[B,D,T] f32" */
+} vt_operand_info;
+
+/* Types of parameter fields. */
+typedef enum vt_param_type { VT_PARAM_F32 = 0, VT_PARAM_I32 = 1, VT_PARAM_U64 = 2 } vt_param_type;
+
+/* One field of an op's params struct (vt_params.h). */
+typedef struct vt_param_info {
+    const char *name; /* "eps", "k" */
+    uint32_t type;    /* vt_param_type */
+    uint32_t offset;  /* offsetof in the params struct */
+    const char *doc;
+} vt_param_info;
+
+/* An op of the catalogue: its operands, signatures and parameters. All
+ * pointers are static. */
+typedef struct vt_op_info {
+    uint32_t op;         /* vt_op */
+    const char *name;    /* "IndexSelect" */
+    const char *summary; /* one line */
+    uint32_t n_in, n_out;
+    const vt_operand_info *in;  /* inputs, in call order */
+    const vt_operand_info *out; /* outputs, in call order */
+    const char *sig_operands;   /* which operands make the signature: "x, W" */
+    uint32_t n_sigs;
+    const vt_sig *sigs;   /* every signature the catalogue defines */
+    uint32_t params_size; /* sizeof its params struct, 0 if none */
+    uint32_t n_params;
+    const vt_param_info *params;
+} vt_op_info;
+
+/* Catalogue entry of an op id, or NULL. */
+const vt_op_info *vt_op_get_info(int op);
+
+/* Number of ops in the catalogue. */
+uint32_t vt_op_catalog_size(void);
+
+/* The i-th op of the catalogue, in id order (0 <= i < size). */
+const vt_op_info *vt_op_catalog_entry(uint32_t i);
+
+/* True when (op, sig) is one of the catalogue's signatures. */
+bool vt_op_sig_in_catalog(uint32_t op, vt_sig sig);
+
+/* The GGUF block formats the catalogue calls "q" (SPEC 7), and how many. */
+extern const vt_dtype vt_q_formats[];
+extern const uint32_t vt_n_q_formats;
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,10 @@
  *   TEST_ZERO_DEVICES  init succeeds with zero devices
  *   TEST_LIAR          one device, not host-addressable, claiming
  *                      needs_weight_staging = false
+ *   TEST_QUANT_KERNELS a discrete 64 GiB planning double whose kernel table
+ *                      consumes q4_0 for matmul, gather and moe-expert (so
+ *                      keep-quant is admitted); the kernels refuse to run and
+ *                      nothing can be allocated
  * vt_plugin_entry sets VT_TEST_ENTRY_CALLED_<name>=1 in the environment so a
  * test can prove the core never called it (ABI mismatch). */
 #include "config.h"
@@ -74,8 +78,12 @@ static vt_status t_probe(vt_backend_ctx *ctx, int dev, vt_device_caps *c, char *
     snprintf(c->platform, sizeof c->platform, "stub");
     c->warp_size = 32;
     c->compute_units = 1;
+#ifdef TEST_QUANT_KERNELS
+    c->memory_total = 64ull << 30;
+#else
     c->memory_total = 1u << 20;
-    c->memory_free = 1u << 20;
+#endif
+    c->memory_free = c->memory_total;
     c->alloc_alignment = 64;
     c->host_addressable = false;
     snprintf(c->host_addressable_reason, sizeof c->host_addressable_reason, "test device memory is opaque");
@@ -130,12 +138,32 @@ static void t_counters(vt_backend_ctx *ctx, int dev, vt_backend_counters *out)
     memset(out, 0, sizeof *out);
 }
 
+#ifdef TEST_QUANT_KERNELS
+static vt_status t_no_compute(vt_backend_ctx *ctx, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    (void)ctx;
+    (void)dev;
+    (void)a;
+    return vt_why(VT_E_UNSUPPORTED, why, why_size, "planning double: no compute");
+}
+
+static const vt_kernel t_kernels[] = {
+    {VT_OP_MATMUL, {2, {VT_F32, VT_Q4_0}}, t_no_compute},
+    {VT_OP_GET_ROWS, {3, {VT_Q4_0, VT_I32, VT_F32}}, t_no_compute},
+    {VT_OP_MOE_EXPERT_MATMUL, {2, {VT_F32, VT_Q4_0}}, t_no_compute},
+};
+#define T_KERNELS t_kernels, 3
+#else
+#define T_KERNELS NULL, 0
+#endif
+
 static const vt_backend_iface iface = {
     .abi_version = VT_PLUGIN_ABI,
     .struct_size = sizeof(vt_backend_iface),
     .name = TEST_NAME,
     .description = "registry test plugin",
     .device_type = VT_DEVICE_VULKAN,
+    .kernels = T_KERNELS,
     .init = t_init,
     .fini = t_fini,
     .device_count = t_count,

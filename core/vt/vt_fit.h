@@ -1,0 +1,103 @@
+/* vt_fit.h - residency of weights and the device-fit refusal (SPEC 6).
+ *
+ * Before the first device allocation, the core decides for every weight
+ * tensor whether it stays in its GGUF block format on the device
+ * (keep-quant: only where the device has a native kernel consuming that
+ * format for the op class the tensor feeds) or is expanded to the compute
+ * dtype, and adds up what the device must hold: every tensor padded to
+ * the device's alignment, forced expansions at their expanded size (never
+ * bounded by the file size), plus what the run needs (KV cache, state
+ * caches, scratch). When the device stages weights and the total exceeds
+ * the budget, the plan is refused with VT_E_DOES_NOT_FIT and a message
+ * naming the model, device, bytes, forcing formats, budget and source and
+ * the largest tensors. The plan itself allocates nothing. */
+#ifndef VT_FIT_H
+#define VT_FIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vt/vt_backend.h>
+#include <vt/vt_registry.h>
+#include <vt/vt_status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Residency of one weight tensor. */
+#define VT_RESIDENCY_EXPAND     0 /* converted at load to the compute dtype */
+#define VT_RESIDENCY_KEEP_QUANT 1 /* stays in its GGUF block format */
+
+/* The dtype weights expand to. */
+#define VT_EXPAND_F16  0 /* default */
+#define VT_EXPAND_BF16 1
+#define VT_EXPAND_F32  2
+
+/* One weight tensor as stored (a GGUF tensor, or any list of weights). */
+typedef struct vt_weight_desc {
+    const char *name;  /* for messages; owned by the caller */
+    uint32_t dtype;    /* stored type (ggml id) */
+    uint32_t op_class; /* vt_op_class it feeds, or VT_OP_CLASS_NONE */
+    uint32_t ndim;
+    int64_t shape[VT_MAX_DIMS]; /* row-major, innermost last */
+} vt_weight_desc;
+
+/* What the plan decided for one tensor. */
+typedef struct vt_weight_plan {
+    uint32_t residency;      /* VT_RESIDENCY_* */
+    uint32_t resident_dtype; /* dtype on the device */
+    uint64_t stored_bytes;   /* bytes as stored */
+    uint64_t resident_bytes; /* bytes on the device, padded to the device alignment */
+    bool forced_expand;      /* a block format the device does not admit for its op class */
+} vt_weight_plan;
+
+/* Options; zero-initialise and set struct_size. NULL means all defaults. */
+typedef struct vt_fit_options {
+    uint32_t struct_size;      /* sizeof(vt_fit_options) */
+    uint32_t expand;           /* VT_EXPAND_F16 (default), VT_EXPAND_BF16, VT_EXPAND_F32 */
+    uint64_t budget_bytes;     /* > 0: use this budget; 0: $VT_DEVICE_WEIGHT_BUDGET_BYTES, else the probe */
+    const char *budget_origin; /* how budget_bytes was given ("--budget"); NULL: "options" */
+    uint64_t run_bytes;        /* device bytes the run needs besides weights (KV cache, states, scratch) */
+    const char *model;         /* model name for messages; NULL: "model" */
+} vt_fit_options;
+
+#define VT_FIT_LARGEST 5
+
+/* The totals of a plan. */
+typedef struct vt_fit_report {
+    bool checked;              /* the device stages weights, so the fit was checked */
+    bool fits;                 /* checked and within budget, or not checked */
+    uint64_t keep_quant_bytes; /* resident bytes of keep-quant tensors */
+    uint64_t expanded_bytes;   /* resident bytes of tensors expanded to the compute dtype */
+    uint64_t f32_bytes;        /* resident bytes of tensors kept f32 (op class none) */
+    uint64_t weight_bytes;     /* the three above */
+    uint64_t run_bytes;        /* from the options */
+    uint64_t needed_bytes;     /* weight_bytes + run_bytes */
+    uint64_t budget_bytes;
+    char budget_source[192]; /* "VT_DEVICE_WEIGHT_BUDGET_BYTES=1", "probed free ... minus ..." */
+    uint64_t forced_formats; /* bit t: dtype t was expanded because the device does not admit it */
+    uint32_t n_keep_quant, n_expanded, n_f32, n_forced;
+    uint32_t n_largest;
+    uint32_t largest[VT_FIT_LARGEST]; /* indices of the largest resident tensors, largest first */
+    uint32_t expand_dtype;            /* vt_dtype weights expand to */
+} vt_fit_report;
+
+/* Plan residency and check device fit for n weights on dev. plans (n rows,
+ * may be NULL) and report receive the decisions. Returns VT_OK when the
+ * plan fits or the device does not stage weights, VT_E_DOES_NOT_FIT with
+ * the full message in vt_last_error otherwise, VT_E_INVALID_ARG for a bad
+ * descriptor (named). Allocates nothing on the device. */
+vt_status vt_fit_plan(vt_device *dev, const vt_weight_desc *weights, size_t n, const vt_fit_options *options,
+                      vt_weight_plan *plans, vt_fit_report *report);
+
+/* The device budget alone: $VT_DEVICE_WEIGHT_BUDGET_BYTES when set, else
+ * probed free memory minus headroom (5% of total or 512 MiB, the larger).
+ * source (may be NULL) receives how it was derived. */
+vt_status vt_fit_budget(vt_device *dev, uint64_t *budget, char *source, size_t source_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VT_FIT_H */

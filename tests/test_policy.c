@@ -1,0 +1,459 @@
+/* test_policy.c - the core's rules on a discrete device (SPEC 4-6): named
+ * refusals of missing ops, the portable CPU tier on a host-addressable
+ * device, strict mode, whole-plan resolution, and the device-fit refusal
+ * before any allocation.
+ *
+ *   test_policy BACKEND        (cuda-stub or rocm; 77 when absent)
+ *
+ * The host-addressable variant of each device: cuda-stub with
+ * VT_CUDA_STUB_HOST_ADDRESSABLE=1, rocm with VT_ROCM_MANAGED_ALLOC=1. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+static const char *backend;
+
+/* Make the backend's device host-addressable (before opening). */
+static void host_addressable_mode(void)
+{
+    if (!strcmp(backend, "cuda-stub"))
+        setenv("VT_CUDA_STUB_HOST_ADDRESSABLE", "1", 1);
+    else if (!strcmp(backend, "rocm"))
+        setenv("VT_ROCM_MANAGED_ALLOC", "1", 1);
+}
+
+static vt_device *device0(vt_registry *reg)
+{
+    char spec[64];
+    snprintf(spec, sizeof spec, "%s:0", backend);
+    vt_device *d = NULL;
+    ck_assert_msg(vt_registry_find_device(reg, spec, &d) == VT_OK, "%s", vt_last_error());
+    return d;
+}
+
+static vt_tensor *make(vt_device *d, vt_dtype t, uint32_t nd, const int64_t *shape)
+{
+    vt_tensor *x = NULL;
+    ck_assert_msg(vt_tensor_create(d, t, nd, shape, &x) == VT_OK, "%s", vt_last_error());
+    return x;
+}
+
+static bool contains(const char *hay, const char *needle)
+{
+    return strstr(hay, needle) != NULL;
+}
+
+static vt_sig sig2(vt_dtype a, vt_dtype b)
+{
+    vt_dtype d[2] = {a, b};
+    return vt_sig_make(2, d);
+}
+
+/* ---- tiers ---- */
+
+START_TEST(missing_op_is_refused_by_name)
+{
+    vt_registry *reg = vt_test_open(NULL, NULL, 0);
+    vt_device *d = device0(reg);
+    vt_device_caps caps;
+    ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
+    ck_assert(!caps.host_addressable);
+    int64_t ss[2] = {4, 3}, is[1] = {2}, ds[2] = {2, 3};
+    vt_tensor *src = make(d, VT_F32, 2, ss), *idx = make(d, VT_I32, 1, is), *dst = make(d, VT_F32, 2, ds);
+    float poison[6];
+    vt_poison(poison, sizeof poison);
+    ck_assert_int_eq(vt_tensor_write(dst, poison, sizeof poison), VT_OK);
+    vt_device_stats before, after;
+    ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
+    vt_params_index_select p = {0};
+    const vt_tensor *in[2] = {src, idx};
+    vt_tensor *out[1] = {dst};
+    ck_assert_int_eq(vt_op_run(d, VT_OP_INDEX_SELECT, in, 2, out, 1, &p, sizeof p), VT_E_OP_MISSING);
+    const char *m = vt_last_error();
+    char head[160];
+    snprintf(head, sizeof head, "missing op IndexSelect (90) on %s:0 (device type %u, ", backend, caps.type);
+    ck_assert_msg(contains(m, head), "%s", m);
+    ck_assert_msg(contains(m, "no native kernel for (f32, i32)"), "%s", m);
+    ck_assert_msg(contains(m, "portable CPU tier refused: device memory is not host-addressable"), "%s", m);
+    ck_assert_msg(contains(m, caps.host_addressable_reason), "the probe fact is named: %s", m);
+    if (!strcmp(backend, "rocm"))
+        ck_assert_msg(contains(m, "hipDeviceAttributePageableMemoryAccess=0, hipMalloc"), "%s", m);
+    fprintf(stderr, "refusal: %s\n", m);
+    ck_assert_int_eq(vt_device_stats_get(d, &after), VT_OK);
+    ck_assert_uint_eq(after.refusals, before.refusals + 1);
+    ck_assert_uint_eq(after.cpu_tier_runs, before.cpu_tier_runs);
+    ck_assert_uint_eq(after.backend.allocs, before.backend.allocs); /* the refusal allocated nothing */
+    float got[6];
+    ck_assert_int_eq(vt_tensor_read(dst, got, sizeof got), VT_OK);
+    ck_assert_int_eq(memcmp(got, poison, sizeof got), 0); /* and wrote nothing */
+    vt_tensor_destroy(src);
+    vt_tensor_destroy(idx);
+    vt_tensor_destroy(dst);
+    vt_registry_close(reg);
+}
+END_TEST
+
+/* IndexSelect on the host-addressable device via the CPU tier, checked
+ * against a reference loop written here. */
+static void index_select_case(vt_device *d, vt_rng *r, int dim, vt_dtype idx_t)
+{
+    int64_t ss[3] = {5, 7, 3};
+    int64_t n_idx = 9;
+    int64_t ds[3] = {5, 7, 3};
+    ds[dim] = n_idx;
+    int64_t n_src = ss[0] * ss[1] * ss[2], n_dst = ds[0] * ds[1] * ds[2];
+    float *sv = malloc(sizeof(float) * (size_t)n_src), *got = malloc(sizeof(float) * (size_t)n_dst);
+    vt_rng_fill(r, sv, (size_t)n_src, -5, 5);
+    int64_t iv[9];
+    int32_t iv32[9];
+    for (int j = 0; j < n_idx; j++)
+        iv32[j] = (int32_t)(iv[j] = (int64_t)vt_rng_below(r, (uint64_t)ss[dim]));
+    vt_tensor *src = make(d, VT_F32, 3, ss), *idx = make(d, idx_t, 1, &n_idx), *dst = make(d, VT_F32, 3, ds);
+    ck_assert_int_eq(vt_tensor_write(src, sv, sizeof(float) * (size_t)n_src), VT_OK);
+    ck_assert_int_eq(vt_tensor_write(idx, idx_t == VT_I64 ? (void *)iv : (void *)iv32, vt_tensor_nbytes(idx)), VT_OK);
+    vt_poison(got, sizeof(float) * (size_t)n_dst);
+    ck_assert_int_eq(vt_tensor_write(dst, got, sizeof(float) * (size_t)n_dst), VT_OK);
+    vt_params_index_select p = {dim - 3}; /* negative dims count from the end */
+    const vt_tensor *in[2] = {src, idx};
+    vt_tensor *out[1] = {dst};
+    ck_assert_msg(vt_op_run(d, VT_OP_INDEX_SELECT, in, 2, out, 1, &p, sizeof p) == VT_OK, "%s", vt_last_error());
+    ck_assert_int_eq(vt_tensor_read(dst, got, sizeof(float) * (size_t)n_dst), VT_OK);
+    for (int64_t a = 0; a < ds[0]; a++)
+        for (int64_t b = 0; b < ds[1]; b++)
+            for (int64_t c = 0; c < ds[2]; c++) {
+                int64_t s[3] = {a, b, c};
+                s[dim] = iv[(dim == 0 ? a : dim == 1 ? b : c)];
+                float want = sv[(s[0] * ss[1] + s[1]) * ss[2] + s[2]];
+                float have = got[(a * ds[1] + b) * ds[2] + c];
+                ck_assert_msg(memcmp(&want, &have, 4) == 0, "dim %d [%lld,%lld,%lld]: %g want %g", dim, (long long)a,
+                              (long long)b, (long long)c, (double)have, (double)want);
+            }
+    /* An index out of range is named, and nothing is written. */
+    iv32[4] = (int32_t)ss[dim];
+    iv[4] = ss[dim];
+    ck_assert_int_eq(vt_tensor_write(idx, idx_t == VT_I64 ? (void *)iv : (void *)iv32, vt_tensor_nbytes(idx)), VT_OK);
+    ck_assert_int_eq(vt_op_run(d, VT_OP_INDEX_SELECT, in, 2, out, 1, &p, sizeof p), VT_E_INVALID_ARG);
+    ck_assert_msg(contains(vt_last_error(), "idx[4]"), "%s", vt_last_error());
+    free(sv);
+    free(got);
+    vt_tensor_destroy(src);
+    vt_tensor_destroy(idx);
+    vt_tensor_destroy(dst);
+}
+
+START_TEST(cpu_tier_serves_a_host_addressable_device)
+{
+    host_addressable_mode();
+    vt_registry *reg = vt_test_open(NULL, NULL, 0);
+    vt_device *d = device0(reg);
+    vt_device_caps caps;
+    ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
+    ck_assert_msg(caps.host_addressable, "%s", caps.host_addressable_reason);
+    ck_assert(!caps.needs_weight_staging);
+    if (!strcmp(backend, "rocm")) {
+        ck_assert(caps.managed_memory_enabled);
+        ck_assert_msg(contains(caps.host_addressable_reason, "managed allocation opted in (VT_ROCM_MANAGED_ALLOC=1"),
+                      "%s", caps.host_addressable_reason);
+    } else {
+        ck_assert_msg(contains(caps.host_addressable_reason, "VT_CUDA_STUB_HOST_ADDRESSABLE=1"), "%s",
+                      caps.host_addressable_reason);
+    }
+    vt_resolution res;
+    ck_assert_int_eq(vt_resolve(d, VT_OP_INDEX_SELECT, sig2(VT_F32, VT_I32), 0, &res), VT_OK);
+    ck_assert_int_eq(res.tier, VT_TIER_CPU);
+    ck_assert_msg(contains(res.reason, "portable CPU tier"), "%s", res.reason);
+    vt_device_stats before, after;
+    ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
+    vt_rng r;
+    vt_rng_init(&r, 41);
+    index_select_case(d, &r, 0, VT_I32);
+    index_select_case(d, &r, 1, VT_I64);
+    index_select_case(d, &r, 2, VT_I32);
+    ck_assert_int_eq(vt_device_stats_get(d, &after), VT_OK);
+    ck_assert_uint_eq(after.cpu_tier_runs, before.cpu_tier_runs + 3); /* counted, never silent */
+    vt_registry_close(reg);
+}
+END_TEST
+
+START_TEST(strict_mode_refuses_the_cpu_tier)
+{
+    host_addressable_mode();
+    vt_registry *reg = vt_test_open(NULL, NULL, 0);
+    vt_device *d = device0(reg);
+    vt_resolution res;
+    ck_assert_int_eq(vt_resolve(d, VT_OP_INDEX_SELECT, sig2(VT_F32, VT_I32), VT_RESOLVE_STRICT, &res), VT_E_OP_MISSING);
+    ck_assert_int_eq(res.tier, VT_TIER_REFUSED);
+    ck_assert_msg(contains(res.reason, "portable CPU tier refused: strict tier policy"), "%s", res.reason);
+    setenv("VT_TIER_POLICY", "strict", 1);
+    ck_assert_int_eq(vt_resolve(d, VT_OP_INDEX_SELECT, sig2(VT_F32, VT_I32), 0, &res), VT_E_OP_MISSING);
+    ck_assert_msg(contains(vt_last_error(), "missing op IndexSelect (90)") && contains(vt_last_error(), "strict"), "%s",
+                  vt_last_error());
+    int64_t ss[1] = {4}, is[1] = {2};
+    vt_tensor *src = make(d, VT_F32, 1, ss), *idx = make(d, VT_I32, 1, is), *dst = make(d, VT_F32, 1, is);
+    vt_params_index_select p = {0};
+    const vt_tensor *in[2] = {src, idx};
+    vt_tensor *out[1] = {dst};
+    ck_assert_int_eq(vt_op_run(d, VT_OP_INDEX_SELECT, in, 2, out, 1, &p, sizeof p), VT_E_OP_MISSING);
+    setenv("VT_TIER_POLICY", "sloppy", 1);
+    ck_assert_int_eq(vt_resolve(d, VT_OP_INDEX_SELECT, sig2(VT_F32, VT_I32), 0, &res), VT_E_INVALID_ARG);
+    ck_assert_msg(contains(vt_last_error(), "VT_TIER_POLICY='sloppy'"), "%s", vt_last_error());
+    setenv("VT_TIER_POLICY", "portable", 1);
+    ck_assert_int_eq(vt_resolve(d, VT_OP_INDEX_SELECT, sig2(VT_F32, VT_I32), 0, &res), VT_OK);
+    ck_assert_int_eq(res.tier, VT_TIER_CPU);
+    vt_tensor_destroy(src);
+    vt_tensor_destroy(idx);
+    vt_tensor_destroy(dst);
+    vt_registry_close(reg);
+}
+END_TEST
+
+START_TEST(a_plan_reports_every_refused_op)
+{
+    vt_registry *reg = vt_test_open(NULL, NULL, 0);
+    vt_device *d = device0(reg);
+    vt_dtype f32 = VT_F32;
+    vt_plan_op plan[4] = {
+        {VT_OP_INDEX_SELECT, sig2(VT_F32, VT_I32)},
+        {VT_OP_DSA_INDEXER_LOGITS, sig2(VT_F32, VT_F32)},
+        {VT_OP_CAUSAL_CONV1D_SPEC_UPDATE, vt_sig_make(1, &f32)},
+        {VT_OP_COPY, sig2(VT_F32, VT_F16)},
+    };
+    const vt_kernel *k;
+    uint32_t nk;
+    ck_assert_int_eq(vt_device_kernels(d, &k, &nk), VT_OK);
+    bool copy_native = vt_kernel_find(k, nk, VT_OP_COPY, plan[3].sig) != NULL;
+    vt_resolution res[4];
+    size_t refused = 99;
+    vt_device_stats before, after;
+    ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
+    ck_assert_int_eq(vt_resolve_plan(d, plan, 4, 0, res, &refused), VT_E_OP_MISSING);
+    ck_assert_uint_eq(refused, copy_native ? 3 : 4);
+    const char *m = vt_last_error();
+    char head[96];
+    snprintf(head, sizeof head, "%zu of 4 ops cannot run on %s:0", refused, backend);
+    ck_assert_msg(contains(m, head), "%s", m);
+    ck_assert_msg(contains(m, "missing op IndexSelect (90)"), "%s", m);
+    ck_assert_msg(contains(m, "missing op DsaIndexerLogits (34)"), "%s", m);
+    ck_assert_msg(contains(m, "missing op CausalConv1dSpecUpdate (7)"), "%s", m);
+    ck_assert_int_eq(res[0].tier, VT_TIER_REFUSED);
+    ck_assert_int_eq(res[1].tier, VT_TIER_REFUSED);
+    ck_assert_int_eq(res[2].tier, VT_TIER_REFUSED);
+    ck_assert_int_eq(res[3].tier, copy_native ? VT_TIER_NATIVE : VT_TIER_REFUSED);
+    ck_assert_int_eq(vt_device_stats_get(d, &after), VT_OK);
+    ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
+    fprintf(stderr, "plan refusal:\n%s\n", m);
+    vt_registry_close(reg);
+}
+END_TEST
+
+/* ---- device fit ---- */
+
+/* A small model: Q4_0 experts, a Q4_0 embedding, a Q4_0 projection, an
+ * f16 output projection, two f32 1-D tensors. */
+static const vt_weight_desc model[] = {
+    {"blk.0.ffn_gate_exps.weight", VT_Q4_0, VT_OP_CLASS_MOE_EXPERT, 3, {8, 512, 1024}},
+    {"token_embd.weight", VT_Q4_0, VT_OP_CLASS_GATHER, 2, {1000, 256}},
+    {"blk.0.attn_q.weight", VT_Q4_0, VT_OP_CLASS_MATMUL, 2, {256, 256}},
+    {"output.weight", VT_F16, VT_OP_CLASS_MATMUL, 2, {1000, 256}},
+    {"blk.0.attn_norm.weight", VT_F32, VT_OP_CLASS_NONE, 1, {256}},
+    {"blk.0.ssm_a", VT_F32, VT_OP_CLASS_NONE, 1, {7}},
+};
+#define N_MODEL (sizeof model / sizeof model[0])
+
+START_TEST(budget_one_refuses_without_allocating)
+{
+    vt_registry *reg = vt_test_open(NULL, NULL, 0);
+    vt_device *d = device0(reg);
+    setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1);
+    vt_device_stats before, after;
+    ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
+    vt_fit_options o = {sizeof o, VT_EXPAND_F16, 0, NULL, 0, "tiny.gguf"};
+    vt_fit_report rep;
+    vt_weight_plan plans[N_MODEL];
+    ck_assert_int_eq(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep), VT_E_DOES_NOT_FIT);
+    const char *m = vt_last_error();
+    char head[96];
+    snprintf(head, sizeof head, "tiny.gguf does not fit on %s:0", backend);
+    ck_assert_msg(contains(m, head), "%s", m);
+    ck_assert_msg(contains(m, "budget 1 bytes (1 B) from VT_DEVICE_WEIGHT_BUDGET_BYTES=1"), "%s", m);
+    ck_assert_msg(contains(m, "largest: blk.0.ffn_gate_exps.weight"), "%s", m);
+    ck_assert_msg(contains(m, "nothing was allocated"), "%s", m);
+    ck_assert(rep.checked && !rep.fits);
+    ck_assert_uint_eq(rep.budget_bytes, 1);
+    ck_assert_int_eq(vt_device_stats_get(d, &after), VT_OK);
+    ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
+    ck_assert_uint_eq(after.backend.live_bytes, before.backend.live_bytes);
+    fprintf(stderr, "fit refusal: %s\n", m);
+    /* A malformed environment value is named, not guessed at. */
+    setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "12x", 1);
+    ck_assert_int_eq(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep), VT_E_INVALID_ARG);
+    ck_assert_msg(contains(vt_last_error(), "VT_DEVICE_WEIGHT_BUDGET_BYTES='12x'"), "%s", vt_last_error());
+    vt_registry_close(reg);
+}
+END_TEST
+
+START_TEST(forced_expansion_costs_the_expanded_size)
+{
+    vt_registry *reg = vt_test_open(NULL, NULL, 0);
+    vt_device *d = device0(reg);
+    vt_device_caps caps;
+    ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
+    ck_assert_uint_eq(caps.alloc_alignment, 256);
+    ck_assert(!vt_caps_keeps_quant(&caps, VT_OP_CLASS_MOE_EXPERT, VT_Q4_0));
+    vt_device_stats before, after;
+    ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
+    /* Hand arithmetic, alignment 256, nothing admitted: every q4_0 tensor
+     * expands to f16 at 2 bytes per element (32*2/18 = 3.56x its file size).
+     *   experts  8*512*1024*2 = 8388608   (file 8*512*1024/32*18 = 2359296)
+     *   embd     1000*256*2   =  512000
+     *   attn_q   256*256*2    =  131072
+     *   output   1000*256*2   =  512000
+     *   norm     256*4        =    1024
+     *   ssm_a    7*4 = 28 -> padded 256  */
+    vt_fit_options o = {sizeof o, VT_EXPAND_F16, 4000000, "--budget", 0, "tiny.gguf"};
+    vt_fit_report rep;
+    vt_weight_plan plans[N_MODEL];
+    ck_assert_int_eq(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep), VT_E_DOES_NOT_FIT);
+    ck_assert_uint_eq(plans[0].stored_bytes, 2359296);
+    ck_assert_uint_eq(plans[0].resident_bytes, 8388608);
+    ck_assert(plans[0].forced_expand && plans[0].residency == VT_RESIDENCY_EXPAND);
+    ck_assert_uint_eq(plans[0].resident_dtype, VT_F16);
+    ck_assert_uint_eq(plans[5].resident_bytes, 256);
+    ck_assert_uint_eq(rep.keep_quant_bytes, 0);
+    ck_assert_uint_eq(rep.expanded_bytes, 8388608 + 512000 + 131072 + 512000);
+    ck_assert_uint_eq(rep.f32_bytes, 1024 + 256);
+    ck_assert_uint_eq(rep.needed_bytes, 9544960);
+    ck_assert_uint_eq(rep.n_forced, 3);
+    ck_assert_uint_eq(rep.forced_formats, 1ull << VT_Q4_0);
+    const char *m = vt_last_error();
+    ck_assert_msg(contains(m, "needs 9544960 bytes"), "%s", m);
+    ck_assert_msg(
+        contains(m, "expansion to f16 forced for q4_0 (3 tensors; not admitted for matmul gather moe-expert)"), "%s",
+        m);
+    ck_assert_msg(contains(m, "from --budget (4000000 bytes)"), "%s", m);
+    /* bf16 expansion costs the same; f32 twice as much. */
+    o.expand = VT_EXPAND_F32;
+    o.budget_bytes = 1ull << 40;
+    ck_assert_int_eq(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep), VT_OK);
+    ck_assert_uint_eq(plans[0].resident_bytes, 8388608 * 2);
+    ck_assert(rep.fits && rep.checked);
+    /* The probed budget: free memory minus max(5% of total, 512 MiB). */
+    uint64_t budget;
+    char source[192];
+    ck_assert_int_eq(vt_fit_budget(d, &budget, source, sizeof source), VT_OK);
+    ck_assert_msg(contains(source, "probed free memory"), "%s", source);
+    uint64_t headroom = caps.memory_total / 100 * 5 > (512ull << 20) ? caps.memory_total / 100 * 5 : 512ull << 20;
+    ck_assert_msg(budget <= caps.memory_total - headroom, "budget %llu, total %llu", (unsigned long long)budget,
+                  (unsigned long long)caps.memory_total);
+    ck_assert_int_eq(vt_device_stats_get(d, &after), VT_OK);
+    ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
+    vt_registry_close(reg);
+}
+END_TEST
+
+/* Keep-quant where the kernel table admits it (the planning double), and
+ * the same plan refused where it does not (cuda-stub). */
+START_TEST(q4_0_experts_fit_keep_quant_but_not_expanded)
+{
+    char *dir = vt_test_mkdtemp();
+    char link[1024];
+    snprintf(link, sizeof link, "%s/vt_test_quantdev.so", dir);
+    ck_assert_int_eq(symlink(TEST_PLUGIN_DIR "/vt_test_quantdev.so", link), 0);
+    vt_registry *reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
+    vt_device *q = NULL;
+    ck_assert_msg(vt_registry_find_device(reg, "test-quantdev:0", &q) == VT_OK, "%s", vt_last_error());
+    vt_device_caps caps;
+    ck_assert_int_eq(vt_device_probe(q, &caps), VT_OK);
+    ck_assert(caps.needs_weight_staging);
+    ck_assert(vt_caps_keeps_quant(&caps, VT_OP_CLASS_MOE_EXPERT, VT_Q4_0));
+    ck_assert(!vt_caps_keeps_quant(&caps, VT_OP_CLASS_MOE_EXPERT, VT_Q8_0));
+    /* Hand arithmetic, alignment 64:
+     *   experts keep  8*512*(1024/32)*18 = 2359296
+     *   embd    keep  1000*(256/32)*18   =  144000
+     *   attn_q  keep  256*(256/32)*18    =   36864
+     *   output  f16   1000*256*2         =  512000
+     *   norm    f32   256*4              =    1024
+     *   ssm_a   f32   28 -> 64                       */
+    vt_fit_options o = {sizeof o, VT_EXPAND_F16, 4000000, "--budget", 0, "tiny.gguf"};
+    vt_fit_report rep;
+    vt_weight_plan plans[N_MODEL];
+    ck_assert_msg(vt_fit_plan(q, model, N_MODEL, &o, plans, &rep) == VT_OK, "%s", vt_last_error());
+    ck_assert_uint_eq(rep.keep_quant_bytes, 2359296 + 144000 + 36864);
+    ck_assert_uint_eq(rep.expanded_bytes, 512000);
+    ck_assert_uint_eq(rep.f32_bytes, 1024 + 64);
+    ck_assert_uint_eq(rep.needed_bytes, 3053248);
+    ck_assert_uint_eq(rep.n_keep_quant, 3);
+    ck_assert_uint_eq(rep.n_forced, 0);
+    ck_assert(rep.fits && rep.checked);
+    ck_assert_int_eq(plans[0].residency, VT_RESIDENCY_KEEP_QUANT);
+    ck_assert_uint_eq(plans[0].resident_dtype, VT_Q4_0);
+    ck_assert_int_eq(plans[3].residency, VT_RESIDENCY_EXPAND);
+    /* Run state counts against the same budget. */
+    o.run_bytes = 1000000;
+    ck_assert_int_eq(vt_fit_plan(q, model, N_MODEL, &o, plans, &rep), VT_E_DOES_NOT_FIT);
+    ck_assert_msg(contains(vt_last_error(), "run state"), "%s", vt_last_error());
+    vt_registry_close(reg);
+    vt_test_rmtree(dir);
+    free(dir);
+
+    /* The same plan on the stub, which admits no block format: refused. */
+    reg = vt_test_open(NULL, NULL, 0);
+    vt_device *d = device0(reg);
+    o.run_bytes = 0;
+    ck_assert_int_eq(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep), VT_E_DOES_NOT_FIT);
+    ck_assert_uint_eq(rep.needed_bytes, 9544960);
+    vt_registry_close(reg);
+}
+END_TEST
+
+START_TEST(bad_weight_descriptors_are_named)
+{
+    vt_registry *reg = vt_test_open(NULL, NULL, 0);
+    vt_device *d = device0(reg);
+    vt_weight_desc bad[2] = {{"ok", VT_F16, VT_OP_CLASS_MATMUL, 2, {4, 32}}, {"odd.weight", VT_Q4_0, 0, 2, {4, 33}}};
+    vt_fit_report rep;
+    ck_assert_int_eq(vt_fit_plan(d, bad, 2, NULL, NULL, &rep), VT_E_INVALID_ARG);
+    ck_assert_msg(contains(vt_last_error(), "weight 1 'odd.weight'"), "%s", vt_last_error());
+    bad[1].dtype = 4; /* removed q4_2 */
+    bad[1].shape[1] = 32;
+    ck_assert_int_eq(vt_fit_plan(d, bad, 2, NULL, NULL, &rep), VT_E_INVALID_ARG);
+    ck_assert_msg(contains(vt_last_error(), "removed(4)"), "%s", vt_last_error());
+    vt_registry_close(reg);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_policy BACKEND\n");
+        return 2;
+    }
+    backend = argv[1];
+    int gate = vt_test_backend_gate(backend);
+    if (gate != 0)
+        return gate;
+    vt_test_seed();
+    Suite *s = suite_create(backend);
+    TCase *tc = tcase_create("policy");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, missing_op_is_refused_by_name);
+    tcase_add_test(tc, cpu_tier_serves_a_host_addressable_device);
+    tcase_add_test(tc, strict_mode_refuses_the_cpu_tier);
+    tcase_add_test(tc, a_plan_reports_every_refused_op);
+    tcase_add_test(tc, budget_one_refuses_without_allocating);
+    tcase_add_test(tc, forced_expansion_costs_the_expanded_size);
+    tcase_add_test(tc, bad_weight_descriptors_are_named);
+    if (!strcmp(backend, "cuda-stub"))
+        tcase_add_test(tc, q4_0_experts_fit_keep_quant_but_not_expanded);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

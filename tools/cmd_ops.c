@@ -1,0 +1,217 @@
+/* cmd_ops.c - `vtctl ops BACKEND[:DEV] [--op NAME] [--strict] [--json]`:
+ * every op and signature of the catalogue with the tier it resolves to on
+ * the device (native, cpu-tier, refused and why). A backend without a
+ * device still shows its static kernel table (native or absent). */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vtctl.h"
+
+/* The refusal message without its "missing op X (id) on dev (...): " head. */
+static const char *reason_tail(const char *reason)
+{
+    const char *p = strstr(reason, "): ");
+    return p ? p + 3 : reason;
+}
+
+typedef struct row_counts {
+    unsigned native, cpu, refused, absent;
+} row_counts;
+
+static void emit_row(json_writer *w, bool json, const vt_op_info *info, vt_sig sig, const char *tier,
+                     const char *reason, row_counts *counts)
+{
+    char sigbuf[96];
+    vt_sig_format(sig, sigbuf, sizeof sigbuf);
+    if (!strcmp(tier, "native"))
+        counts->native++;
+    else if (!strcmp(tier, "cpu-tier"))
+        counts->cpu++;
+    else if (!strcmp(tier, "refused"))
+        counts->refused++;
+    else
+        counts->absent++;
+    if (json) {
+        jw_object_begin(w);
+        jw_key(w, "id");
+        jw_uint(w, info->op);
+        jw_key(w, "name");
+        jw_string(w, info->name);
+        jw_key(w, "signature");
+        jw_string(w, sigbuf);
+        jw_key(w, "tier");
+        jw_string(w, tier);
+        jw_key(w, "reason");
+        jw_string(w, reason);
+        jw_object_end(w);
+    } else {
+        printf("  %3u  %-22s  %-22s  %-9s%s%s\n", info->op, info->name, sigbuf, tier, reason[0] ? "  " : "", reason);
+    }
+}
+
+int vtctl_cmd_ops(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"op", required_argument, NULL, 'o'},
+                                         {"strict", no_argument, NULL, 's'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    bool json = false, strict = false;
+    const char *only = NULL;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'j')
+            json = true;
+        else if (c == 's')
+            strict = true;
+        else if (c == 'o')
+            only = optarg;
+        else if (c == 'h') {
+            printf("usage: vtctl ops BACKEND[:DEV] [--op NAME] [--strict] [--json]\n");
+            return VTCTL_EXIT_OK;
+        } else
+            return vtctl_usage_error("ops", "unknown option or missing value '%s'", argv[optind - 1]);
+    }
+    if (argc - optind != 1)
+        return vtctl_usage_error("ops", "name one BACKEND[:DEV]");
+    const char *spec = argv[optind];
+    vt_op only_op = VT_OP_NONE;
+    if (only && (only_op = vt_op_from_name(only)) == VT_OP_NONE)
+        return vtctl_usage_error("ops", "no op named '%s' in the catalogue", only);
+    uint32_t policy;
+    if (vt_tier_policy_from_env(&policy) != VT_OK) {
+        fprintf(stderr, "vtctl ops: %s\n", vt_last_error());
+        return VTCTL_EXIT_USAGE;
+    }
+    if (strict)
+        policy |= VT_RESOLVE_STRICT;
+
+    vt_registry *reg;
+    if (!vtctl_open(&reg))
+        return VTCTL_EXIT_REFUSED;
+    char backend[128];
+    snprintf(backend, sizeof backend, "%.*s", (int)strcspn(spec, ":"), spec);
+    const vt_kernel *kernels = NULL;
+    uint32_t n_kernels = 0;
+    if (vt_registry_backend_kernels(reg, backend, &kernels, &n_kernels) != VT_OK) {
+        fprintf(stderr, "vtctl ops: %s\n", vt_last_error());
+        vt_registry_close(reg);
+        return VTCTL_EXIT_REFUSED;
+    }
+    vt_device *dev = NULL;
+    char no_device[512] = "";
+    if (vt_registry_find_device(reg, spec, &dev) != VT_OK) {
+        if (strchr(spec, ':')) {
+            fprintf(stderr, "vtctl ops: %s\n", vt_last_error());
+            vt_registry_close(reg);
+            return VTCTL_EXIT_REFUSED;
+        }
+        snprintf(no_device, sizeof no_device, "%s", vt_last_error());
+        dev = NULL;
+    }
+    vt_device_caps caps;
+    if (dev && vt_device_probe(dev, &caps) != VT_OK) {
+        fprintf(stderr, "vtctl ops: %s\n", vt_last_error());
+        vt_registry_close(reg);
+        return VTCTL_EXIT_REFUSED;
+    }
+
+    json_writer w;
+    if (json) {
+        jw_init(&w, stdout);
+        jw_object_begin(&w);
+        jw_key(&w, "backend");
+        jw_string(&w, backend);
+        jw_key(&w, "device");
+        if (dev)
+            jw_string(&w, vt_device_id(dev));
+        else
+            jw_null(&w);
+        jw_key(&w, "policy");
+        jw_string(&w, (policy & VT_RESOLVE_STRICT) ? "strict" : "portable");
+        if (!dev) {
+            jw_key(&w, "no_device_reason");
+            jw_string(&w, no_device);
+        }
+        jw_key(&w, "ops");
+        jw_array_begin(&w);
+    } else if (dev) {
+        printf("ops on %s (device type %u, %s %s): host-addressable %s, tier policy %s\n", vt_device_id(dev), caps.type,
+               caps.name, caps.arch, caps.host_addressable ? "yes" : "no",
+               (policy & VT_RESOLVE_STRICT) ? "strict" : "portable");
+        printf("  %3s  %-22s  %-22s  %-9s  %s\n", "ID", "OP", "SIGNATURE", "TIER", "WHY (when refused)");
+    } else {
+        printf("kernel table of %s (no device to resolve on: %s)\n", backend, no_device);
+        printf("  %3s  %-22s  %-22s  %s\n", "ID", "OP", "SIGNATURE", "KERNEL");
+    }
+    /* One plan of every (op, signature): resolved at once, one probe. */
+    size_t n_rows = 0;
+    for (uint32_t i = 0; i < vt_op_catalog_size(); i++) {
+        const vt_op_info *info = vt_op_catalog_entry(i);
+        if (!only_op || info->op == (uint32_t)only_op)
+            n_rows += info->n_sigs;
+    }
+    vt_plan_op *plan = calloc(n_rows ? n_rows : 1, sizeof *plan);
+    vt_resolution *res = calloc(n_rows ? n_rows : 1, sizeof *res);
+    if (!plan || !res) {
+        fprintf(stderr, "vtctl ops: out of memory\n");
+        free(plan);
+        free(res);
+        vt_registry_close(reg);
+        return VTCTL_EXIT_REFUSED;
+    }
+    size_t k = 0;
+    for (uint32_t i = 0; i < vt_op_catalog_size(); i++) {
+        const vt_op_info *info = vt_op_catalog_entry(i);
+        if (only_op && info->op != (uint32_t)only_op)
+            continue;
+        for (uint32_t s = 0; s < info->n_sigs; s++, k++) {
+            plan[k].op = info->op;
+            plan[k].sig = info->sigs[s];
+        }
+    }
+    size_t n_refused = 0;
+    if (dev)
+        vt_resolve_plan(dev, plan, n_rows, policy, res, &n_refused);
+    row_counts counts = {0};
+    for (k = 0; k < n_rows; k++) {
+        const vt_op_info *info = vt_op_get_info((int)plan[k].op);
+        if (!dev) {
+            bool native = vt_kernel_find(kernels, n_kernels, plan[k].op, plan[k].sig) != NULL;
+            emit_row(&w, json, info, plan[k].sig, native ? "native" : "absent", "", &counts);
+        } else {
+            emit_row(&w, json, info, plan[k].sig, vt_tier_name((int)res[k].tier),
+                     res[k].tier == VT_TIER_REFUSED ? reason_tail(res[k].reason) : "", &counts);
+        }
+    }
+    free(plan);
+    free(res);
+    if (json) {
+        jw_array_end(&w);
+        jw_key(&w, "summary");
+        jw_object_begin(&w);
+        jw_key(&w, "native");
+        jw_uint(&w, counts.native);
+        jw_key(&w, "cpu_tier");
+        jw_uint(&w, counts.cpu);
+        jw_key(&w, "refused");
+        jw_uint(&w, counts.refused);
+        jw_key(&w, "absent");
+        jw_uint(&w, counts.absent);
+        jw_object_end(&w);
+        jw_object_end(&w);
+        jw_finish(&w);
+    } else if (dev) {
+        printf("%u signatures: %u native, %u on the portable CPU tier, %u refused\n",
+               counts.native + counts.cpu + counts.refused, counts.native, counts.cpu, counts.refused);
+    } else {
+        printf("%u signatures: %u native, %u absent\n", counts.native + counts.absent, counts.native, counts.absent);
+    }
+    vt_registry_close(reg);
+    return VTCTL_EXIT_OK;
+}
