@@ -10,19 +10,25 @@
 
 #include <vt/vt_backend.h>
 
+#include "cpu_threads.h"
+
 /* Bytes every cpu allocation is aligned to (one cache line, one AVX-512 vector). */
 #define VT_CPU_ALIGNMENT 64
 
 struct vt_backend_ctx {
     atomic_uint_fast64_t allocs, frees, live_bytes, peak_bytes;
     atomic_uint_fast64_t h2d_copies, d2h_copies, h2d_bytes, d2h_bytes;
+    vt_cpu_pool *pool; /* kernels' threads (cpu_threads.h) */
 };
 
 /* Fill caps for the host CPU from /proc and the CPU's feature bits. */
 vt_status vt_cpu_probe(vt_device_caps *caps, char *why, size_t why_size);
 
-/* The kernel table (cpu_kernels.c). */
-extern const vt_kernel vt_cpu_kernels[];
-extern const uint32_t vt_cpu_n_kernels;
+/* The kernel table, assembled once from the family tables (cpu_kernels.c). */
+const vt_kernel *vt_cpu_kernel_table(uint32_t *n);
+
+/* Family tables: each op family file set lists its own rows. */
+extern const vt_kernel vt_cpu_kernels_basic[];
+extern const uint32_t vt_cpu_n_kernels_basic;
 
 #endif

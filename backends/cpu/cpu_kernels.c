@@ -1,54 +1,34 @@
-/* cpu_kernels.c - the cpu backend's static kernel table: (op, signature)
- * -> kernel. This table is what `vtctl ops cpu` lists and what the
- * portable CPU tier can run. */
+/* cpu_kernels.c - the cpu backend's kernel table: (op, signature) ->
+ * kernel, assembled once from the family tables. This table is what
+ * `vtctl ops cpu` lists and what the portable CPU tier can run. */
 #include "config.h"
 
-#include "cpu_ops.h"
+#include <pthread.h>
 
-#define SIG1(a)                                                                                                        \
-    {                                                                                                                  \
-        1,                                                                                                             \
-        {                                                                                                              \
-            (a)                                                                                                        \
-        }                                                                                                              \
-    }
-#define SIG2(a, b)                                                                                                     \
-    {                                                                                                                  \
-        2,                                                                                                             \
-        {                                                                                                              \
-            (a), (b)                                                                                                   \
-        }                                                                                                              \
-    }
+#include "cpu_backend.h"
 
-const vt_kernel vt_cpu_kernels[] = {
-    {VT_OP_COPY, SIG2(VT_F32, VT_F32), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_F32, VT_F16), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_F32, VT_BF16), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_F16, VT_F32), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_F16, VT_F16), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_F16, VT_BF16), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_BF16, VT_F32), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_BF16, VT_F16), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_BF16, VT_BF16), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_I32, VT_I32), vt_cpu_copy},
-    {VT_OP_ADD, SIG1(VT_F32), vt_cpu_add},
-    {VT_OP_MATMUL, SIG2(VT_F32, VT_F32), vt_cpu_matmul},
-    {VT_OP_MATMUL, SIG2(VT_F32, VT_F16), vt_cpu_matmul},
-    {VT_OP_MATMUL, SIG2(VT_F32, VT_BF16), vt_cpu_matmul},
-#define IDX(t)                                                                                                         \
-    {VT_OP_INDEX_SELECT, SIG2(t, VT_I32), vt_cpu_index_select},                                                        \
-    {                                                                                                                  \
-        VT_OP_INDEX_SELECT, SIG2(t, VT_I64), vt_cpu_index_select                                                       \
-    }
-    IDX(VT_F32),
-    IDX(VT_F16),
-    IDX(VT_BF16),
-    IDX(VT_I8),
-    IDX(VT_I16),
-    IDX(VT_I32),
-    IDX(VT_I64),
-    IDX(VT_F64),
-#undef IDX
+static const struct {
+    const vt_kernel *rows;
+    const uint32_t *n;
+} families[] = {
+    {vt_cpu_kernels_basic, &vt_cpu_n_kernels_basic},
 };
 
-const uint32_t vt_cpu_n_kernels = sizeof vt_cpu_kernels / sizeof vt_cpu_kernels[0];
+#define MAX_ROWS 1024
+static vt_kernel table[MAX_ROWS];
+static uint32_t n_table;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void assemble(void)
+{
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+        for (uint32_t i = 0; i < *families[f].n && n_table < MAX_ROWS; i++)
+            table[n_table++] = families[f].rows[i];
+}
+
+const vt_kernel *vt_cpu_kernel_table(uint32_t *n)
+{
+    pthread_once(&once, assemble);
+    *n = n_table;
+    return table;
+}

@@ -14,12 +14,20 @@ static vt_status cpu_init(vt_backend_ctx **ctx, char *why, size_t why_size)
     vt_backend_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
+    c->pool = vt_cpu_pool_create(0);
+    if (!c->pool) {
+        free(c);
+        return vt_why(VT_E_NO_MEMORY, why, why_size, "cannot start the thread pool");
+    }
     *ctx = c;
     return VT_OK;
 }
 
 static void cpu_fini(vt_backend_ctx *ctx)
 {
+    if (!ctx)
+        return;
+    vt_cpu_pool_destroy(ctx->pool);
     free(ctx);
 }
 
@@ -139,7 +147,6 @@ static vt_backend_iface cpu_iface = {
 
 const vt_backend_iface *vt_plugin_entry(void)
 {
-    cpu_iface.kernels = vt_cpu_kernels;
-    cpu_iface.n_kernels = vt_cpu_n_kernels;
+    cpu_iface.kernels = vt_cpu_kernel_table(&cpu_iface.n_kernels);
     return &cpu_iface;
 }

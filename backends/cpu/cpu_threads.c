@@ -1,0 +1,175 @@
+/* cpu_threads.c - a small fork-join pool: workers sleep on a condition
+ * variable, take one contiguous range each per parallel region, and the
+ * caller takes the first range itself. */
+#include "config.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cpu_threads.h"
+
+struct vt_cpu_pool {
+    int n;                  /* threads including the caller */
+    pthread_t *workers;     /* n - 1 */
+    pthread_mutex_t region; /* one parallel region at a time */
+    pthread_mutex_t lock;
+    pthread_cond_t start, done;
+    uint64_t generation; /* bumped per region */
+    int pending;         /* workers still running this region */
+    int stop;
+    /* the current region */
+    vt_cpu_range_fn fn;
+    void *arg;
+    int64_t n_items;
+    int n_ranges;
+};
+
+typedef struct worker_arg {
+    vt_cpu_pool *pool;
+    int index; /* 1..n-1; the caller is 0 */
+} worker_arg;
+
+static void range_of(int64_t n, int parts, int i, int64_t *b, int64_t *e)
+{
+    int64_t base = n / parts, rem = n % parts;
+    *b = i * base + (i < rem ? i : rem);
+    *e = *b + base + (i < rem ? 1 : 0);
+}
+
+static void *worker_main(void *p)
+{
+    worker_arg *wa = p;
+    vt_cpu_pool *pool = wa->pool;
+    int index = wa->index;
+    free(wa);
+    uint64_t seen = 0;
+    pthread_mutex_lock(&pool->lock);
+    for (;;) {
+        while (!pool->stop && pool->generation == seen)
+            pthread_cond_wait(&pool->start, &pool->lock);
+        if (pool->stop)
+            break;
+        seen = pool->generation;
+        vt_cpu_range_fn fn = pool->fn;
+        void *arg = pool->arg;
+        int64_t n = pool->n_items;
+        int parts = pool->n_ranges;
+        pthread_mutex_unlock(&pool->lock);
+        if (index < parts) {
+            int64_t b, e;
+            range_of(n, parts, index, &b, &e);
+            if (b < e)
+                fn(arg, b, e);
+        }
+        pthread_mutex_lock(&pool->lock);
+        if (--pool->pending == 0)
+            pthread_cond_signal(&pool->done);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return NULL;
+}
+
+int vt_cpu_default_threads(void)
+{
+    const char *e = getenv("VT_NUM_THREADS");
+    if (e && *e) {
+        char *end = NULL;
+        long v = strtol(e, &end, 10);
+        if (!*end && v >= 1 && v <= 1024)
+            return (int)v;
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+vt_cpu_pool *vt_cpu_pool_create(int n_threads)
+{
+    vt_cpu_pool *pool = calloc(1, sizeof *pool);
+    if (!pool)
+        return NULL;
+    pool->n = n_threads > 0 ? n_threads : vt_cpu_default_threads();
+    pthread_mutex_init(&pool->region, NULL);
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->start, NULL);
+    pthread_cond_init(&pool->done, NULL);
+    pool->workers = calloc((size_t)pool->n, sizeof *pool->workers);
+    if (!pool->workers) {
+        vt_cpu_pool_destroy(pool);
+        return NULL;
+    }
+    for (int i = 1; i < pool->n; i++) {
+        worker_arg *wa = malloc(sizeof *wa);
+        if (wa) {
+            wa->pool = pool;
+            wa->index = i;
+        }
+        if (!wa || pthread_create(&pool->workers[i - 1], NULL, worker_main, wa) != 0) {
+            free(wa);
+            pool->n = i; /* run with the threads that started */
+            break;
+        }
+    }
+    return pool;
+}
+
+void vt_cpu_pool_destroy(vt_cpu_pool *pool)
+{
+    if (!pool)
+        return;
+    pthread_mutex_lock(&pool->lock);
+    pool->stop = 1;
+    pthread_cond_broadcast(&pool->start);
+    pthread_mutex_unlock(&pool->lock);
+    for (int i = 1; i < pool->n && pool->workers; i++)
+        pthread_join(pool->workers[i - 1], NULL);
+    free(pool->workers);
+    pthread_cond_destroy(&pool->start);
+    pthread_cond_destroy(&pool->done);
+    pthread_mutex_destroy(&pool->lock);
+    pthread_mutex_destroy(&pool->region);
+    free(pool);
+}
+
+int vt_cpu_pool_size(const vt_cpu_pool *pool)
+{
+    return pool ? pool->n : 1;
+}
+
+void vt_cpu_parallel(vt_cpu_pool *pool, int64_t n, int64_t min_chunk, vt_cpu_range_fn fn, void *arg)
+{
+    if (n <= 0)
+        return;
+    if (min_chunk < 1)
+        min_chunk = 1;
+    int parts = pool ? pool->n : 1;
+    if (n / min_chunk < parts)
+        parts = (int)(n / min_chunk) > 0 ? (int)(n / min_chunk) : 1;
+    if (parts <= 1) {
+        fn(arg, 0, n);
+        return;
+    }
+    pthread_mutex_lock(&pool->region);
+    pthread_mutex_lock(&pool->lock);
+    pool->fn = fn;
+    pool->arg = arg;
+    pool->n_items = n;
+    pool->n_ranges = parts;
+    pool->pending = pool->n - 1;
+    pool->generation++;
+    pthread_cond_broadcast(&pool->start);
+    pthread_mutex_unlock(&pool->lock);
+    int64_t b, e;
+    range_of(n, parts, 0, &b, &e);
+    fn(arg, b, e);
+    pthread_mutex_lock(&pool->lock);
+    while (pool->pending > 0)
+        pthread_cond_wait(&pool->done, &pool->lock);
+    pthread_mutex_unlock(&pool->lock);
+    pthread_mutex_unlock(&pool->region);
+}

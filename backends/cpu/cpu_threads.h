@@ -1,0 +1,37 @@
+/* cpu_threads.h - the cpu backend's thread pool.
+ *
+ * One pool per backend context, sized to the cores this process may run on
+ * (VT_NUM_THREADS overrides). vt_cpu_parallel splits [0, n) into
+ * contiguous ranges, one per worker, and returns when all are done.
+ * Determinism rule for kernels: each output element is computed entirely
+ * inside one range, with a reduction order that does not depend on the
+ * split, so results are bit-identical for any thread count. */
+#ifndef VT_CPU_THREADS_H
+#define VT_CPU_THREADS_H
+
+#include <stdint.h>
+
+typedef struct vt_cpu_pool vt_cpu_pool;
+
+/* The body of a parallel loop: handle items [begin, end). */
+typedef void (*vt_cpu_range_fn)(void *arg, int64_t begin, int64_t end);
+
+/* Create a pool of n_threads (the caller counts as one); 0 picks
+ * $VT_NUM_THREADS, else the cores of this process. NULL on failure. */
+vt_cpu_pool *vt_cpu_pool_create(int n_threads);
+
+/* Stop the workers and free the pool. NULL is ignored. */
+void vt_cpu_pool_destroy(vt_cpu_pool *pool);
+
+/* Number of threads (>= 1). */
+int vt_cpu_pool_size(const vt_cpu_pool *pool);
+
+/* Run fn over [0, n) split in ranges of at least min_chunk items. Calls
+ * from several threads at once are serialised. pool may be NULL (runs
+ * inline). */
+void vt_cpu_parallel(vt_cpu_pool *pool, int64_t n, int64_t min_chunk, vt_cpu_range_fn fn, void *arg);
+
+/* Thread count from $VT_NUM_THREADS or the affinity mask. */
+int vt_cpu_default_threads(void);
+
+#endif
