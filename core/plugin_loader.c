@@ -25,6 +25,22 @@
 
 static pthread_mutex_t ltdl_mutex = PTHREAD_MUTEX_INITIALIZER;
 
+/* Handles of resident modules: kept for the life of the process (and so
+ * reachable, not leaked). Guarded by ltdl_mutex. */
+#define MAX_RESIDENT 32
+static lt_dlhandle resident[MAX_RESIDENT];
+static int n_resident;
+
+/* Make h resident and remember it; caller holds ltdl_mutex. */
+static void keep_resident(lt_dlhandle h)
+{
+    for (int i = 0; i < n_resident; i++)
+        if (resident[i] == h)
+            return;
+    if (n_resident < MAX_RESIDENT && lt_dlmakeresident(h) == 0)
+        resident[n_resident++] = h;
+}
+
 void vt_ltdl_lock(void)
 {
     pthread_mutex_lock(&ltdl_mutex);
@@ -188,8 +204,19 @@ static char *vtable_problem(const vt_plugin *p, const vt_backend_iface *f)
     return NULL;
 }
 
-void vt_plugin_load(vt_plugin *p, bool debug)
+void vt_plugin_stage(int fd, const char *name)
 {
+    if (fd < 0)
+        return;
+    char line[64];
+    int n = snprintf(line, sizeof line, "stage %s\n", name);
+    if (n > 0 && write(fd, line, (size_t)n) < 0)
+        return; /* the parent reads what arrives; nothing more to do */
+}
+
+void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd)
+{
+    vt_plugin_stage(stage_fd, "ELF check");
     char *problem = elf_problem(p->path);
     if (problem) {
         vt_loader_log(debug, "%s: skipped: %s", p->path, problem);
@@ -198,6 +225,7 @@ void vt_plugin_load(vt_plugin *p, bool debug)
     }
 
     lt_dladvise advise;
+    vt_plugin_stage(stage_fd, "dlopen");
     vt_ltdl_lock();
     lt_dlhandle h = NULL;
     if (lt_dladvise_init(&advise) == 0) {
@@ -239,6 +267,7 @@ void vt_plugin_load(vt_plugin *p, bool debug)
         return;
     }
     vt_loader_log(debug, "%s: ABI %u matches; calling %s", p->path, p->abi_found, VT_PLUGIN_ENTRY_SYMBOL);
+    vt_plugin_stage(stage_fd, VT_PLUGIN_ENTRY_SYMBOL);
     const vt_backend_iface *f = entry_from_symbol(entry_sym)();
     char *bad = f ? vtable_problem(p, f) : vt_strdup_printf("%s returned NULL", VT_PLUGIN_ENTRY_SYMBOL);
     if (bad) {
@@ -248,11 +277,17 @@ void vt_plugin_load(vt_plugin *p, bool debug)
         return;
     }
     p->iface = f;
+    if (f->flags & VT_BACKEND_FLAG_RESIDENT) {
+        vt_ltdl_lock();
+        keep_resident(p->handle);
+        vt_ltdl_unlock();
+    }
     free(p->description);
     p->description = vt_strdup(f->description ? f->description : "");
 
     char why[VT_WHY_SIZE] = "";
     vt_loader_log(debug, "%s: calling init of backend %s", p->path, p->name);
+    vt_plugin_stage(stage_fd, "init");
     vt_status st = f->init(&p->ctx, why, sizeof why);
     if (st != VT_OK) {
         p->ctx = NULL;
@@ -263,6 +298,7 @@ void vt_plugin_load(vt_plugin *p, bool debug)
         return;
     }
     why[0] = '\0';
+    vt_plugin_stage(stage_fd, "device_count");
     int n = f->device_count(p->ctx, why, sizeof why);
     if (n <= 0) {
         p->n_devices = 0;

@@ -17,7 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "vt_internal.h"
 
@@ -268,8 +272,9 @@ static char *staging_claim_problem(const char *dev_id, const vt_device_caps *c)
 
 /* Probe every device of a freshly loaded plugin once and refuse the plugin
  * if any answer breaks the staging rule or the probe fails. */
-static void vet_devices(vt_plugin *p, bool debug)
+static void vet_devices(vt_plugin *p, bool debug, int stage_fd)
 {
+    vt_plugin_stage(stage_fd, "probe");
     for (uint32_t i = 0; i < p->n_devices; i++) {
         vt_device_caps caps;
         memset(&caps, 0, sizeof caps);
@@ -295,7 +300,7 @@ static void vet_devices(vt_plugin *p, bool debug)
     }
 }
 
-static void load_all(vt_registry *reg, search_dir *dirs, size_t n_dirs, backend_filter *filter, bool debug)
+static void discover_all(vt_registry *reg, search_dir *dirs, size_t n_dirs, backend_filter *filter, bool debug)
 {
     size_t cap = 0;
     for (size_t d = 0; d < n_dirs; d++) {
@@ -353,11 +358,127 @@ static void load_all(vt_registry *reg, search_dir *dirs, size_t n_dirs, backend_
                 vt_loader_log(debug, "%s: not loaded: %s", p->path, excluded);
                 continue;
             }
-            vt_plugin_load(p, debug);
-            if (p->state == VT_BACKEND_READY)
-                vet_devices(p, debug);
+            p->pending = true;
         }
         strlist_free(&files);
+    }
+}
+
+/* A note on a candidate that does not change its verdict. */
+static void warn_plugin(vt_plugin *p, const char *fmt, ...) VT_PRINTF(2, 3);
+static void warn_plugin(vt_plugin *p, const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "vt-loader: %s: %s\n", p->path, text);
+}
+
+/* Load one pending candidate in this process. */
+static void load_one(vt_plugin *p, bool debug)
+{
+    p->pending = false;
+    vt_plugin_load(p, debug, -1);
+    if (p->state == VT_BACKEND_READY)
+        vet_devices(p, debug, -1);
+}
+
+/* Seconds an isolated probe may take before it is killed. */
+static int isolate_timeout(void)
+{
+    const char *e = getenv("VT_LOADER_ISOLATE_TIMEOUT");
+    long v = e && *e ? strtol(e, NULL, 10) : 0;
+    return v > 0 && v < 3600 ? (int)v : 60;
+}
+
+/* Load a candidate in a child process first (VT_REGISTRY_ISOLATE): the
+ * child reports each stage on a pipe, so a crash or hang is attributed to
+ * the stage it happened in, and the plugin is then not loaded here. */
+static void probe_isolated(vt_plugin *p, bool debug)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        warn_plugin(p, "cannot isolate: pipe failed (%s); loading in process", strerror(errno));
+        return;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        warn_plugin(p, "cannot isolate: fork failed (%s); loading in process", strerror(errno));
+        return;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        vt_plugin_load(p, debug, fds[1]);
+        if (p->state == VT_BACKEND_READY)
+            vet_devices(p, debug, fds[1]);
+        vt_plugin_stage(fds[1], "fini");
+        vt_plugin_unload(p);
+        vt_plugin_stage(fds[1], "done");
+        _exit(0);
+    }
+    close(fds[1]);
+    char buf[4096], stage[64] = "start";
+    size_t have = 0;
+    int timeout_ms = isolate_timeout() * 1000, waited = 0;
+    bool hung = false;
+    for (;;) {
+        struct pollfd pfd = {fds[0], POLLIN, 0};
+        int r = poll(&pfd, 1, 200);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0) {
+            waited += 200;
+            if (waited >= timeout_ms) {
+                hung = true;
+                kill(pid, SIGKILL);
+                break;
+            }
+            continue;
+        }
+        ssize_t got = read(fds[0], buf + have, sizeof buf - 1 - have);
+        if (got <= 0)
+            break;
+        have += (size_t)got;
+        buf[have] = '\0';
+        /* Remember the last complete "stage X" line. */
+        char *line = buf, *nl;
+        while ((nl = strchr(line, '\n'))) {
+            *nl = '\0';
+            if (!strncmp(line, "stage ", 6))
+                snprintf(stage, sizeof stage, "%s", line + 6);
+            line = nl + 1;
+        }
+        have = strlen(line);
+        memmove(buf, line, have + 1);
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    char *why = NULL;
+    if (hung)
+        why = vt_strdup_printf("hung for %d s during %s in an isolated probe process (killed); not loaded",
+                               isolate_timeout(), stage);
+    else if (WIFSIGNALED(status))
+        why = vt_strdup_printf("crashed with signal %d (%s) during %s in an isolated probe process; not loaded",
+                               WTERMSIG(status), strsignal(WTERMSIG(status)), stage);
+    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || strcmp(stage, "done") != 0)
+        why = vt_strdup_printf("exited with status %d during %s in an isolated probe process; not loaded",
+                               WIFEXITED(status) ? WEXITSTATUS(status) : -1, stage);
+    if (why) {
+        free(p->reason);
+        p->reason = why;
+        p->state = VT_BACKEND_SKIPPED;
+        p->pending = false;
+        vt_loader_log(debug, "%s: %s", p->path, why);
+    } else {
+        vt_loader_log(debug, "%s: isolated probe passed", p->path);
     }
 }
 
@@ -413,6 +534,8 @@ vt_status vt_registry_open(vt_registry **out, const vt_registry_options *options
     const char *plugin_path = opt.plugin_path ? opt.plugin_path : getenv("VT_PLUGIN_PATH");
     const char *backends = opt.backends ? opt.backends : getenv("VT_BACKENDS");
     bool debug = opt.loader_debug < 0 ? env_debug() : opt.loader_debug != 0;
+    const char *iso = getenv("VT_LOADER_ISOLATE");
+    bool isolate = (opt.flags & VT_REGISTRY_ISOLATE) || (iso && *iso && strcmp(iso, "0") != 0);
 
     vt_registry *reg = calloc(1, sizeof *reg);
     if (!reg)
@@ -450,7 +573,16 @@ vt_status vt_registry_open(vt_registry **out, const vt_registry_options *options
 
     backend_filter filter;
     filter_parse(&filter, backends);
-    load_all(reg, dirs, n_dirs, &filter, debug);
+    discover_all(reg, dirs, n_dirs, &filter, debug);
+    /* Isolated probes first, all of them, before any plugin runs in this
+     * process (device runtimes do not survive a fork after their init). */
+    if (isolate)
+        for (size_t i = 0; i < reg->n_plugins; i++)
+            if (reg->plugins[i].pending)
+                probe_isolated(&reg->plugins[i], debug);
+    for (size_t i = 0; i < reg->n_plugins; i++)
+        if (reg->plugins[i].pending)
+            load_one(&reg->plugins[i], debug);
     for (size_t i = 0; i < filter.names.n; i++)
         if (filter.matched && !filter.matched[i])
             warn(reg, debug, "VT_BACKENDS names '%s', but no plugin of that name was found", filter.names.v[i]);

@@ -34,6 +34,7 @@ typedef struct vt_plugin {
     const vt_backend_iface *iface; /* NULL unless ready / no devices */
     vt_backend_ctx *ctx;           /* plugin state from init */
     uint32_t n_devices;
+    bool pending; /* discovered, not yet loaded */
 } vt_plugin;
 
 struct vt_device {
@@ -84,8 +85,13 @@ void vt_ltdl_unlock(void);
 void vt_loader_log(bool enabled, const char *fmt, ...) VT_PRINTF(2, 3);
 
 /* Load one candidate: ELF check, dlopen, ABI word, entry, vtable checks,
- * init, device count. Fills p->state/reason; never fatal. */
-void vt_plugin_load(vt_plugin *p, bool debug);
+ * init, device count. Fills p->state/reason; never fatal. When stage_fd
+ * >= 0, "stage NAME\n" is written to it before each step (isolated
+ * probes report where a crash happened). */
+void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd);
+
+/* Write "stage NAME\n" to fd when fd >= 0. */
+void vt_plugin_stage(int fd, const char *name);
 
 /* Unload a loaded candidate (fini, dlclose). */
 void vt_plugin_unload(vt_plugin *p);

@@ -165,16 +165,22 @@ static int list_text(vt_registry *reg)
 
 int vtctl_cmd_backend_list(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'}, {"isolate", no_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'}, {0}};
     bool json = false;
+    uint32_t flags = 0;
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'j')
             json = true;
+        else if (c == 'i')
+            flags |= VT_REGISTRY_ISOLATE;
         else if (c == 'h') {
-            printf("usage: vtctl backend-list [--json]\n");
+            printf("usage: vtctl backend-list [--isolate] [--json]\n"
+                   "  --isolate  probe each plugin in a child process first: one that crashes or hangs\n"
+                   "             is listed as skipped with the signal and stage, never loaded here\n");
             return VTCTL_EXIT_OK;
         } else
             return vtctl_usage_error("backend-list", "unknown option '%s'", argv[optind - 1]);
@@ -182,7 +188,7 @@ int vtctl_cmd_backend_list(int argc, char **argv)
     if (optind < argc)
         return vtctl_usage_error("backend-list", "unexpected argument '%s'", argv[optind]);
     vt_registry *reg;
-    if (!vtctl_open(&reg))
+    if (!vtctl_open_flags(&reg, flags))
         return VTCTL_EXIT_REFUSED;
     int rc = json ? list_json(reg) : list_text(reg);
     vt_registry_close(reg);

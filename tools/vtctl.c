@@ -13,7 +13,8 @@ static const struct {
     const char *args;
     const char *summary;
 } commands[] = {
-    {"backend-list", vtctl_cmd_backend_list, "[--json]", "which backends loaded, from where, their devices; why not"},
+    {"backend-list", vtctl_cmd_backend_list, "[--isolate] [--json]",
+     "which backends loaded, from where, their devices; why not"},
     {"caps", vtctl_cmd_caps, "[BACKEND[:DEV]] [--json]", "every capability of a device, probed now"},
     {"ops", vtctl_cmd_ops, "BACKEND[:DEV] [--op NAME] [--strict]", "the op table and the tier each op resolves to"},
 };
@@ -24,7 +25,7 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-13s %-38s %s\n", commands[i].name, commands[i].args, commands[i].summary);
     fprintf(f, "  %-13s %-38s %s\n", "version", "", "print the vt version and plugin ABI");
-    fprintf(f, "\nenvironment: VT_PLUGIN_PATH, VT_BACKENDS, VT_LOADER_DEBUG, VT_TIER_POLICY\n"
+    fprintf(f, "\nenvironment: VT_PLUGIN_PATH, VT_BACKENDS, VT_LOADER_DEBUG, VT_LOADER_ISOLATE, VT_TIER_POLICY\n"
                "exit status: 0 success (zero devices included), 1 refusal or failed check, 2 bad usage\n");
 }
 
@@ -41,7 +42,13 @@ int vtctl_usage_error(const char *cmd, const char *fmt, ...)
 
 bool vtctl_open(vt_registry **reg)
 {
-    vt_status st = vt_registry_open(reg, NULL);
+    return vtctl_open_flags(reg, 0);
+}
+
+bool vtctl_open_flags(vt_registry **reg, uint32_t flags)
+{
+    vt_registry_options o = {sizeof o, NULL, NULL, -1, flags};
+    vt_status st = vt_registry_open(reg, &o);
     if (st != VT_OK) {
         fprintf(stderr, "vtctl: cannot open the backend registry: %s: %s\n", vt_status_name(st), vt_last_error());
         return false;

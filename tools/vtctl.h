@@ -24,8 +24,11 @@ int vtctl_cmd_ops(int argc, char **argv);
 /* Report bad usage of cmd on stderr; returns VTCTL_EXIT_USAGE. */
 int vtctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Open the registry from the environment, or print why not and return
- * false. */
+/* Open the registry from the environment (plus VT_REGISTRY_* flags), or
+ * print why not and return false. */
+bool vtctl_open_flags(vt_registry **reg, uint32_t flags);
+
+/* vtctl_open_flags with no flags. */
 bool vtctl_open(vt_registry **reg);
 
 /* Print the registry's warnings to stderr (text mode). */

@@ -1,6 +1,7 @@
 /* cpu_plugin.c - the cpu backend's plugin entry, memory and copies. */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,8 +146,17 @@ static vt_backend_iface cpu_iface = {
     .counters = cpu_counters,
 };
 
-const vt_backend_iface *vt_plugin_entry(void)
+/* The kernel table is filled in once, however many registries call the
+ * entry at the same time. */
+static pthread_once_t iface_once = PTHREAD_ONCE_INIT;
+
+static void fill_iface(void)
 {
     cpu_iface.kernels = vt_cpu_kernel_table(&cpu_iface.n_kernels);
+}
+
+const vt_backend_iface *vt_plugin_entry(void)
+{
+    pthread_once(&iface_once, fill_iface);
     return &cpu_iface;
 }

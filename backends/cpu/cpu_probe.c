@@ -81,8 +81,6 @@ vt_status vt_cpu_probe(vt_device_caps *caps, char *why, size_t why_size)
     }
     if (__builtin_cpu_supports("fma"))
         strcat(features, "+fma");
-    if (__builtin_cpu_supports("f16c"))
-        strcat(features, "+f16c");
 #elif defined(__aarch64__)
     strcat(features, "+neon");
 #endif

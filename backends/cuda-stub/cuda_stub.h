@@ -22,6 +22,14 @@
  *                                  may run on it); default 0
  *   VT_CUDA_STUB_DEVICES           number of devices (default 1; 0 gives a
  *                                  loaded backend with zero devices)
+ *
+ * Fault injection (counts are per device, 1-based, over the context's life):
+ *   VT_CUDA_STUB_FAIL_ALLOC_AT=N   the N-th allocation fails (VT_E_DEVICE_OOM), once
+ *   VT_CUDA_STUB_FAIL_COPY_AT=N    the N-th copy (write or read) fails (VT_E_DEVICE), once
+ *   VT_CUDA_STUB_LOSE_AT_COPY=N    the device is lost at the N-th copy: that call
+ *                                  and every later one but release return
+ *                                  VT_E_DEVICE_LOST
+ *   VT_CUDA_STUB_FAULT_DEVICE=K    inject only on device K (default: every device)
  */
 #ifndef VT_CUDA_STUB_H
 #define VT_CUDA_STUB_H
@@ -50,13 +58,21 @@ typedef struct stub_device {
     stub_block *blocks;  /* sorted by offset */
     size_t n_blocks, cap_blocks;
     vt_backend_counters counters;
+    uint64_t alloc_calls, copy_calls; /* for fault injection */
+    bool lost;                        /* device lost (injected) */
 } stub_device;
+
+/* Injected faults, from the environment at init (0 = none). */
+typedef struct stub_faults {
+    uint64_t fail_alloc_at, fail_copy_at, lose_at_copy;
+    int device; /* -1: every device */
+} stub_faults;
 
 struct vt_backend_ctx {
     uint64_t memory_bytes;
     bool host_addressable;
     int n_devices;
-    char config_note[160]; /* how the env configured the stub, for reasons */
+    stub_faults faults;
     stub_device dev[VT_CUDA_STUB_MAX_DEVICES];
 };
 

@@ -42,6 +42,16 @@ static vt_status stub_init(vt_backend_ctx **out, char *why, size_t why_size)
         st = env_u64("VT_CUDA_STUB_HOST_ADDRESSABLE", &addr, &set, why, why_size);
     if (st == VT_OK)
         st = env_u64("VT_CUDA_STUB_DEVICES", &ndev, &set, why, why_size);
+    uint64_t fdev = UINT64_MAX;
+    if (st == VT_OK)
+        st = env_u64("VT_CUDA_STUB_FAIL_ALLOC_AT", &c->faults.fail_alloc_at, &set, why, why_size);
+    if (st == VT_OK)
+        st = env_u64("VT_CUDA_STUB_FAIL_COPY_AT", &c->faults.fail_copy_at, &set, why, why_size);
+    if (st == VT_OK)
+        st = env_u64("VT_CUDA_STUB_LOSE_AT_COPY", &c->faults.lose_at_copy, &set, why, why_size);
+    if (st == VT_OK)
+        st = env_u64("VT_CUDA_STUB_FAULT_DEVICE", &fdev, &set, why, why_size);
+    c->faults.device = fdev == UINT64_MAX ? -1 : (int)fdev;
     if (st == VT_OK && ndev > VT_CUDA_STUB_MAX_DEVICES)
         st = vt_why(VT_E_INVALID_ARG, why, why_size, "VT_CUDA_STUB_DEVICES=%llu: at most %d", (unsigned long long)ndev,
                     VT_CUDA_STUB_MAX_DEVICES);
@@ -103,6 +113,39 @@ static bool valid_dev(const vt_backend_ctx *c, int dev)
     return dev >= 0 && dev < c->n_devices;
 }
 
+static bool faults_apply(const vt_backend_ctx *c, int dev)
+{
+    return c->faults.device < 0 || c->faults.device == dev;
+}
+
+/* VT_E_DEVICE_LOST once the device is lost; caller holds the lock. */
+static vt_status lost_status(const stub_device *sd, int dev, char *why, size_t why_size)
+{
+    if (!sd->lost)
+        return VT_OK;
+    return vt_why(VT_E_DEVICE_LOST, why, why_size, "cuda-stub:%d is lost (injected fault VT_CUDA_STUB_LOSE_AT_COPY)",
+                  dev);
+}
+
+/* Count a copy and apply the copy faults; caller holds the lock. */
+static vt_status copy_fault(vt_backend_ctx *c, stub_device *sd, int dev, char *why, size_t why_size)
+{
+    vt_status st = lost_status(sd, dev, why, why_size);
+    if (st != VT_OK)
+        return st;
+    uint64_t n = ++sd->copy_calls;
+    if (!faults_apply(c, dev))
+        return VT_OK;
+    if (c->faults.lose_at_copy && n == c->faults.lose_at_copy) {
+        sd->lost = true;
+        return lost_status(sd, dev, why, why_size);
+    }
+    if (c->faults.fail_copy_at && n == c->faults.fail_copy_at)
+        return vt_why(VT_E_DEVICE, why, why_size, "cuda-stub:%d: injected copy failure (copy #%llu)", dev,
+                      (unsigned long long)n);
+    return VT_OK;
+}
+
 static vt_status stub_probe(vt_backend_ctx *c, int dev, vt_device_caps *caps, char *why, size_t why_size)
 {
     if (!valid_dev(c, dev))
@@ -110,7 +153,10 @@ static vt_status stub_probe(vt_backend_ctx *c, int dev, vt_device_caps *caps, ch
     stub_device *sd = &c->dev[dev];
     pthread_mutex_lock(&sd->lock);
     uint64_t live = sd->counters.live_bytes;
+    vt_status lost = lost_status(sd, dev, why, why_size);
     pthread_mutex_unlock(&sd->lock);
+    if (lost != VT_OK)
+        return lost;
     caps->type = VT_DEVICE_CUDA;
     snprintf(caps->name, sizeof caps->name, "vt cuda-stub %d (test double, no GPU)", dev);
     snprintf(caps->arch, sizeof caps->arch, "stub");
@@ -159,8 +205,16 @@ static vt_status stub_alloc(vt_backend_ctx *c, int dev, uint64_t bytes, void **p
     if (size < bytes || size == 0)
         size = bytes ? UINT64_MAX : VT_CUDA_STUB_ALIGNMENT;
     pthread_mutex_lock(&sd->lock);
-    vt_status st = VT_OK;
+    vt_status st = lost_status(sd, dev, why, why_size);
     uint64_t free_bytes = c->memory_bytes - sd->counters.live_bytes;
+    uint64_t n_call = ++sd->alloc_calls;
+    if (st != VT_OK)
+        goto out;
+    if (faults_apply(c, dev) && c->faults.fail_alloc_at && n_call == c->faults.fail_alloc_at) {
+        st = vt_why(VT_E_DEVICE_OOM, why, why_size, "cuda-stub:%d: injected allocation failure (allocation #%llu)", dev,
+                    (unsigned long long)n_call);
+        goto out;
+    }
     /* First fit in the handle range: blocks are sorted by offset. */
     uint64_t at = 0;
     size_t pos = 0;
@@ -252,7 +306,9 @@ static vt_status stub_write(vt_backend_ctx *c, int dev, void *dst, const void *s
     stub_device *sd = &c->dev[dev];
     pthread_mutex_lock(&sd->lock);
     unsigned char *host;
-    vt_status st = resolve_range(c, dev, dst, bytes, &host, why, why_size);
+    vt_status st = copy_fault(c, sd, dev, why, why_size);
+    if (st == VT_OK)
+        st = resolve_range(c, dev, dst, bytes, &host, why, why_size);
     if (st == VT_OK) {
         memcpy(host, src, (size_t)bytes);
         sd->counters.h2d_copies++;
@@ -270,7 +326,9 @@ static vt_status stub_read(vt_backend_ctx *c, int dev, void *dst, const void *sr
     stub_device *sd = &c->dev[dev];
     pthread_mutex_lock(&sd->lock);
     unsigned char *host;
-    vt_status st = resolve_range(c, dev, src, bytes, &host, why, why_size);
+    vt_status st = copy_fault(c, sd, dev, why, why_size);
+    if (st == VT_OK)
+        st = resolve_range(c, dev, src, bytes, &host, why, why_size);
     if (st == VT_OK) {
         memcpy(dst, host, (size_t)bytes);
         sd->counters.d2h_copies++;
@@ -284,7 +342,10 @@ static vt_status stub_synchronize(vt_backend_ctx *c, int dev, char *why, size_t 
 {
     if (!valid_dev(c, dev))
         return vt_why(VT_E_NOT_FOUND, why, why_size, "cuda-stub:%d does not exist", dev);
-    return VT_OK; /* copies complete before they return */
+    pthread_mutex_lock(&c->dev[dev].lock);
+    vt_status st = lost_status(&c->dev[dev], dev, why, why_size);
+    pthread_mutex_unlock(&c->dev[dev].lock);
+    return st; /* copies complete before they return */
 }
 
 static void stub_counters(vt_backend_ctx *c, int dev, vt_backend_counters *out)

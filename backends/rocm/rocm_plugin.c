@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -252,11 +253,23 @@ static vt_backend_iface rocm_iface = {
     .read = rocm_read,
     .synchronize = rocm_synchronize,
     .counters = rocm_counters,
+    /* The HIP (and CUDA) runtimes register exit handlers and keep threads:
+     * they cannot be unloaded safely, so the module stays resident. */
+    .flags = VT_BACKEND_FLAG_RESIDENT,
 };
 
-const vt_backend_iface *vt_plugin_entry(void)
+/* The kernel table is filled in once, however many registries call the
+ * entry at the same time. */
+static pthread_once_t iface_once = PTHREAD_ONCE_INIT;
+
+static void fill_iface(void)
 {
     rocm_iface.kernels = vt_rocm_kernels;
     rocm_iface.n_kernels = vt_rocm_n_kernels;
+}
+
+const vt_backend_iface *vt_plugin_entry(void)
+{
+    pthread_once(&iface_once, fill_iface);
     return &rocm_iface;
 }

@@ -137,7 +137,13 @@ typedef struct vt_backend_iface {
 
     /* Fill the allocation and copy counters of dev. */
     void (*counters)(vt_backend_ctx *ctx, int dev, vt_backend_counters *out);
+
+    uint32_t flags; /* VT_BACKEND_FLAG_* */
 } vt_backend_iface;
+
+/* The module stays loaded until the process exits (fini still runs at
+ * close): for backends whose device runtime cannot be unloaded safely. */
+#define VT_BACKEND_FLAG_RESIDENT 0x1u
 
 /* Signature of vt_plugin_entry. */
 typedef const vt_backend_iface *(*vt_plugin_entry_fn)(void);

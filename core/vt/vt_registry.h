@@ -37,6 +37,12 @@ typedef struct vt_registry_options {
 /* Search only plugin_path: not the build tree, not $(pkglibdir). */
 #define VT_REGISTRY_ONLY_PLUGIN_PATH 0x1u
 
+/* Probe every plugin in a child process first (also $VT_LOADER_ISOLATE=1):
+ * a plugin that crashes or hangs (beyond $VT_LOADER_ISOLATE_TIMEOUT s,
+ * default 60) while loading, initialising or probing is skipped with the
+ * signal and the stage named, and never loaded into this process. */
+#define VT_REGISTRY_ISOLATE 0x2u
+
 /* What became of one plugin candidate. */
 typedef enum vt_backend_state {
     VT_BACKEND_READY = 0,      /* loaded, one or more devices */

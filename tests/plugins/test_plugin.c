@@ -8,6 +8,8 @@
  *   TEST_ZERO_DEVICES  init succeeds with zero devices
  *   TEST_LIAR          one device, not host-addressable, claiming
  *                      needs_weight_staging = false
+ *   TEST_INIT_CRASHES  init dies with SIGSEGV (isolation must contain it)
+ *   TEST_INIT_HANGS    init never returns (isolation must time out)
  *   TEST_QUANT_KERNELS a discrete 64 GiB planning double whose kernel table
  *                      consumes q4_0 for matmul, gather and moe-expert (so
  *                      keep-quant is admitted); the kernels refuse to run and
@@ -16,7 +18,9 @@
  * test can prove the core never called it (ABI mismatch). */
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +40,13 @@ struct vt_backend_ctx {
 
 static vt_status t_init(vt_backend_ctx **ctx, char *why, size_t why_size)
 {
+#ifdef TEST_INIT_CRASHES
+    raise(SIGSEGV);
+#endif
+#ifdef TEST_INIT_HANGS
+    for (;;)
+        pause();
+#endif
 #ifdef TEST_INIT_FAILS
     (void)ctx;
     return vt_why(VT_E_DEVICE, why, why_size, "test plugin init fails on purpose");
