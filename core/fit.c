@@ -194,10 +194,10 @@ vt_status vt_fit_plan(vt_device *dev, const vt_weight_desc *weights, size_t n, c
     vt_fit_options opt;
     memset(&opt, 0, sizeof opt);
     if (options) {
-        if (options->struct_size != sizeof opt)
-            return vt_set_error(VT_E_INVALID_ARG, "vt_fit_plan: options.struct_size %u, want %zu", options->struct_size,
-                                sizeof opt);
-        opt = *options;
+        if (options->struct_size < sizeof(uint32_t) || options->struct_size > sizeof opt)
+            return vt_set_error(VT_E_INVALID_ARG, "vt_fit_plan: options.struct_size %u (this libvt knows %zu)",
+                                options->struct_size, sizeof opt);
+        memcpy(&opt, options, options->struct_size);
     }
     if (opt.expand > VT_EXPAND_F32)
         return vt_set_error(VT_E_INVALID_ARG, "vt_fit_plan: expand=%u is not VT_EXPAND_F16/BF16/F32", opt.expand);

@@ -526,10 +526,12 @@ vt_status vt_registry_open(vt_registry **out, const vt_registry_options *options
     *out = NULL;
     vt_registry_options opt = {sizeof opt, NULL, NULL, -1, 0};
     if (options) {
-        if (options->struct_size < sizeof(uint32_t) * 2 + sizeof(void *) * 2)
-            return vt_set_error(VT_E_INVALID_ARG, "vt_registry_open: options.struct_size %u is too small",
-                                options->struct_size);
-        opt = *options;
+        /* Versioned like sqlite3_vfs: an older, shorter struct keeps the
+         * defaults for the fields it lacks; a longer one is from the future. */
+        if (options->struct_size < sizeof(uint32_t) || options->struct_size > sizeof opt)
+            return vt_set_error(VT_E_INVALID_ARG, "vt_registry_open: options.struct_size %u (this libvt knows %zu)",
+                                options->struct_size, sizeof opt);
+        memcpy(&opt, options, options->struct_size);
     }
     const char *plugin_path = opt.plugin_path ? opt.plugin_path : getenv("VT_PLUGIN_PATH");
     const char *backends = opt.backends ? opt.backends : getenv("VT_BACKENDS");
