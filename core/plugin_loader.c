@@ -98,7 +98,7 @@ static const char *machine_name(unsigned m)
  * the header only. Returns NULL or a malloc'd reason. */
 static char *elf_problem(const char *path)
 {
-    unsigned char h[64];
+    unsigned char h[64] = {0};
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return vt_strdup_printf("cannot open: %s", strerror(errno));
@@ -115,7 +115,8 @@ static char *elf_problem(const char *path)
             hex[strlen(hex) - 1] = '\0';
         return vt_strdup_printf("not an ELF file (first bytes: %s)", got ? hex : "none, empty file");
     }
-    if ((size_t)got < sizeof(Elf64_Ehdr) && h[EI_CLASS] == ELFCLASS64)
+    if (got < EI_NIDENT || ((size_t)got < sizeof(Elf64_Ehdr) && h[EI_CLASS] == ELFCLASS64) ||
+        (size_t)got < sizeof(Elf32_Ehdr))
         return vt_strdup_printf("truncated ELF header (%zd bytes)", got);
     int want_class = sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
     if (h[EI_CLASS] != want_class)

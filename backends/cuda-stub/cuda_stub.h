@@ -8,10 +8,10 @@
  *   - It has no native kernels: its kernel table is empty, so every op is
  *     either served by the portable CPU tier (host-addressable mode only)
  *     or refused by name.
- *   - Its device pointers are opaque handles inside an address range that
- *     is mapped PROT_NONE: the CPU cannot dereference them (a stray CPU
- *     access faults at once), and data is reached only through the stub's
- *     own write/read copies into host buffers it keeps.
+ *   - Its device pointers are opaque handles in the kernel half of the
+ *     address space: the CPU cannot dereference them (a stray CPU access
+ *     faults at once), and data is reached only through the stub's own
+ *     write/read copies into host buffers it keeps.
  *   - It counts every allocation and copy (vt_device_stats_get), which is
  *     how tests prove that a refused plan allocated nothing.
  *
@@ -54,8 +54,8 @@ typedef struct stub_block {
 /* One stub device. */
 typedef struct stub_device {
     pthread_mutex_t lock;
-    unsigned char *base; /* PROT_NONE range that handles point into (opaque mode) */
-    stub_block *blocks;  /* sorted by offset */
+    uintptr_t base;     /* first handle address (opaque mode), see handle_base */
+    stub_block *blocks; /* sorted by offset */
     size_t n_blocks, cap_blocks;
     vt_backend_counters counters;
     uint64_t alloc_calls, copy_calls; /* for fault injection */

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "cuda_stub.h"
 
@@ -28,6 +27,17 @@ static vt_status env_u64(const char *name, uint64_t *out, bool *set, char *why, 
     *out = x;
     *set = true;
     return VT_OK;
+}
+
+/* Where device dev's handles start: an address in the kernel half of the
+ * address space, which user-mode code can never dereference (any CPU access
+ * faults at once). Each device gets 2^44 bytes (16 TiB) of it; nothing is
+ * mapped, so many stub devices and registries cost no address space. */
+_Static_assert(sizeof(uintptr_t) == 8, "cuda-stub handles need a 64-bit address space");
+
+static uintptr_t handle_base(int dev)
+{
+    return (uintptr_t)0xffff000000000000ull + ((uintptr_t)dev << 44);
 }
 
 static vt_status stub_init(vt_backend_ctx **out, char *why, size_t why_size)
@@ -52,6 +62,9 @@ static vt_status stub_init(vt_backend_ctx **out, char *why, size_t why_size)
     if (st == VT_OK)
         st = env_u64("VT_CUDA_STUB_FAULT_DEVICE", &fdev, &set, why, why_size);
     c->faults.device = fdev == UINT64_MAX ? -1 : (int)fdev;
+    if (st == VT_OK && mem > (1ull << 44))
+        st = vt_why(VT_E_INVALID_ARG, why, why_size, "VT_CUDA_STUB_MEMORY_BYTES=%llu: at most 2^44 (16 TiB)",
+                    (unsigned long long)mem);
     if (st == VT_OK && ndev > VT_CUDA_STUB_MAX_DEVICES)
         st = vt_why(VT_E_INVALID_ARG, why, why_size, "VT_CUDA_STUB_DEVICES=%llu: at most %d", (unsigned long long)ndev,
                     VT_CUDA_STUB_MAX_DEVICES);
@@ -65,21 +78,8 @@ static vt_status stub_init(vt_backend_ctx **out, char *why, size_t why_size)
     for (int d = 0; d < c->n_devices; d++) {
         stub_device *sd = &c->dev[d];
         pthread_mutex_init(&sd->lock, NULL);
-        if (!c->host_addressable && mem) {
-            /* Reserve address space the CPU cannot touch: handles live here. */
-            void *base = mmap(NULL, (size_t)mem, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-            if (base == MAP_FAILED) {
-                int err = errno;
-                for (int k = 0; k < d; k++)
-                    munmap(c->dev[k].base, (size_t)mem);
-                for (int k = 0; k <= d; k++)
-                    pthread_mutex_destroy(&c->dev[k].lock);
-                free(c);
-                return vt_why(VT_E_DEVICE, why, why_size, "cannot reserve %llu bytes of handle space: %s",
-                              (unsigned long long)mem, strerror(err));
-            }
-            sd->base = base;
-        }
+        if (!c->host_addressable)
+            sd->base = handle_base(d);
     }
     *out = c;
     return VT_OK;
@@ -94,8 +94,6 @@ static void stub_fini(vt_backend_ctx *c)
         for (size_t i = 0; i < sd->n_blocks; i++)
             free(sd->blocks[i].host);
         free(sd->blocks);
-        if (sd->base)
-            munmap(sd->base, (size_t)c->memory_bytes);
         pthread_mutex_destroy(&sd->lock);
     }
     free(c);
@@ -172,7 +170,7 @@ static vt_status stub_probe(vt_backend_ctx *c, int dev, vt_device_caps *caps, ch
                  "VT_CUDA_STUB_HOST_ADDRESSABLE=1: stub allocations are host memory");
     else
         snprintf(caps->host_addressable_reason, sizeof caps->host_addressable_reason,
-                 "stub device pointers are opaque PROT_NONE handles (VT_CUDA_STUB_HOST_ADDRESSABLE unset)");
+                 "stub device pointers are opaque kernel-half handles (VT_CUDA_STUB_HOST_ADDRESSABLE unset)");
     caps->needs_weight_staging = !caps->host_addressable;
     caps->sampled_token_readback = false;
     snprintf(caps->sampled_token_readback_reason, sizeof caps->sampled_token_readback_reason,
@@ -187,7 +185,7 @@ static long find_block(const vt_backend_ctx *c, const stub_device *sd, const voi
 {
     for (size_t i = 0; i < sd->n_blocks; i++) {
         const stub_block *b = &sd->blocks[i];
-        uintptr_t start = c->host_addressable ? (uintptr_t)b->host : (uintptr_t)sd->base + b->offset;
+        uintptr_t start = c->host_addressable ? (uintptr_t)b->host : sd->base + b->offset;
         if ((uintptr_t)p >= start && (uintptr_t)p < start + b->size) {
             *offset_in_block = (uintptr_t)p - start;
             return (long)i;
