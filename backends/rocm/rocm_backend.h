@@ -55,8 +55,7 @@ bool vt_rocm_managed_active(vt_backend_ctx *ctx, int dev);
 /* Probe dev into caps (rocm_probe.c). */
 vt_status vt_rocm_probe(vt_backend_ctx *ctx, int dev, vt_device_caps *caps, char *why, size_t why_size);
 
-/* The kernel table (rocm_kernels.c). */
-extern const vt_kernel vt_rocm_kernels[];
-extern const uint32_t vt_rocm_n_kernels;
+/* The kernel table, assembled once from the family tables (rocm_kernels.c). */
+const vt_kernel *vt_rocm_kernel_table(uint32_t *n);
 
 #endif

@@ -106,4 +106,55 @@ __device__ inline void vt_dev_store(void *p, uint32_t dtype, int64_t i, float v)
         ((float *)p)[i] = v;
 }
 
+/* Threads per block of the row kernels (a power of two). */
+#define VT_ROCM_BLOCK 256
+
+/* Sum of v over the block, in a fixed tree order through shared memory
+ * (no warp-size assumption). shm holds VT_ROCM_BLOCK floats. Every thread
+ * of the block must call it; all get the sum. */
+__device__ inline float vt_block_sum(float v, float *shm)
+{
+    shm[threadIdx.x] = v;
+    __syncthreads();
+    for (int s = VT_ROCM_BLOCK / 2; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s)
+            shm[threadIdx.x] += shm[threadIdx.x + s];
+        __syncthreads();
+    }
+    float r = shm[0];
+    __syncthreads();
+    return r;
+}
+
+/* Maximum of v over the block (same contract as vt_block_sum). */
+__device__ inline float vt_block_max(float v, float *shm)
+{
+    shm[threadIdx.x] = v;
+    __syncthreads();
+    for (int s = VT_ROCM_BLOCK / 2; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s)
+            shm[threadIdx.x] = fmaxf(shm[threadIdx.x], shm[threadIdx.x + s]);
+        __syncthreads();
+    }
+    float r = shm[0];
+    __syncthreads();
+    return r;
+}
+
+__device__ inline float vt_silu(float v)
+{
+    return v / (1.0f + expf(-v));
+}
+
+/* Blocks for items at per_block each, capped for grid-stride loops. */
+static inline unsigned vt_grid_for(int64_t items, int64_t per_block)
+{
+    int64_t g = (items + per_block - 1) / per_block;
+    if (g < 1)
+        g = 1;
+    if (g > (1 << 20))
+        g = 1 << 20;
+    return (unsigned)g;
+}
+
 #endif /* VT_ROCM_DEVICE_H */

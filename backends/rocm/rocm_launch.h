@@ -23,6 +23,85 @@ hipError_t vt_rocm_launch_add_f32(const float *a, const float *b, float *y, int6
 hipError_t vt_rocm_launch_matmul_dense(const float *x, const void *w, uint32_t w_dtype, float *y, int64_t n, int64_t m,
                                        int64_t k, hipStream_t stream);
 
+/* Elementwise f32 ops of the nn family (kernels_elementwise.hip). */
+#define VT_ROCM_UNARY_SCALE   0
+#define VT_ROCM_UNARY_SILU    1
+#define VT_ROCM_UNARY_GELU    2
+#define VT_ROCM_UNARY_SIGMOID 3
+
+/* y[i] = f(x[i]) for n elements; s is Scale's factor. */
+hipError_t vt_rocm_launch_unary(int kind, const float *x, float *y, int64_t n, float s, hipStream_t stream);
+
+/* y[i] = a[i] * b[i % nb]. */
+hipError_t vt_rocm_launch_mul_f32(const float *a, const float *b, float *y, int64_t n, int64_t nb, hipStream_t stream);
+
+/* y[i] = silu(g[i]) * u[i]. */
+hipError_t vt_rocm_launch_swiglu(const float *g, const float *u, float *y, int64_t n, hipStream_t stream);
+
+/* GdnGate: g = A[h] * softplus(a + dt_bias[h]), beta = sigmoid(b), h = i % H. */
+hipError_t vt_rocm_launch_gdn_gate(const float *a, const float *dt_bias, const float *A, const float *b, float *g,
+                                   float *beta, int64_t n, int64_t H, hipStream_t stream);
+
+/* MoeCombine: y[t,j] = sum_i w[t,i] * h[t,i,j]. */
+hipError_t vt_rocm_launch_moe_combine(const float *h, const float *w, float *y, int64_t T, int64_t K, int64_t m,
+                                      hipStream_t stream);
+
+/* Row ops over the last axis (kernels_rows.hip). */
+#define VT_ROCM_NORM_RMS   0 /* x / sqrt(mean(x^2) + eps) * w (w may be NULL) */
+#define VT_ROCM_NORM_L2    1 /* x / sqrt(sum(x^2) + eps) */
+#define VT_ROCM_NORM_GATED 2 /* x / sqrt(mean(x^2) + eps) * w * silu(z) */
+
+/* One of the norms above over rows of length n. */
+hipError_t vt_rocm_launch_norm(int kind, const float *x, const float *w, const float *z, float *y, int64_t rows,
+                               int64_t n, float eps, hipStream_t stream);
+
+/* Softmax of x*scale + mask (mask NULL, or mask_elems trailing elements
+ * broadcast over the leading ones); an all -inf row gives zeros. */
+hipError_t vt_rocm_launch_softmax(const float *x, const float *mask, int64_t mask_elems, float *y, int64_t rows,
+                                  int64_t n, float scale, hipStream_t stream);
+
+/* Rope over x [T,H,d] at positions pos[T]; neox: pairs (i, i+n_rot/2). */
+hipError_t vt_rocm_launch_rope(const float *x, const int32_t *pos, float *y, int64_t T, int64_t H, int64_t d,
+                               int32_t n_rot, float theta, int neox, hipStream_t stream);
+
+/* Gathers and caches (kernels_state.hip). */
+
+/* IndexSelect as bytes: dst[o, j, :] = src[o, idx[j], :], rows of row_bytes. */
+hipError_t vt_rocm_launch_index_select(const void *src, const void *idx, int idx_wide, void *dst, int64_t outer,
+                                       int64_t n_src, int64_t n_idx, int64_t row_bytes, hipStream_t stream);
+
+/* KvCacheWrite: cache[slot[t], :] = convert(k[t, :]) for rows of n f32
+ * values; slot -1 skips. cache dtype f32/f16/bf16 (vt_dtype id). */
+hipError_t vt_rocm_launch_kv_write(const float *k, const int32_t *slots, void *cache, uint32_t cache_dtype, int64_t T,
+                                   int64_t n, hipStream_t stream);
+
+/* Attention (see SPEC 7, op 30). kv dtype f32/f16/bf16. */
+hipError_t vt_rocm_launch_attention(const float *q, const void *k, const void *v, uint32_t kv_dtype, const int32_t *pos,
+                                    float *o, int64_t T, int64_t Hq, int64_t Hkv, int64_t S, int64_t d, int64_t dv,
+                                    float scale, int32_t window, hipStream_t stream);
+
+/* DsaIndexerLogits (op 34); k dtype f32/f16/bf16. */
+hipError_t vt_rocm_launch_dsa_logits(const float *q, const void *k, uint32_t k_dtype, const float *w,
+                                     const int32_t *start, const int32_t *end, float *logits, int64_t T, int64_t H,
+                                     int64_t d, int64_t S, hipStream_t stream);
+
+/* The causal convolutions (kernels_conv.hip). bias may be NULL. */
+
+/* CausalConv1dSpecUpdate (op 7). */
+hipError_t vt_rocm_launch_conv_spec(const float *x, const float *w, const float *bias, const int32_t *slots,
+                                    const int32_t *accepted, float *y, float *state, int64_t B, int64_t D, int64_t T,
+                                    int64_t W, int64_t L, int silu, hipStream_t stream);
+
+/* CausalConv1d (op 8): init may be NULL (zeros). */
+hipError_t vt_rocm_launch_conv_prefill(const float *x, const float *w, const float *bias, const float *init, float *y,
+                                       float *state_out, int64_t B, int64_t D, int64_t T, int64_t W, int silu,
+                                       hipStream_t stream);
+
+/* CausalConv1dUpdate (op 9): slots may be NULL (row b). */
+hipError_t vt_rocm_launch_conv_update(const float *x, const float *w, const float *bias, const int32_t *slots, float *y,
+                                      float *state, int64_t B, int64_t D, int64_t T, int64_t W, int silu,
+                                      hipStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -264,8 +264,7 @@ static pthread_once_t iface_once = PTHREAD_ONCE_INIT;
 
 static void fill_iface(void)
 {
-    rocm_iface.kernels = vt_rocm_kernels;
-    rocm_iface.n_kernels = vt_rocm_n_kernels;
+    rocm_iface.kernels = vt_rocm_kernel_table(&rocm_iface.n_kernels);
 }
 
 const vt_backend_iface *vt_plugin_entry(void)

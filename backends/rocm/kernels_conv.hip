@@ -1,0 +1,142 @@
+// kernels_conv.hip - the causal depthwise convolutions of the rocm backend
+// (SPEC 7, ops 7, 8, 9). One thread per (sequence, channel): it computes
+// every output column, then shifts that channel's state row in place in
+// ascending order (each write reads a column ahead of it, never behind).
+#include "rocm_device.h"
+#include "rocm_launch.h"
+
+namespace
+{
+
+__device__ inline float act(float v, int silu)
+{
+    return silu ? vt_silu(v) : v;
+}
+
+// e = [S[slot, d, a-1 .. a+W-3], x[b, d, :]]
+__global__ void conv_spec_kernel(const float *x, const float *w, const float *bias, const int32_t *slots,
+                                 const int32_t *accepted, float *y, float *state, int64_t B, int64_t D, int64_t T,
+                                 int64_t W, int64_t L, int silu)
+{
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t bd = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; bd < B * D; bd += stride) {
+        int64_t b = bd / D, d = bd % D;
+        const float *xr = x + bd * T;
+        float *yr = y + bd * T;
+        int32_t slot = slots[b];
+        if (slot < 0) { // padding: zero output, state untouched
+            for (int64_t t = 0; t < T; t++)
+                yr[t] = 0.0f;
+            continue;
+        }
+        int64_t a = accepted[b];
+        float *s = state + ((int64_t)slot * D + d) * L;
+        const float *wr = w + d * W;
+        for (int64_t t = 0; t < T; t++) {
+            float acc = bias ? bias[d] : 0.0f;
+            for (int64_t j = 0; j < W; j++) {
+                int64_t k = t + j;
+                float e = k < W - 1 ? s[a - 1 + k] : xr[k - (W - 1)];
+                acc += wr[j] * e;
+            }
+            yr[t] = act(acc, silu);
+        }
+        for (int64_t i = 0; i <= W - 3 + T; i++) {
+            int64_t k = i + 1;
+            s[i] = k < W - 1 ? s[a - 1 + k] : xr[k - (W - 1)];
+        }
+    }
+}
+
+// x~ = [init or zeros (W-1), x]; the state out is the last W-1 columns.
+__global__ void conv_prefill_kernel(const float *x, const float *w, const float *bias, const float *init, float *y,
+                                    float *state_out, int64_t B, int64_t D, int64_t T, int64_t W, int silu)
+{
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t bd = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; bd < B * D; bd += stride) {
+        int64_t d = bd % D;
+        const float *xr = x + bd * T;
+        const float *ir = init ? init + bd * (W - 1) : nullptr;
+        const float *wr = w + d * W;
+        for (int64_t t = 0; t < T; t++) {
+            float acc = bias ? bias[d] : 0.0f;
+            for (int64_t j = 0; j < W; j++) {
+                int64_t k = t + j;
+                float e = k < W - 1 ? (ir ? ir[k] : 0.0f) : xr[k - (W - 1)];
+                acc += wr[j] * e;
+            }
+            y[bd * T + t] = act(acc, silu);
+        }
+        for (int64_t i = 0; i < W - 1; i++) {
+            int64_t k = T + i;
+            state_out[bd * (W - 1) + i] = k < W - 1 ? (ir ? ir[k] : 0.0f) : xr[k - (W - 1)];
+        }
+    }
+}
+
+// e = [S[slot, d, :], x[b, d, :]]; S becomes the last W-1 columns of e.
+__global__ void conv_update_kernel(const float *x, const float *w, const float *bias, const int32_t *slots, float *y,
+                                   float *state, int64_t B, int64_t D, int64_t T, int64_t W, int silu)
+{
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t bd = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; bd < B * D; bd += stride) {
+        int64_t b = bd / D, d = bd % D;
+        const float *xr = x + bd * T;
+        float *yr = y + bd * T;
+        int64_t slot = slots ? slots[b] : b;
+        if (slot < 0) {
+            for (int64_t t = 0; t < T; t++)
+                yr[t] = 0.0f;
+            continue;
+        }
+        float *s = state + (slot * D + d) * (W - 1);
+        const float *wr = w + d * W;
+        for (int64_t t = 0; t < T; t++) {
+            float acc = bias ? bias[d] : 0.0f;
+            for (int64_t j = 0; j < W; j++) {
+                int64_t k = t + j;
+                acc += wr[j] * (k < W - 1 ? s[k] : xr[k - (W - 1)]);
+            }
+            yr[t] = act(acc, silu);
+        }
+        for (int64_t i = 0; i < W - 1; i++) {
+            int64_t k = T + i;
+            s[i] = k < W - 1 ? s[k] : xr[k - (W - 1)];
+        }
+    }
+}
+
+} // namespace
+
+extern "C" hipError_t vt_rocm_launch_conv_spec(const float *x, const float *w, const float *bias, const int32_t *slots,
+                                               const int32_t *accepted, float *y, float *state, int64_t B, int64_t D,
+                                               int64_t T, int64_t W, int64_t L, int silu, hipStream_t stream)
+{
+    if (B * D <= 0)
+        return hipSuccess;
+    hipLaunchKernelGGL(conv_spec_kernel, dim3(vt_grid_for(B * D, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, x, w,
+                       bias, slots, accepted, y, state, B, D, T, W, L, silu);
+    return hipGetLastError();
+}
+
+extern "C" hipError_t vt_rocm_launch_conv_prefill(const float *x, const float *w, const float *bias, const float *init,
+                                                  float *y, float *state_out, int64_t B, int64_t D, int64_t T,
+                                                  int64_t W, int silu, hipStream_t stream)
+{
+    if (B * D <= 0)
+        return hipSuccess;
+    hipLaunchKernelGGL(conv_prefill_kernel, dim3(vt_grid_for(B * D, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, x,
+                       w, bias, init, y, state_out, B, D, T, W, silu);
+    return hipGetLastError();
+}
+
+extern "C" hipError_t vt_rocm_launch_conv_update(const float *x, const float *w, const float *bias,
+                                                 const int32_t *slots, float *y, float *state, int64_t B, int64_t D,
+                                                 int64_t T, int64_t W, int silu, hipStream_t stream)
+{
+    if (B * D <= 0)
+        return hipSuccess;
+    hipLaunchKernelGGL(conv_update_kernel, dim3(vt_grid_for(B * D, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, x,
+                       w, bias, slots, y, state, B, D, T, W, silu);
+    return hipGetLastError();
+}

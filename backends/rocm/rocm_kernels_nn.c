@@ -1,0 +1,304 @@
+/* rocm_kernels_nn.c - the rocm backend's nn family: elementwise ops, norms,
+ * softmax, rope, gates, MoE combine, IndexSelect, KV cache, attention,
+ * the DSA indexer and the causal convolutions. Data-dependent values
+ * (indices, slots, accepted counts) are read back and checked before any
+ * launch, so a bad call is named and writes nothing. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <vt/vt_params.h>
+
+#include "rocm_common.h"
+
+#define X(i) (a->in[i].data)
+#define Y(i) (a->out[i].data)
+
+static int64_t last_dim(const vt_operand *o)
+{
+    return o->ndim ? o->shape[o->ndim - 1] : 1;
+}
+
+/* Prologue of every kernel here: the device's stream or return. */
+#define STREAM()                                                                                                       \
+    hipStream_t s;                                                                                                     \
+    vt_status st_ = vt_rocm_stream(c, dev, &s, why, why_size);                                                         \
+    if (st_ != VT_OK)                                                                                                  \
+    return st_
+
+static vt_status k_unary(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    int kind = a->op == VT_OP_SCALE  ? VT_ROCM_UNARY_SCALE
+               : a->op == VT_OP_SILU ? VT_ROCM_UNARY_SILU
+               : a->op == VT_OP_GELU ? VT_ROCM_UNARY_GELU
+                                     : VT_ROCM_UNARY_SIGMOID;
+    float sc = a->op == VT_OP_SCALE ? ((const vt_params_scale *)a->params)->s : 0.0f;
+    hipError_t e = vt_rocm_launch_unary(kind, X(0), Y(0), vt_rocm_elems(&a->in[0]), sc, s);
+    return vt_rocm_done(e, vt_op_name((int)a->op), c, dev, why, why_size);
+}
+
+static vt_status k_mul(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    hipError_t e = vt_rocm_launch_mul_f32(X(0), X(1), Y(0), vt_rocm_elems(&a->in[0]), vt_rocm_elems(&a->in[1]), s);
+    return vt_rocm_done(e, "Mul (3)", c, dev, why, why_size);
+}
+
+static vt_status k_swiglu(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    hipError_t e = vt_rocm_launch_swiglu(X(0), X(1), Y(0), vt_rocm_elems(&a->in[0]), s);
+    return vt_rocm_done(e, "SwiGlu (14)", c, dev, why, why_size);
+}
+
+static vt_status k_gdn_gate(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    hipError_t e =
+        vt_rocm_launch_gdn_gate(X(0), X(1), X(2), X(3), Y(0), Y(1), vt_rocm_elems(&a->in[0]), last_dim(&a->in[0]), s);
+    return vt_rocm_done(e, "GdnGate (16)", c, dev, why, why_size);
+}
+
+static vt_status k_moe_combine(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    const vt_operand *h = &a->in[0];
+    hipError_t e = vt_rocm_launch_moe_combine(X(0), X(1), Y(0), h->shape[0], h->shape[1], h->shape[2], s);
+    return vt_rocm_done(e, "MoeCombine (24)", c, dev, why, why_size);
+}
+
+static vt_status k_norm(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    int64_t n = last_dim(&a->in[0]), rows = n ? vt_rocm_elems(&a->in[0]) / n : 0;
+    float eps = ((const vt_params_norm *)a->params)->eps;
+    hipError_t e;
+    if (a->op == VT_OP_RMS_NORM)
+        e = vt_rocm_launch_norm(VT_ROCM_NORM_RMS, X(0), a->n_in > 1 ? X(1) : NULL, NULL, Y(0), rows, n, eps, s);
+    else if (a->op == VT_OP_L2_NORM)
+        e = vt_rocm_launch_norm(VT_ROCM_NORM_L2, X(0), NULL, NULL, Y(0), rows, n, eps, s);
+    else
+        e = vt_rocm_launch_norm(VT_ROCM_NORM_GATED, X(0), X(2), X(1), Y(0), rows, n, eps, s);
+    return vt_rocm_done(e, vt_op_name((int)a->op), c, dev, why, why_size);
+}
+
+static vt_status k_softmax(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    int64_t n = last_dim(&a->in[0]), rows = n ? vt_rocm_elems(&a->in[0]) / n : 0;
+    bool mask = a->n_in > 1 && X(1);
+    hipError_t e = vt_rocm_launch_softmax(X(0), mask ? X(1) : NULL, mask ? vt_rocm_elems(&a->in[1]) : 0, Y(0), rows, n,
+                                          ((const vt_params_softmax *)a->params)->scale, s);
+    return vt_rocm_done(e, "Softmax (10)", c, dev, why, why_size);
+}
+
+static vt_status k_rope(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    const vt_params_rope *p = a->params;
+    const vt_operand *x = &a->in[0];
+    hipError_t e = vt_rocm_launch_rope(X(0), X(1), Y(0), x->shape[0], x->shape[1], x->shape[2], p->n_rot, p->theta,
+                                       p->mode == VT_ROPE_NEOX, s);
+    return vt_rocm_done(e, "Rope (18)", c, dev, why, why_size);
+}
+
+static vt_status k_index_select(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    const vt_operand *src = &a->in[0], *idx = &a->in[1];
+    const vt_params_index_select *p = a->params;
+    int nd = (int)src->ndim, dim = p->dim < 0 ? p->dim + nd : p->dim;
+    int64_t outer = 1, inner = 1, n_src = src->shape[dim], n_idx = idx->shape[0];
+    for (int i = 0; i < dim; i++)
+        outer *= src->shape[i];
+    for (int i = dim + 1; i < nd; i++)
+        inner *= src->shape[i];
+    int64_t *iv = malloc(sizeof *iv * (size_t)(n_idx ? n_idx : 1));
+    if (!iv)
+        return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
+    vt_status st = vt_rocm_read_indices(c, dev, idx->data, n_idx, idx->dtype == VT_I64, iv, why, why_size);
+    for (int64_t j = 0; st == VT_OK && j < n_idx; j++)
+        if (iv[j] < 0 || iv[j] >= n_src)
+            st = vt_why(VT_E_INVALID_ARG, why, why_size,
+                        "IndexSelect (90): idx[%lld] = %lld is outside [0, %lld) of src dim %d", (long long)j,
+                        (long long)iv[j], (long long)n_src, dim);
+    free(iv);
+    if (st != VT_OK)
+        return st;
+    int64_t row_bytes = inner * (int64_t)vt_dtype_get((int)src->dtype)->block_bytes;
+    hipError_t e =
+        vt_rocm_launch_index_select(X(0), X(1), idx->dtype == VT_I64, Y(0), outer, n_src, n_idx, row_bytes, s);
+    return vt_rocm_done(e, "IndexSelect (90)", c, dev, why, why_size);
+}
+
+/* Read n slots and check each is -1 or in [0, limit); with unique, no
+ * non-negative slot may repeat. */
+static vt_status check_slots(vt_backend_ctx *c, int dev, const char *op, const char *name, const void *ptr, int64_t n,
+                             int64_t limit, bool unique, int64_t *out, char *why, size_t why_size)
+{
+    vt_status st = vt_rocm_read_indices(c, dev, ptr, n, false, out, why, why_size);
+    for (int64_t i = 0; st == VT_OK && i < n; i++) {
+        if (out[i] < -1 || out[i] >= limit)
+            return vt_why(VT_E_INVALID_ARG, why, why_size, "%s: %s[%lld] = %lld is outside [-1, %lld)", op, name,
+                          (long long)i, (long long)out[i], (long long)limit);
+        for (int64_t j = 0; unique && out[i] >= 0 && j < i; j++)
+            if (out[j] == out[i])
+                return vt_why(VT_E_INVALID_ARG, why, why_size, "%s: %s[%lld] and %s[%lld] both name slot %lld", op,
+                              name, (long long)j, name, (long long)i, (long long)out[i]);
+    }
+    return st;
+}
+
+static vt_status k_kv_write(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    const vt_operand *k = &a->in[0], *v = &a->in[1], *kc = &a->out[0];
+    int64_t T = k->shape[0];
+    int64_t *sl = malloc(sizeof *sl * (size_t)(T ? T : 1));
+    if (!sl)
+        return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
+    vt_status st = check_slots(c, dev, "KvCacheWrite (31)", "slots", X(2), T, kc->shape[0], false, sl, why, why_size);
+    free(sl);
+    if (st != VT_OK)
+        return st;
+    hipError_t e = vt_rocm_launch_kv_write(X(0), X(2), Y(0), kc->dtype, T, k->shape[1] * k->shape[2], s);
+    if (e == hipSuccess)
+        e = vt_rocm_launch_kv_write(X(1), X(2), Y(1), kc->dtype, T, v->shape[1] * v->shape[2], s);
+    return vt_rocm_done(e, "KvCacheWrite (31)", c, dev, why, why_size);
+}
+
+static vt_status k_attention(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    const vt_operand *q = &a->in[0], *k = &a->in[1], *v = &a->in[2];
+    const vt_params_attention *p = a->params;
+    hipError_t e = vt_rocm_launch_attention(X(0), X(1), X(2), k->dtype, X(3), Y(0), q->shape[0], q->shape[1],
+                                            k->shape[1], k->shape[0], q->shape[2], v->shape[2], p->scale, p->window, s);
+    return vt_rocm_done(e, "Attention (30)", c, dev, why, why_size);
+}
+
+static vt_status k_dsa(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    const vt_operand *q = &a->in[0], *k = &a->in[1];
+    hipError_t e = vt_rocm_launch_dsa_logits(X(0), X(1), k->dtype, X(2), X(3), X(4), Y(0), q->shape[0], q->shape[1],
+                                             q->shape[2], k->shape[0], s);
+    return vt_rocm_done(e, "DsaIndexerLogits (34)", c, dev, why, why_size);
+}
+
+static vt_status k_conv_spec(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    const vt_operand *x = &a->in[0], *st = &a->out[1];
+    int64_t B = x->shape[0], D = x->shape[1], T = x->shape[2], W = a->in[1].shape[1], N = st->shape[0],
+            L = st->shape[2];
+    int64_t *buf = malloc(sizeof *buf * (size_t)(2 * B + 1));
+    if (!buf)
+        return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
+    const char *op = "CausalConv1dSpecUpdate (7)";
+    vt_status r = check_slots(c, dev, op, "slots", X(3), B, N, true, buf, why, why_size);
+    if (r == VT_OK)
+        r = vt_rocm_read_indices(c, dev, X(4), B, false, buf + B, why, why_size);
+    for (int64_t b = 0; r == VT_OK && b < B; b++)
+        if (buf[b] >= 0 && (buf[B + b] < 1 || buf[B + b] > L - W + 2))
+            r = vt_why(VT_E_INVALID_ARG, why, why_size, "%s: accepted[%lld] = %lld is outside [1, L-W+2 = %lld]", op,
+                       (long long)b, (long long)buf[B + b], (long long)(L - W + 2));
+    free(buf);
+    if (r != VT_OK)
+        return r;
+    hipError_t e = vt_rocm_launch_conv_spec(X(0), X(1), a->n_in > 2 ? X(2) : NULL, X(3), X(4), Y(0), Y(1), B, D, T, W,
+                                            L, ((const vt_params_conv *)a->params)->silu, s);
+    return vt_rocm_done(e, op, c, dev, why, why_size);
+}
+
+static vt_status k_conv(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    const vt_operand *x = &a->in[0];
+    hipError_t e = vt_rocm_launch_conv_prefill(X(0), X(1), a->n_in > 2 ? X(2) : NULL, a->n_in > 3 ? X(3) : NULL, Y(0),
+                                               Y(1), x->shape[0], x->shape[1], x->shape[2], a->in[1].shape[1],
+                                               ((const vt_params_conv *)a->params)->silu, s);
+    return vt_rocm_done(e, "CausalConv1d (8)", c, dev, why, why_size);
+}
+
+static vt_status k_conv_update(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    const vt_operand *x = &a->in[0];
+    int64_t B = x->shape[0];
+    const void *slots = a->n_in > 3 ? X(3) : NULL;
+    if (slots) {
+        int64_t *buf = malloc(sizeof *buf * (size_t)(B ? B : 1));
+        if (!buf)
+            return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
+        vt_status r = check_slots(c, dev, "CausalConv1dUpdate (9)", "slots", slots, B, a->out[1].shape[0], true, buf,
+                                  why, why_size);
+        free(buf);
+        if (r != VT_OK)
+            return r;
+    }
+    hipError_t e =
+        vt_rocm_launch_conv_update(X(0), X(1), a->n_in > 2 ? X(2) : NULL, slots, Y(0), Y(1), B, x->shape[1],
+                                   x->shape[2], a->in[1].shape[1], ((const vt_params_conv *)a->params)->silu, s);
+    return vt_rocm_done(e, "CausalConv1dUpdate (9)", c, dev, why, why_size);
+}
+
+#define SIG1(a)                                                                                                        \
+    {                                                                                                                  \
+        1,                                                                                                             \
+        {                                                                                                              \
+            (a)                                                                                                        \
+        }                                                                                                              \
+    }
+#define SIG2(a, b)                                                                                                     \
+    {                                                                                                                  \
+        2,                                                                                                             \
+        {                                                                                                              \
+            (a), (b)                                                                                                   \
+        }                                                                                                              \
+    }
+#define IDX(t)                                                                                                         \
+    {VT_OP_INDEX_SELECT, SIG2(t, VT_I32), k_index_select},                                                             \
+    {                                                                                                                  \
+        VT_OP_INDEX_SELECT, SIG2(t, VT_I64), k_index_select                                                            \
+    }
+
+const vt_kernel vt_rocm_kernels_nn[] = {
+    {VT_OP_MUL, SIG1(VT_F32), k_mul},
+    {VT_OP_SCALE, SIG1(VT_F32), k_unary},
+    {VT_OP_RMS_NORM, SIG1(VT_F32), k_norm},
+    {VT_OP_L2_NORM, SIG1(VT_F32), k_norm},
+    {VT_OP_CAUSAL_CONV1D_SPEC_UPDATE, SIG1(VT_F32), k_conv_spec},
+    {VT_OP_CAUSAL_CONV1D, SIG1(VT_F32), k_conv},
+    {VT_OP_CAUSAL_CONV1D_UPDATE, SIG1(VT_F32), k_conv_update},
+    {VT_OP_SOFTMAX, SIG1(VT_F32), k_softmax},
+    {VT_OP_SILU, SIG1(VT_F32), k_unary},
+    {VT_OP_GELU, SIG1(VT_F32), k_unary},
+    {VT_OP_SIGMOID, SIG1(VT_F32), k_unary},
+    {VT_OP_SWIGLU, SIG1(VT_F32), k_swiglu},
+    {VT_OP_GATED_RMS_NORM, SIG1(VT_F32), k_norm},
+    {VT_OP_GDN_GATE, SIG1(VT_F32), k_gdn_gate},
+    {VT_OP_ROPE, SIG1(VT_F32), k_rope},
+    {VT_OP_MOE_COMBINE, SIG1(VT_F32), k_moe_combine},
+    {VT_OP_ATTENTION, SIG2(VT_F32, VT_F32), k_attention},
+    {VT_OP_ATTENTION, SIG2(VT_F32, VT_F16), k_attention},
+    {VT_OP_ATTENTION, SIG2(VT_F32, VT_BF16), k_attention},
+    {VT_OP_KV_CACHE_WRITE, SIG2(VT_F32, VT_F32), k_kv_write},
+    {VT_OP_KV_CACHE_WRITE, SIG2(VT_F32, VT_F16), k_kv_write},
+    {VT_OP_KV_CACHE_WRITE, SIG2(VT_F32, VT_BF16), k_kv_write},
+    {VT_OP_DSA_INDEXER_LOGITS, SIG2(VT_F32, VT_F32), k_dsa},
+    {VT_OP_DSA_INDEXER_LOGITS, SIG2(VT_F32, VT_F16), k_dsa},
+    {VT_OP_DSA_INDEXER_LOGITS, SIG2(VT_F32, VT_BF16), k_dsa},
+    IDX(VT_F32),
+    IDX(VT_F16),
+    IDX(VT_BF16),
+    IDX(VT_I8),
+    IDX(VT_I16),
+    IDX(VT_I32),
+    IDX(VT_I64),
+    IDX(VT_F64),
+};
+
+const uint32_t vt_rocm_n_kernels_nn = sizeof vt_rocm_kernels_nn / sizeof vt_rocm_kernels_nn[0];
