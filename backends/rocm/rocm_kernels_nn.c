@@ -245,6 +245,59 @@ static vt_status k_conv_update(vt_backend_ctx *c, int dev, const vt_op_args *a, 
     return vt_rocm_done(e, "CausalConv1dUpdate (9)", c, dev, why, why_size);
 }
 
+static vt_status k_gated_delta(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    const char *op = "GatedDeltaRule (32)";
+    const vt_operand *q = &a->in[0], *v = &a->in[2], *sl = &a->in[5], *st = &a->out[1];
+    int64_t B = q->shape[0], T = q->shape[1], H = q->shape[2], dk = q->shape[3], HV = v->shape[2], dv = v->shape[3];
+    int64_t N = st->shape[0];
+    bool per_token = sl->ndim == 2;
+    if (dk > VT_ROCM_GDR_MAX_DK)
+        return vt_why(VT_E_UNSUPPORTED, why, why_size, "%s: key dim %lld exceeds this kernel's %d", op, (long long)dk,
+                      VT_ROCM_GDR_MAX_DK);
+    int64_t n_slots = per_token ? B * T : B;
+    int64_t *buf = malloc(sizeof *buf * (size_t)(n_slots + B + 1));
+    if (!buf)
+        return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
+    int64_t *acc = buf + n_slots;
+    vt_status r = vt_rocm_read_indices(c, dev, sl->data, n_slots, false, buf, why, why_size);
+    if (r == VT_OK && per_token)
+        r = vt_rocm_read_indices(c, dev, X(6), B, false, acc, why, why_size);
+    for (int64_t b = 0; r == VT_OK && per_token && b < B; b++)
+        if (acc[b] < 1 || acc[b] > T)
+            r = vt_why(VT_E_INVALID_ARG, why, why_size, "%s: accepted[%lld] = %lld is outside [1, T=%lld]", op,
+                       (long long)b, (long long)acc[b], (long long)T);
+    /* Every slot in range, and no state row shared by two active rows. */
+    for (int64_t i = 0; r == VT_OK && i < n_slots; i++)
+        if (buf[i] < -1 || buf[i] >= N)
+            r = vt_why(VT_E_INVALID_ARG, why, why_size, "%s: slots value %lld at %lld is outside [-1, %lld)", op,
+                       (long long)buf[i], (long long)i, (long long)N);
+    int64_t per_row = per_token ? T : 1;
+    for (int64_t i = 0; r == VT_OK && i < n_slots; i++) {
+        int64_t row = i / per_row;
+        int64_t read = per_token ? buf[row * T + acc[row] - 1] : buf[row];
+        if (buf[i] < 0 || read < 0)
+            continue;
+        for (int64_t j = 0; j < i; j++) {
+            int64_t other = j / per_row;
+            int64_t oread = per_token ? buf[other * T + acc[other] - 1] : buf[other];
+            if (other != row && oread >= 0 && buf[j] == buf[i]) {
+                r = vt_why(VT_E_INVALID_ARG, why, why_size, "%s: state slot %lld belongs to rows %lld and %lld", op,
+                           (long long)buf[i], (long long)other, (long long)row);
+                break;
+            }
+        }
+    }
+    free(buf);
+    if (r != VT_OK)
+        return r;
+    hipError_t e =
+        vt_rocm_launch_gated_delta(X(0), X(1), X(2), X(3), X(4), sl->data, per_token ? X(6) : NULL, per_token, Y(0),
+                                   Y(1), B, T, H, HV, dk, dv, ((const vt_params_gdn *)a->params)->l2norm, s);
+    return vt_rocm_done(e, op, c, dev, why, why_size);
+}
+
 #define SIG1(a)                                                                                                        \
     {                                                                                                                  \
         1,                                                                                                             \
@@ -282,6 +335,7 @@ const vt_kernel vt_rocm_kernels_nn[] = {
     {VT_OP_GDN_GATE, SIG1(VT_F32), k_gdn_gate},
     {VT_OP_ROPE, SIG1(VT_F32), k_rope},
     {VT_OP_MOE_COMBINE, SIG1(VT_F32), k_moe_combine},
+    {VT_OP_GATED_DELTA_RULE, SIG1(VT_F32), k_gated_delta},
     {VT_OP_ATTENTION, SIG2(VT_F32, VT_F32), k_attention},
     {VT_OP_ATTENTION, SIG2(VT_F32, VT_F16), k_attention},
     {VT_OP_ATTENTION, SIG2(VT_F32, VT_BF16), k_attention},

@@ -102,6 +102,13 @@ hipError_t vt_rocm_launch_conv_update(const float *x, const float *w, const floa
                                       float *state, int64_t B, int64_t D, int64_t T, int64_t W, int silu,
                                       hipStream_t stream);
 
+/* GatedDeltaRule (op 32, kernels_gdn.hip): dk at most VT_ROCM_GDR_MAX_DK. */
+#define VT_ROCM_GDR_MAX_DK 256
+hipError_t vt_rocm_launch_gated_delta(const float *q, const float *k, const float *v, const float *g, const float *beta,
+                                      const int32_t *slots, const int32_t *accepted, int per_token, float *o,
+                                      float *state, int64_t B, int64_t T, int64_t H, int64_t HV, int64_t dk, int64_t dv,
+                                      int l2norm, hipStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
