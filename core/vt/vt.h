@@ -4,6 +4,8 @@
  *
  * vt_status.h    status codes and the last-error text
  * vt_dtype.h     element types (ggml ids) and the type table
+ * vt_gguf.h      reading GGUF model files (validated, mmap'ed)
+ * vt_gguf_writer.h  writing GGUF files
  * vt_op.h        the op catalogue and kernel signatures
  * vt_caps.h      device capabilities and staging decisions
  * vt_backend.h   the plugin contract (for backend authors)
@@ -16,6 +18,8 @@
 #include <vt/vt_backend.h>
 #include <vt/vt_caps.h>
 #include <vt/vt_dtype.h>
+#include <vt/vt_gguf.h>
+#include <vt/vt_gguf_writer.h>
 #include <vt/vt_op.h>
 #include <vt/vt_registry.h>
 #include <vt/vt_resolve.h>
