@@ -15,6 +15,7 @@ static const struct {
 } commands[] = {
     {"backend-list", vtctl_cmd_backend_list, "[--json]", "which backends loaded, from where, their devices; why not"},
     {"caps", vtctl_cmd_caps, "[BACKEND[:DEV]] [--json]", "every capability of a device, probed now"},
+    {"inspect", vtctl_cmd_inspect, "FILE.gguf [--all] [--json]", "a GGUF file, validated: header, KVs, tensors"},
 };
 
 static void usage(FILE *f)
