@@ -17,6 +17,7 @@ static const struct {
      "which backends loaded, from where, their devices; why not"},
     {"caps", vtctl_cmd_caps, "[BACKEND[:DEV]] [--json]", "every capability of a device, probed now"},
     {"ops", vtctl_cmd_ops, "BACKEND[:DEV] [--op NAME] [--strict]", "the op table and the tier each op resolves to"},
+    {"inspect", vtctl_cmd_inspect, "FILE.gguf [--all] [--json]", "a GGUF file, validated: header, KVs, tensors"},
 };
 
 static void usage(FILE *f)

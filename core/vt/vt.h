@@ -4,6 +4,8 @@
  *
  * vt_status.h    status codes and the last-error text
  * vt_dtype.h     element types (ggml ids) and the type table
+ * vt_gguf.h      reading GGUF model files (validated, mmap'ed)
+ * vt_gguf_writer.h  writing GGUF files
  * vt_op.h        the op catalogue and kernel signatures
  * vt_params.h    parameter structs of the ops
  * vt_caps.h      device capabilities and staging decisions
@@ -19,6 +21,8 @@
 #include <vt/vt_caps.h>
 #include <vt/vt_dtype.h>
 #include <vt/vt_fit.h>
+#include <vt/vt_gguf.h>
+#include <vt/vt_gguf_writer.h>
 #include <vt/vt_op.h>
 #include <vt/vt_params.h>
 #include <vt/vt_registry.h>
