@@ -16,6 +16,7 @@ static const struct {
     {"backend-list", vtctl_cmd_backend_list, "[--json]", "which backends loaded, from where, their devices; why not"},
     {"caps", vtctl_cmd_caps, "[BACKEND[:DEV]] [--json]", "every capability of a device, probed now"},
     {"ops", vtctl_cmd_ops, "BACKEND[:DEV] [--op NAME] [--strict]", "the op table and the tier each op resolves to"},
+    {"check", vtctl_cmd_check, "[--backend B[:DEV]] [--op NAME] [--seed N]", "conformance against the cpu oracle"},
 };
 
 static void usage(FILE *f)
