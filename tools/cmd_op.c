@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -178,6 +179,17 @@ static void list_names(const vt_op_info *info, char *buf, size_t size)
             used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "", info->out[j].name);
 }
 
+/* Write why and return false. */
+static bool param_error(char *why, size_t why_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool param_error(char *why, size_t why_size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, why_size, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
 /* Parse one --param KEY=VALUE into the params buffer; false with why. */
 static bool parse_param(const vt_op_info *info, const char *kv, unsigned char *buf, bool *given, char *why,
                         size_t why_size)
@@ -185,7 +197,7 @@ static bool parse_param(const vt_op_info *info, const char *kv, unsigned char *b
     char key[64];
     const char *val;
     if (!split_kv(kv, key, sizeof key, &val))
-        return vt_why(VT_E_INVALID_ARG, why, why_size, "--param wants KEY=VALUE, got '%s'", kv) == VT_OK;
+        return param_error(why, why_size, "--param wants KEY=VALUE, got '%s'", kv);
     for (uint32_t i = 0; i < info->n_params; i++) {
         const vt_param_info *p = &info->params[i];
         if (strcmp(p->name, key) != 0)
@@ -195,18 +207,18 @@ static bool parse_param(const vt_op_info *info, const char *kv, unsigned char *b
         if (p->type == VT_PARAM_F32) {
             float v = strtof(val, &end);
             if (errno || *end || !isfinite(v))
-                return vt_why(VT_E_INVALID_ARG, why, why_size, "%s is f32, got '%s'", key, val) == VT_OK;
+                return param_error(why, why_size, "%s is f32, got '%s'", key, val);
             memcpy(buf + p->offset, &v, sizeof v);
         } else if (p->type == VT_PARAM_I32) {
             long v = strtol(val, &end, 0);
             if (errno || *end || v < INT32_MIN || v > INT32_MAX)
-                return vt_why(VT_E_INVALID_ARG, why, why_size, "%s is i32, got '%s'", key, val) == VT_OK;
+                return param_error(why, why_size, "%s is i32, got '%s'", key, val);
             int32_t x = (int32_t)v;
             memcpy(buf + p->offset, &x, sizeof x);
         } else {
             unsigned long long v = strtoull(val, &end, 0);
             if (errno || *end || val[0] == '-')
-                return vt_why(VT_E_INVALID_ARG, why, why_size, "%s is u64, got '%s'", key, val) == VT_OK;
+                return param_error(why, why_size, "%s is u64, got '%s'", key, val);
             uint64_t x = v;
             memcpy(buf + p->offset, &x, sizeof x);
         }
@@ -217,8 +229,8 @@ static bool parse_param(const vt_op_info *info, const char *kv, unsigned char *b
     size_t used = 0;
     for (uint32_t i = 0; i < info->n_params && used < sizeof names; i++)
         used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", info->params[i].name);
-    return vt_why(VT_E_INVALID_ARG, why, why_size, "%s has no param '%s' (params: %s)", info->name, key,
-                  info->n_params ? names : "none") == VT_OK;
+    return param_error(why, why_size, "%s has no param '%s' (params: %s)", info->name, key,
+                       info->n_params ? names : "none");
 }
 
 static bool is_float_dtype(uint32_t t)

@@ -78,37 +78,49 @@ static vt_status ew_run(vt_backend_ctx *ctx, const vt_op_args *a, ew_kind kind)
 
 VT_CPU_NN_KERNEL(vt_cpu_mul)
 {
-    (void)dev, (void)why, (void)why_size;
+    (void)dev;
+    (void)why;
+    (void)why_size;
     return ew_run(ctx, a, EW_MUL);
 }
 
 VT_CPU_NN_KERNEL(vt_cpu_scale)
 {
-    (void)dev, (void)why, (void)why_size;
+    (void)dev;
+    (void)why;
+    (void)why_size;
     return ew_run(ctx, a, EW_SCALE);
 }
 
 VT_CPU_NN_KERNEL(vt_cpu_silu)
 {
-    (void)dev, (void)why, (void)why_size;
+    (void)dev;
+    (void)why;
+    (void)why_size;
     return ew_run(ctx, a, EW_SILU);
 }
 
 VT_CPU_NN_KERNEL(vt_cpu_gelu)
 {
-    (void)dev, (void)why, (void)why_size;
+    (void)dev;
+    (void)why;
+    (void)why_size;
     return ew_run(ctx, a, EW_GELU);
 }
 
 VT_CPU_NN_KERNEL(vt_cpu_sigmoid)
 {
-    (void)dev, (void)why, (void)why_size;
+    (void)dev;
+    (void)why;
+    (void)why_size;
     return ew_run(ctx, a, EW_SIGMOID);
 }
 
 VT_CPU_NN_KERNEL(vt_cpu_swiglu)
 {
-    (void)dev, (void)why, (void)why_size;
+    (void)dev;
+    (void)why;
+    (void)why_size;
     return ew_run(ctx, a, EW_SWIGLU);
 }
 
@@ -139,7 +151,9 @@ static void gate_range(void *arg, int64_t i0, int64_t i1)
 
 VT_CPU_NN_KERNEL(vt_cpu_gdn_gate)
 {
-    (void)dev, (void)why, (void)why_size;
+    (void)dev;
+    (void)why;
+    (void)why_size;
     const vt_operand *x = &a->in[0];
     gate_job j = {x->data,        a->in[1].data,  a->in[2].data,        a->in[3].data,
                   a->out[0].data, a->out[1].data, x->shape[x->ndim - 1]};
