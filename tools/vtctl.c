@@ -18,14 +18,17 @@ static const struct {
     {"caps", vtctl_cmd_caps, "[BACKEND[:DEV]] [--json]", "every capability of a device, probed now"},
     {"ops", vtctl_cmd_ops, "BACKEND[:DEV] [--op NAME] [--strict]", "the op table and the tier each op resolves to"},
     {"inspect", vtctl_cmd_inspect, "FILE.gguf [--all] [--json]", "a GGUF file, validated: header, KVs, tensors"},
+    {"check", vtctl_cmd_check, "[--backend B[:DEV]] [--op NAME] [--seed N]", "conformance against the cpu oracle"},
+    {"op", vtctl_cmd_op, "describe OP | run OP --backend B --in N=F.npy --out DIR",
+     "describe an op, or run one on .npy files"},
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: vtctl COMMAND [ARGS] [--json]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-13s %-38s %s\n", commands[i].name, commands[i].args, commands[i].summary);
-    fprintf(f, "  %-13s %-38s %s\n", "version", "", "print the vt version and plugin ABI");
+        fprintf(f, "  %-13s %-56s %s\n", commands[i].name, commands[i].args, commands[i].summary);
+    fprintf(f, "  %-13s %-56s %s\n", "version", "", "print the vt version and plugin ABI");
     fprintf(f, "\nenvironment: VT_PLUGIN_PATH, VT_BACKENDS, VT_LOADER_DEBUG, VT_LOADER_ISOLATE, VT_TIER_POLICY\n"
                "exit status: 0 success (zero devices included), 1 refusal or failed check, 2 bad usage\n");
 }

@@ -1,0 +1,123 @@
+/* test_cpu_determinism.c - every kernel of the cpu backend's table (read
+ * from the table itself, so kernels added later are covered too) gives
+ * bit-identical outputs with VT_NUM_THREADS=1, 2 and 3, on the
+ * conformance generators' decode and prefill calls for three seeds. The
+ * pool reads VT_NUM_THREADS when the registry is opened, so each thread
+ * count opens its own registry. Exit 77 when another backend is selected. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conformance.h"
+#include "test_util.h"
+
+#define N_SEEDS 3
+#define N_RUNS  3 /* thread counts 1, 2, 3 */
+
+/* The outputs of one call under one thread count. */
+typedef struct run_out {
+    uint32_t op;
+    vt_sig sig;
+    int cls;
+    uint64_t seed;
+    uint32_t n_out;
+    host_array out[VT_MAX_OUTPUTS];
+} run_out;
+
+/* Run every (kernel row, class, seed) with n_threads; returns the count. */
+static size_t run_all(int n_threads, run_out **outs)
+{
+    char nt[8];
+    snprintf(nt, sizeof nt, "%d", n_threads);
+    setenv("VT_NUM_THREADS", nt, 1);
+    vt_registry *reg = vt_test_open(NULL, "cpu", 0);
+    vt_device *dev = NULL;
+    ck_assert_msg(vt_registry_find_device(reg, "cpu:0", &dev) == VT_OK, "%s", vt_last_error());
+    const vt_kernel *k;
+    uint32_t nk;
+    ck_assert_int_eq(vt_device_kernels(dev, &k, &nk), VT_OK);
+    size_t n = 0, cap = (size_t)nk * VTC_N_SHAPE_CLASSES * N_SEEDS;
+    *outs = calloc(cap ? cap : 1, sizeof **outs);
+    ck_assert_ptr_nonnull(*outs);
+    for (uint32_t j = 0; j < nk; j++)
+        for (int cls = 0; cls < VTC_N_SHAPE_CLASSES; cls++)
+            for (int s = 0; s < N_SEEDS; s++) {
+                uint64_t seed = vt_test_seed() + 1000003ull * (uint64_t)s;
+                vtc_case c;
+                char why[512] = "", sb[96];
+                vt_status st = vtc_case_make(k[j].op, k[j].sig, (vtc_shape_class)cls, seed, &c, why, sizeof why);
+                ck_assert_msg(st == VT_OK, "no call for %s %s: %s", vt_op_name((int)k[j].op),
+                              vt_sig_format(k[j].sig, sb, sizeof sb), why);
+                run_out *r = &(*outs)[n++];
+                r->op = k[j].op;
+                r->sig = k[j].sig;
+                r->cls = cls;
+                r->seed = seed;
+                r->n_out = c.n_out;
+                st = vtc_case_run(dev, &c, r->out);
+                ck_assert_msg(st == VT_OK, "%s %s (%s) with %d threads: %s", vt_op_name((int)k[j].op),
+                              vt_sig_format(k[j].sig, sb, sizeof sb), c.desc, n_threads, vt_last_error());
+                vtc_case_free(&c);
+            }
+    vt_registry_close(reg);
+    return n;
+}
+
+static void free_runs(run_out *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t o = 0; o < r[i].n_out; o++)
+            host_array_free(&r[i].out[o]);
+    free(r);
+}
+
+START_TEST(every_kernel_is_bit_identical_over_thread_counts)
+{
+    run_out *runs[N_RUNS];
+    size_t n[N_RUNS];
+    for (int t = 0; t < N_RUNS; t++)
+        n[t] = run_all(t + 1, &runs[t]);
+    ck_assert_msg(n[0] > 0, "the cpu table has kernels");
+    for (int t = 1; t < N_RUNS; t++) {
+        ck_assert_uint_eq(n[t], n[0]);
+        for (size_t i = 0; i < n[0]; i++) {
+            const run_out *a = &runs[0][i], *b = &runs[t][i];
+            const vt_op_info *info = vt_op_get_info((int)a->op);
+            char sb[96];
+            for (uint32_t o = 0; o < a->n_out; o++) {
+                ck_assert_uint_eq(a->out[o].nbytes, b->out[o].nbytes);
+                const unsigned char *pa = a->out[o].data, *pb = b->out[o].data;
+                for (size_t byte = 0; byte < a->out[o].nbytes; byte++)
+                    ck_assert_msg(pa[byte] == pb[byte],
+                                  "%s %s %s seed %llu: output %s differs at byte %zu between 1 and %d threads",
+                                  info->name, vt_sig_format(a->sig, sb, sizeof sb), a->cls ? "prefill" : "decode",
+                                  (unsigned long long)a->seed, info->out[o].name, byte, t + 1);
+            }
+        }
+    }
+    fprintf(stderr, "%zu calls over %u kernels bit-identical with 1, 2 and 3 threads\n", n[0],
+            (unsigned)(n[0] / (VTC_N_SHAPE_CLASSES * N_SEEDS)));
+    for (int t = 0; t < N_RUNS; t++)
+        free_runs(runs[t], n[t]);
+}
+END_TEST
+
+int main(void)
+{
+    int gate = vt_test_backend_gate("cpu");
+    if (gate != 0)
+        return gate;
+    vt_test_seed();
+    Suite *s = suite_create("cpu determinism");
+    TCase *tc = tcase_create("threads");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, every_kernel_is_bit_identical_over_thread_counts);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

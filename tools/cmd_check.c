@@ -1,0 +1,239 @@
+/* cmd_check.c - `vtctl check [--backend B[:DEV]] [--op NAME] [--seed N]
+ * [--json]`: the conformance suite. Every (op, signature) of the catalogue
+ * runs on the device on random decode and prefill shapes and is compared
+ * with the cpu oracle under SPEC 7's tolerances: pass (with the error),
+ * FAIL (with where and why), refused (with the resolution's reason) or no
+ * cpu oracle kernel yet. Exit 1 when anything fails. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conformance.h"
+#include "vtctl.h"
+
+typedef struct check_counts {
+    unsigned pass, fail, refused, no_oracle;
+} check_counts;
+
+static void count(check_counts *c, vtc_outcome o)
+{
+    switch (o) {
+    case VTC_PASS: c->pass++; break;
+    case VTC_FAIL: c->fail++; break;
+    case VTC_REFUSED: c->refused++; break;
+    case VTC_NO_ORACLE: c->no_oracle++; break;
+    }
+}
+
+/* The refusal message without its "missing op X (id) on dev (...): " head. */
+static const char *reason_tail(const char *reason)
+{
+    const char *p = strstr(reason, "): ");
+    return p ? p + 3 : reason;
+}
+
+static void emit_text(const vtc_result *r)
+{
+    const vt_op_info *info = vt_op_get_info((int)r->op);
+    char sig[96];
+    vt_sig_format(r->sig, sig, sizeof sig);
+    printf("  %3u  %-22s  %-22s  %-9s", r->op, info->name, sig, vtc_outcome_name(r->outcome));
+    switch (r->outcome) {
+    case VTC_PASS: printf("  err %.2g\n", r->err); break;
+    case VTC_FAIL: printf("  %s\n", r->detail); break;
+    case VTC_REFUSED: printf("  %s\n", reason_tail(r->detail)); break;
+    case VTC_NO_ORACLE: printf("  %s\n", r->detail); break;
+    }
+}
+
+static void emit_json(json_writer *w, const vtc_result *r)
+{
+    const vt_op_info *info = vt_op_get_info((int)r->op);
+    char sig[96];
+    vt_sig_format(r->sig, sig, sizeof sig);
+    jw_object_begin(w);
+    jw_key(w, "id");
+    jw_uint(w, r->op);
+    jw_key(w, "name");
+    jw_string(w, info->name);
+    jw_key(w, "signature");
+    jw_string(w, sig);
+    jw_key(w, "result");
+    jw_string(w, vtc_outcome_name(r->outcome));
+    jw_key(w, "error");
+    if (r->n_cases && r->outcome != VTC_FAIL)
+        jw_double(w, r->err);
+    else
+        jw_null(w);
+    jw_key(w, "cases");
+    jw_uint(w, r->n_cases);
+    jw_key(w, "detail");
+    jw_string(w, r->detail);
+    jw_object_end(w);
+}
+
+/* Check every selected (op, signature) on dev; returns the counts. */
+static check_counts check_device(vt_device *dev, vt_device *oracle, vt_op only, uint64_t seed, bool json,
+                                 json_writer *w)
+{
+    check_counts counts = {0};
+    if (json) {
+        jw_object_begin(w);
+        jw_key(w, "device");
+        jw_string(w, vt_device_id(dev));
+        jw_key(w, "results");
+        jw_array_begin(w);
+    } else {
+        vt_device_caps caps;
+        bool probed = vt_device_probe(dev, &caps) == VT_OK;
+        printf("check %s (%s) against the cpu oracle %s, seed %llu\n", vt_device_id(dev),
+               probed ? caps.name : "not probed", oracle ? vt_device_id(oracle) : "(none)", (unsigned long long)seed);
+        printf("  %3s  %-22s  %-22s  %-9s  %s\n", "ID", "OP", "SIGNATURE", "RESULT", "ERROR / WHY");
+    }
+    for (uint32_t i = 0; i < vt_op_catalog_size(); i++) {
+        const vt_op_info *info = vt_op_catalog_entry(i);
+        if (only && info->op != (uint32_t)only)
+            continue;
+        for (uint32_t s = 0; s < info->n_sigs; s++) {
+            vtc_result r;
+            vtc_check(dev, oracle, info->op, info->sigs[s], seed, &r);
+            count(&counts, r.outcome);
+            if (json)
+                emit_json(w, &r);
+            else
+                emit_text(&r);
+            fflush(stdout);
+        }
+    }
+    if (json) {
+        jw_array_end(w);
+        jw_key(w, "summary");
+        jw_object_begin(w);
+        jw_key(w, "pass");
+        jw_uint(w, counts.pass);
+        jw_key(w, "fail");
+        jw_uint(w, counts.fail);
+        jw_key(w, "refused");
+        jw_uint(w, counts.refused);
+        jw_key(w, "no_oracle");
+        jw_uint(w, counts.no_oracle);
+        jw_object_end(w);
+        jw_object_end(w);
+    } else {
+        printf("%s: %u signatures: %u pass, %u FAIL, %u refused, %u without a cpu oracle kernel yet\n\n",
+               vt_device_id(dev), counts.pass + counts.fail + counts.refused + counts.no_oracle, counts.pass,
+               counts.fail, counts.refused, counts.no_oracle);
+    }
+    return counts;
+}
+
+static bool parse_seed(const char *s, uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || !*s || *end || s[0] == '-')
+        return false;
+    *out = v;
+    return true;
+}
+
+int vtctl_cmd_check(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},     {"backend", required_argument, NULL, 'b'},
+        {"op", required_argument, NULL, 'o'}, {"seed", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},     {0}};
+    bool json = false, have_seed = false;
+    const char *backend = NULL, *op_name = NULL;
+    uint64_t seed = 0;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'j')
+            json = true;
+        else if (c == 'b')
+            backend = optarg;
+        else if (c == 'o')
+            op_name = optarg;
+        else if (c == 's') {
+            if (!parse_seed(optarg, &seed))
+                return vtctl_usage_error("check", "--seed wants an unsigned number, got '%s'", optarg);
+            have_seed = true;
+        } else if (c == 'h') {
+            printf("usage: vtctl check [--backend B[:DEV]] [--op NAME] [--seed N] [--json]\n");
+            return VTCTL_EXIT_OK;
+        } else
+            return vtctl_usage_error("check", "unknown option or missing value '%s'", argv[optind - 1]);
+    }
+    if (optind != argc)
+        return vtctl_usage_error("check", "unexpected argument '%s' (the device goes after --backend)", argv[optind]);
+    vt_op only = VT_OP_NONE;
+    if (op_name && (only = vt_op_from_name(op_name)) == VT_OP_NONE)
+        return vtctl_usage_error("check", "no op named '%s' in the catalogue", op_name);
+    uint32_t policy;
+    if (vt_tier_policy_from_env(&policy) != VT_OK) {
+        fprintf(stderr, "vtctl check: %s\n", vt_last_error());
+        return VTCTL_EXIT_USAGE;
+    }
+    if (!have_seed)
+        seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
+
+    vt_registry *reg;
+    if (!vtctl_open(&reg))
+        return VTCTL_EXIT_REFUSED;
+    vt_device *oracle = NULL;
+    if (vt_registry_find_device(reg, "cpu:0", &oracle) != VT_OK) {
+        fprintf(stderr, "vtctl check: no cpu oracle: %s\n", vt_last_error());
+        vt_registry_close(reg);
+        return VTCTL_EXIT_REFUSED;
+    }
+    vt_device *devs[64];
+    size_t n_devs = 0;
+    if (backend) {
+        if (vt_registry_find_device(reg, backend, &devs[0]) != VT_OK) {
+            fprintf(stderr, "vtctl check: %s\n", vt_last_error());
+            vt_registry_close(reg);
+            return VTCTL_EXIT_REFUSED;
+        }
+        n_devs = 1;
+    } else {
+        for (size_t i = 0; i < vt_registry_device_count(reg) && n_devs < 64; i++)
+            devs[n_devs++] = vt_registry_device(reg, i);
+    }
+    json_writer w;
+    if (json) {
+        jw_init(&w, stdout);
+        jw_object_begin(&w);
+        jw_key(&w, "seed");
+        jw_uint(&w, seed);
+        jw_key(&w, "oracle");
+        jw_string(&w, vt_device_id(oracle));
+        jw_key(&w, "policy");
+        jw_string(&w, (policy & VT_RESOLVE_STRICT) ? "strict" : "portable");
+        jw_key(&w, "devices");
+        jw_array_begin(&w);
+    } else {
+        vtctl_print_warnings(reg);
+    }
+    unsigned failed = 0;
+    for (size_t i = 0; i < n_devs; i++)
+        failed += check_device(devs[i], oracle, only, seed, json, &w).fail;
+    if (json) {
+        jw_array_end(&w);
+        jw_key(&w, "failed");
+        jw_uint(&w, failed);
+        jw_object_end(&w);
+        jw_finish(&w);
+    } else if (failed) {
+        printf("%u signature(s) FAILED; reproduce with --seed %llu\n", failed, (unsigned long long)seed);
+    }
+    vt_registry_close(reg);
+    return failed ? VTCTL_EXIT_REFUSED : VTCTL_EXIT_OK;
+}

@@ -1,0 +1,586 @@
+/* cmd_op.c - `vtctl op describe OP` (the inputs, outputs, signatures and
+ * params of an op, from vt_op_info) and `vtctl op run OP --backend
+ * B[:DEV] --in NAME=SOURCE ... [--param KEY=VALUE ...] [--in-dtype
+ * NAME=DTYPE ...] [--out-dtype DTYPE] --out DIR`: one op on arrays read
+ * from files (input_source.h), every output written as DIR/NAME.npy.
+ * INOUT outputs (states, caches) are given with --in too and come back
+ * updated. Params are parsed by field name and type from vt_op_info; every
+ * field must be given. --out-dtype picks the dtype the catalogue leaves
+ * free (Copy's dst, GetRows' dst, Dequantize's dst; default f32). */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "input_source.h"
+#include "npy.h"
+#include "op_shapes.h"
+#include "vtctl.h"
+
+static const char *param_type_name(uint32_t t)
+{
+    return t == VT_PARAM_F32 ? "f32" : t == VT_PARAM_I32 ? "i32" : "u64";
+}
+
+static void describe_text(const vt_op_info *info)
+{
+    printf("%s (%u): %s\n", info->name, info->op, info->summary);
+    printf("inputs (in call order):\n");
+    for (uint32_t i = 0; i < info->n_in; i++)
+        printf("  %-12s %s%s\n", info->in[i].name, info->in[i].doc,
+               (info->in[i].flags & VT_OPERAND_OPTIONAL) ? "  (optional)" : "");
+    printf("outputs (in call order):\n");
+    for (uint32_t i = 0; i < info->n_out; i++)
+        printf("  %-12s %s%s\n", info->out[i].name, info->out[i].doc,
+               (info->out[i].flags & VT_OPERAND_INOUT) ? "  (in-out: read and updated in place; give it with --in)"
+                                                       : "");
+    if (op_shapes_has_free_dtype(info->op))
+        printf("output dtype: --out-dtype (default f32)\n");
+    printf("signature operands: %s\nsignatures:", info->sig_operands);
+    for (uint32_t i = 0; i < info->n_sigs; i++) {
+        char b[96];
+        printf("%s%s", i % 6 ? " " : "\n  ", vt_sig_format(info->sigs[i], b, sizeof b));
+    }
+    printf("\nparams:%s\n", info->n_params ? "" : " none");
+    for (uint32_t i = 0; i < info->n_params; i++)
+        printf("  %-12s %-4s %s\n", info->params[i].name, param_type_name(info->params[i].type), info->params[i].doc);
+}
+
+static void describe_json(const vt_op_info *info)
+{
+    json_writer w;
+    jw_init(&w, stdout);
+    jw_object_begin(&w);
+    jw_key(&w, "id");
+    jw_uint(&w, info->op);
+    jw_key(&w, "name");
+    jw_string(&w, info->name);
+    jw_key(&w, "summary");
+    jw_string(&w, info->summary);
+    jw_key(&w, "inputs");
+    jw_array_begin(&w);
+    for (uint32_t i = 0; i < info->n_in; i++) {
+        jw_object_begin(&w);
+        jw_key(&w, "name");
+        jw_string(&w, info->in[i].name);
+        jw_key(&w, "doc");
+        jw_string(&w, info->in[i].doc);
+        jw_key(&w, "optional");
+        jw_bool(&w, (info->in[i].flags & VT_OPERAND_OPTIONAL) != 0);
+        jw_object_end(&w);
+    }
+    jw_array_end(&w);
+    jw_key(&w, "outputs");
+    jw_array_begin(&w);
+    for (uint32_t i = 0; i < info->n_out; i++) {
+        jw_object_begin(&w);
+        jw_key(&w, "name");
+        jw_string(&w, info->out[i].name);
+        jw_key(&w, "doc");
+        jw_string(&w, info->out[i].doc);
+        jw_key(&w, "inout");
+        jw_bool(&w, (info->out[i].flags & VT_OPERAND_INOUT) != 0);
+        jw_object_end(&w);
+    }
+    jw_array_end(&w);
+    jw_key(&w, "free_output_dtype");
+    jw_bool(&w, op_shapes_has_free_dtype(info->op));
+    jw_key(&w, "signature_operands");
+    jw_string(&w, info->sig_operands);
+    jw_key(&w, "signatures");
+    jw_array_begin(&w);
+    for (uint32_t i = 0; i < info->n_sigs; i++) {
+        char b[96];
+        jw_string(&w, vt_sig_format(info->sigs[i], b, sizeof b));
+    }
+    jw_array_end(&w);
+    jw_key(&w, "params");
+    jw_array_begin(&w);
+    for (uint32_t i = 0; i < info->n_params; i++) {
+        jw_object_begin(&w);
+        jw_key(&w, "name");
+        jw_string(&w, info->params[i].name);
+        jw_key(&w, "type");
+        jw_string(&w, param_type_name(info->params[i].type));
+        jw_key(&w, "doc");
+        jw_string(&w, info->params[i].doc);
+        jw_object_end(&w);
+    }
+    jw_array_end(&w);
+    jw_object_end(&w);
+    jw_finish(&w);
+}
+
+static int cmd_describe(int argc, char **argv)
+{
+    bool json = false;
+    const char *name = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = true;
+        else if (argv[i][0] == '-')
+            return vtctl_usage_error("op describe", "unknown option '%s'", argv[i]);
+        else if (name)
+            return vtctl_usage_error("op describe", "name one op");
+        else
+            name = argv[i];
+    }
+    if (!name)
+        return vtctl_usage_error("op describe", "name an op (vtctl ops cpu lists them)");
+    vt_op op = vt_op_from_name(name);
+    if (op == VT_OP_NONE)
+        return vtctl_usage_error("op describe", "no op named '%s' in the catalogue", name);
+    if (json)
+        describe_json(vt_op_get_info(op));
+    else
+        describe_text(vt_op_get_info(op));
+    return VTCTL_EXIT_OK;
+}
+
+/* ---- op run ---- */
+
+/* Split "NAME=VALUE" (VALUE must be non-empty). */
+static bool split_kv(const char *s, char *name, size_t size, const char **value)
+{
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s || !eq[1] || (size_t)(eq - s) >= size)
+        return false;
+    memcpy(name, s, (size_t)(eq - s));
+    name[eq - s] = '\0';
+    *value = eq + 1;
+    return true;
+}
+
+/* Operand slot of a name: inputs 0..n_in-1, INOUT outputs as n_in + j. */
+static int operand_slot(const vt_op_info *info, const char *name)
+{
+    for (uint32_t i = 0; i < info->n_in; i++)
+        if (!strcmp(info->in[i].name, name))
+            return (int)i;
+    for (uint32_t j = 0; j < info->n_out; j++)
+        if ((info->out[j].flags & VT_OPERAND_INOUT) && !strcmp(info->out[j].name, name))
+            return (int)(info->n_in + j);
+    return -1;
+}
+
+static void list_names(const vt_op_info *info, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < info->n_in && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "", info->in[i].name);
+    for (uint32_t j = 0; j < info->n_out && used < size; j++)
+        if (info->out[j].flags & VT_OPERAND_INOUT)
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "", info->out[j].name);
+}
+
+/* Write why and return false. */
+static bool param_error(char *why, size_t why_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool param_error(char *why, size_t why_size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, why_size, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+/* Parse one --param KEY=VALUE into the params buffer; false with why. */
+static bool parse_param(const vt_op_info *info, const char *kv, unsigned char *buf, bool *given, char *why,
+                        size_t why_size)
+{
+    char key[64];
+    const char *val;
+    if (!split_kv(kv, key, sizeof key, &val))
+        return param_error(why, why_size, "--param wants KEY=VALUE, got '%s'", kv);
+    for (uint32_t i = 0; i < info->n_params; i++) {
+        const vt_param_info *p = &info->params[i];
+        if (strcmp(p->name, key) != 0)
+            continue;
+        char *end = NULL;
+        errno = 0;
+        if (p->type == VT_PARAM_F32) {
+            float v = strtof(val, &end);
+            if (errno || *end || !isfinite(v))
+                return param_error(why, why_size, "%s is f32, got '%s'", key, val);
+            memcpy(buf + p->offset, &v, sizeof v);
+        } else if (p->type == VT_PARAM_I32) {
+            long v = strtol(val, &end, 0);
+            if (errno || *end || v < INT32_MIN || v > INT32_MAX)
+                return param_error(why, why_size, "%s is i32, got '%s'", key, val);
+            int32_t x = (int32_t)v;
+            memcpy(buf + p->offset, &x, sizeof x);
+        } else {
+            unsigned long long v = strtoull(val, &end, 0);
+            if (errno || *end || val[0] == '-')
+                return param_error(why, why_size, "%s is u64, got '%s'", key, val);
+            uint64_t x = v;
+            memcpy(buf + p->offset, &x, sizeof x);
+        }
+        given[i] = true;
+        return true;
+    }
+    char names[256] = "";
+    size_t used = 0;
+    for (uint32_t i = 0; i < info->n_params && used < sizeof names; i++)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", info->params[i].name);
+    return param_error(why, why_size, "%s has no param '%s' (params: %s)", info->name, key,
+                       info->n_params ? names : "none");
+}
+
+static bool is_float_dtype(uint32_t t)
+{
+    return t == VT_F32 || t == VT_F16 || t == VT_BF16 || t == VT_F64;
+}
+
+static bool is_int_dtype(uint32_t t)
+{
+    return t == VT_I8 || t == VT_I16 || t == VT_I32 || t == VT_I64;
+}
+
+/* Convert (floats, integers) or reinterpret (raw bytes as a block format)
+ * array a to dtype t. */
+static vt_status convert_input(const char *name, host_array *a, vt_dtype t, char *why, size_t why_size)
+{
+    if ((uint32_t)a->dtype == (uint32_t)t)
+        return VT_OK;
+    const vt_dtype_info *ti = vt_dtype_get((int)t);
+    if ((uint32_t)a->dtype == NPY_RAW_BYTES) {
+        if (!ti || !ti->quantized)
+            return vt_why(VT_E_INVALID_ARG, why, why_size, "%s: raw bytes ('|u1') can be named a block format only",
+                          name);
+        int64_t last = a->ndim ? a->shape[a->ndim - 1] : 1;
+        if (last % ti->block_bytes)
+            return vt_why(VT_E_INVALID_ARG, why, why_size,
+                          "%s: the last dim (%lld bytes) is not a whole number of %s blocks (%u bytes)", name,
+                          (long long)last, ti->name, ti->block_bytes);
+        if (!a->ndim)
+            a->ndim = 1;
+        a->shape[a->ndim - 1] = last / ti->block_bytes * ti->block_elems;
+        a->dtype = t;
+        return VT_OK;
+    }
+    bool fl = is_float_dtype(a->dtype) && is_float_dtype(t), in = is_int_dtype(a->dtype) && is_int_dtype(t);
+    if (!fl && !in)
+        return vt_why(VT_E_INVALID_ARG, why, why_size, "%s: cannot convert %s to %s", name,
+                      vt_dtype_name((int)a->dtype), vt_dtype_name((int)t));
+    host_array b;
+    vt_status st = host_array_alloc(&b, t, a->ndim, a->shape);
+    if (st != VT_OK)
+        return vt_why(st, why, why_size, "%s: no memory to convert", name);
+    int64_t n = host_array_elems(a);
+    for (int64_t i = 0; i < n; i++) {
+        if (fl) {
+            double v = host_array_get_f(a, i);
+            switch (t) {
+            case VT_F16: ((uint16_t *)b.data)[i] = vt_f32_to_f16((float)v); break;
+            case VT_BF16: ((uint16_t *)b.data)[i] = vt_f32_to_bf16((float)v); break;
+            case VT_F64: ((double *)b.data)[i] = v; break;
+            default: ((float *)b.data)[i] = (float)v; break;
+            }
+        } else {
+            int64_t v = host_array_get_i(a, i);
+            int64_t lo = t == VT_I8 ? INT8_MIN : t == VT_I16 ? INT16_MIN : t == VT_I32 ? INT32_MIN : INT64_MIN;
+            int64_t hi = t == VT_I8 ? INT8_MAX : t == VT_I16 ? INT16_MAX : t == VT_I32 ? INT32_MAX : INT64_MAX;
+            if (v < lo || v > hi) {
+                host_array_free(&b);
+                return vt_why(VT_E_INVALID_ARG, why, why_size, "%s[%lld] = %lld does not fit %s", name, (long long)i,
+                              (long long)v, vt_dtype_name((int)t));
+            }
+            switch (t) {
+            case VT_I8: ((int8_t *)b.data)[i] = (int8_t)v; break;
+            case VT_I16: ((int16_t *)b.data)[i] = (int16_t)v; break;
+            case VT_I64: ((int64_t *)b.data)[i] = v; break;
+            default: ((int32_t *)b.data)[i] = (int32_t)v; break;
+            }
+        }
+    }
+    host_array_free(a);
+    *a = b;
+    return VT_OK;
+}
+
+/* Everything `op run` holds; freed by run_free. */
+typedef struct run_state {
+    const vt_op_info *info;
+    host_array arr[VT_MAX_INPUTS + VT_MAX_OUTPUTS]; /* inputs, then outputs */
+    vt_tensor *t[VT_MAX_INPUTS + VT_MAX_OUTPUTS];
+    unsigned char params[256];
+    vt_registry *reg;
+} run_state;
+
+static void run_free(run_state *s)
+{
+    for (size_t i = 0; i < VT_MAX_INPUTS + VT_MAX_OUTPUTS; i++) {
+        vt_tensor_destroy(s->t[i]);
+        host_array_free(&s->arr[i]);
+    }
+    if (s->reg)
+        vt_registry_close(s->reg);
+}
+
+static int fail(run_state *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(run_state *s, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "vtctl op run: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    run_free(s);
+    return code;
+}
+
+/* Upload, run, read back; the exit code. */
+static int execute(run_state *s, const char *dev_spec, const char *dir, bool json)
+{
+    const vt_op_info *info = s->info;
+    if (!vtctl_open(&s->reg))
+        return fail(s, VTCTL_EXIT_REFUSED, "no registry");
+    vt_device *dev = NULL;
+    if (vt_registry_find_device(s->reg, dev_spec, &dev) != VT_OK)
+        return fail(s, VTCTL_EXIT_REFUSED, "%s", vt_last_error());
+    uint32_t n_in = info->n_in, n_out = info->n_out;
+    for (uint32_t i = 0; i < n_in + n_out; i++) {
+        host_array *a = &s->arr[i];
+        if (!a->present)
+            continue;
+        if (vt_tensor_create(dev, a->dtype, a->ndim, a->shape, &s->t[i]) != VT_OK)
+            return fail(s, VTCTL_EXIT_REFUSED, "%s", vt_last_error());
+        size_t n = (size_t)vt_tensor_nbytes(s->t[i]);
+        vt_status st;
+        if (a->data) {
+            st = vt_tensor_write(s->t[i], a->data, n);
+        } else { /* poison pure outputs: anything unwritten reads NaN / -1 */
+            unsigned char *p = malloc(n ? n : 1);
+            if (!p)
+                return fail(s, VTCTL_EXIT_REFUSED, "out of memory");
+            memset(p, 0xff, n);
+            st = vt_tensor_write(s->t[i], p, n);
+            free(p);
+        }
+        if (st != VT_OK)
+            return fail(s, VTCTL_EXIT_REFUSED, "%s", vt_last_error());
+    }
+    const vt_tensor *in[VT_MAX_INPUTS];
+    vt_tensor *out[VT_MAX_OUTPUTS];
+    for (uint32_t i = 0; i < n_in; i++)
+        in[i] = s->t[i];
+    for (uint32_t j = 0; j < n_out; j++)
+        out[j] = s->t[n_in + j];
+    vt_status st =
+        vt_op_run(dev, (vt_op)info->op, in, n_in, out, n_out, info->params_size ? s->params : NULL, info->params_size);
+    if (st != VT_OK)
+        return fail(s, VTCTL_EXIT_REFUSED, "%s: %s", vt_status_name(st), vt_last_error());
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return fail(s, VTCTL_EXIT_REFUSED, "cannot create %s: %s", dir, strerror(errno));
+    json_writer w;
+    if (json) {
+        jw_init(&w, stdout);
+        jw_object_begin(&w);
+        jw_key(&w, "op");
+        jw_string(&w, info->name);
+        jw_key(&w, "id");
+        jw_uint(&w, info->op);
+        jw_key(&w, "device");
+        jw_string(&w, vt_device_id(dev));
+        jw_key(&w, "outputs");
+        jw_array_begin(&w);
+    } else {
+        printf("%s (%u) ran on %s\n", info->name, info->op, vt_device_id(dev));
+    }
+    for (uint32_t j = 0; j < n_out; j++) {
+        host_array *a = &s->arr[n_in + j];
+        host_array got;
+        if (host_array_alloc(&got, a->dtype, a->ndim, a->shape) != VT_OK)
+            return fail(s, VTCTL_EXIT_REFUSED, "out of memory");
+        if (vt_tensor_read(out[j], got.data, got.nbytes) != VT_OK) {
+            host_array_free(&got);
+            return fail(s, VTCTL_EXIT_REFUSED, "%s", vt_last_error());
+        }
+        char path[4096], why[512], shp[96];
+        snprintf(path, sizeof path, "%s/%s.npy", dir, info->out[j].name);
+        st = npy_write(path, &got, why, sizeof why);
+        host_array_free(&got);
+        if (st != VT_OK)
+            return fail(s, VTCTL_EXIT_REFUSED, "%s", why);
+        host_array_shape_str(a, shp, sizeof shp);
+        const char *file_dtype = a->dtype == VT_BF16 ? "f32 (widened from bf16)" : vt_dtype_name((int)a->dtype);
+        if (json) {
+            jw_object_begin(&w);
+            jw_key(&w, "name");
+            jw_string(&w, info->out[j].name);
+            jw_key(&w, "file");
+            jw_string(&w, path);
+            jw_key(&w, "dtype");
+            jw_string(&w, vt_dtype_name((int)a->dtype));
+            jw_key(&w, "file_dtype");
+            jw_string(&w, a->dtype == VT_BF16 ? "f32" : vt_dtype_name((int)a->dtype));
+            jw_key(&w, "shape");
+            jw_array_begin(&w);
+            for (uint32_t d = 0; d < a->ndim; d++)
+                jw_int(&w, a->shape[d]);
+            jw_array_end(&w);
+            jw_object_end(&w);
+        } else {
+            printf("  %-10s %-10s %-24s -> %s\n", info->out[j].name, shp, file_dtype, path);
+        }
+    }
+    if (json) {
+        jw_array_end(&w);
+        jw_object_end(&w);
+        jw_finish(&w);
+    }
+    run_free(s);
+    return VTCTL_EXIT_OK;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {{"backend", required_argument, NULL, 'b'},
+                                         {"in", required_argument, NULL, 'i'},
+                                         {"param", required_argument, NULL, 'p'},
+                                         {"in-dtype", required_argument, NULL, 't'},
+                                         {"out-dtype", required_argument, NULL, 'd'},
+                                         {"out", required_argument, NULL, 'o'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    const char *ins[VT_MAX_INPUTS + VT_MAX_OUTPUTS], *pars[64], *casts[VT_MAX_INPUTS + VT_MAX_OUTPUTS];
+    int n_ins = 0, n_pars = 0, n_casts = 0;
+    const char *backend = NULL, *dir = NULL, *out_dtype = NULL;
+    bool json = false;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b': backend = optarg; break;
+        case 'o': dir = optarg; break;
+        case 'd': out_dtype = optarg; break;
+        case 'j': json = true; break;
+        case 'i':
+            if (n_ins == VT_MAX_INPUTS + VT_MAX_OUTPUTS)
+                return vtctl_usage_error("op run", "too many --in");
+            ins[n_ins++] = optarg;
+            break;
+        case 'p':
+            if (n_pars == 64)
+                return vtctl_usage_error("op run", "too many --param");
+            pars[n_pars++] = optarg;
+            break;
+        case 't':
+            if (n_casts == VT_MAX_INPUTS + VT_MAX_OUTPUTS)
+                return vtctl_usage_error("op run", "too many --in-dtype");
+            casts[n_casts++] = optarg;
+            break;
+        case 'h':
+            printf("usage: vtctl op run OP --backend B[:DEV] --in NAME=FILE.npy ... [--param KEY=VALUE ...]\n"
+                   "                   [--in-dtype NAME=DTYPE ...] [--out-dtype DTYPE] --out DIR [--json]\n");
+            return VTCTL_EXIT_OK;
+        default: return vtctl_usage_error("op run", "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 1)
+        return vtctl_usage_error("op run", "name one op");
+    vt_op op = vt_op_from_name(argv[optind]);
+    if (op == VT_OP_NONE)
+        return vtctl_usage_error("op run", "no op named '%s' in the catalogue", argv[optind]);
+    if (!backend)
+        return vtctl_usage_error("op run", "--backend B[:DEV] is required");
+    if (!dir)
+        return vtctl_usage_error("op run", "--out DIR is required");
+    run_state s;
+    memset(&s, 0, sizeof s);
+    s.info = vt_op_get_info(op);
+    const vt_op_info *info = s.info;
+    char names[256], why[768], key[64];
+    list_names(info, names, sizeof names);
+
+    /* params by name and type; every field must be given */
+    bool given[32] = {false};
+    for (int i = 0; i < n_pars; i++)
+        if (!parse_param(info, pars[i], s.params, given, why, sizeof why))
+            return vtctl_usage_error("op run", "%s", why);
+    for (uint32_t i = 0; i < info->n_params; i++)
+        if (!given[i])
+            return vtctl_usage_error("op run", "%s needs --param %s=... (%s: %s)", info->name, info->params[i].name,
+                                     param_type_name(info->params[i].type), info->params[i].doc);
+
+    vt_dtype free_dt = VT_F32;
+    if (out_dtype) {
+        int t = vt_dtype_from_name(out_dtype);
+        if (!op_shapes_has_free_dtype(op))
+            return vtctl_usage_error("op run", "--out-dtype applies to Copy, GetRows and Dequantize only");
+        if (t < 0)
+            return vtctl_usage_error("op run", "--out-dtype: unknown dtype '%s'", out_dtype);
+        free_dt = (vt_dtype)t;
+    }
+
+    /* inputs and INOUT outputs from their sources */
+    for (int i = 0; i < n_ins; i++) {
+        const char *src;
+        if (!split_kv(ins[i], key, sizeof key, &src))
+            return vtctl_usage_error("op run", "--in wants NAME=SOURCE, got '%s'", ins[i]);
+        int slot = operand_slot(info, key);
+        if (slot < 0)
+            return vtctl_usage_error("op run", "%s has no input '%s' (inputs: %s)", info->name, key, names);
+        if (s.arr[slot].present)
+            return vtctl_usage_error("op run", "--in %s given twice", key);
+        vt_status st = input_source_load(src, &s.arr[slot], why, sizeof why);
+        if (st != VT_OK)
+            return fail(&s, VTCTL_EXIT_REFUSED, "--in %s: %s", key, why);
+    }
+    for (int i = 0; i < n_casts; i++) {
+        const char *tn;
+        if (!split_kv(casts[i], key, sizeof key, &tn))
+            return fail(&s, VTCTL_EXIT_USAGE, "--in-dtype wants NAME=DTYPE, got '%s'", casts[i]);
+        int slot = operand_slot(info, key), t = vt_dtype_from_name(tn);
+        if (slot < 0 || !s.arr[slot].present)
+            return fail(&s, VTCTL_EXIT_USAGE, "--in-dtype %s: no --in %s was given", key, key);
+        if (t < 0)
+            return fail(&s, VTCTL_EXIT_USAGE, "--in-dtype %s: unknown dtype '%s'", key, tn);
+        if (convert_input(key, &s.arr[slot], (vt_dtype)t, why, sizeof why) != VT_OK)
+            return fail(&s, VTCTL_EXIT_REFUSED, "%s", why);
+    }
+    for (uint32_t i = 0; i < info->n_in + info->n_out; i++)
+        if (s.arr[i].present && (uint32_t)s.arr[i].dtype == NPY_RAW_BYTES)
+            return fail(&s, VTCTL_EXIT_USAGE,
+                        "%s holds raw bytes ('|u1'): name its block format with --in-dtype %s=q4_0",
+                        i < info->n_in ? info->in[i].name : info->out[i - info->n_in].name,
+                        i < info->n_in ? info->in[i].name : info->out[i - info->n_in].name);
+    for (uint32_t j = 0; j < info->n_out; j++)
+        if ((info->out[j].flags & VT_OPERAND_INOUT) && !s.arr[info->n_in + j].present)
+            return fail(&s, VTCTL_EXIT_USAGE, "%s is read and updated in place: give --in %s=FILE.npy",
+                        info->out[j].name, info->out[j].name);
+
+    /* the other outputs from the inputs and params */
+    vt_status st = op_shapes_infer(op, s.arr, info->n_in, info->params_size ? s.params : NULL, free_dt,
+                                   s.arr + info->n_in, why, sizeof why);
+    if (st != VT_OK)
+        return fail(&s, st == VT_E_INVALID_ARG ? VTCTL_EXIT_USAGE : VTCTL_EXIT_REFUSED, "%s", why);
+    return execute(&s, backend, dir, json);
+}
+
+int vtctl_cmd_op(int argc, char **argv)
+{
+    if (argc < 2)
+        return vtctl_usage_error("op", "want 'op describe OP' or 'op run OP ...'");
+    if (!strcmp(argv[1], "describe"))
+        return cmd_describe(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "run"))
+        return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        printf("usage: vtctl op describe OP [--json]\n"
+               "       vtctl op run OP --backend B[:DEV] --in NAME=FILE.npy ... [--param KEY=VALUE ...]\n"
+               "                   [--in-dtype NAME=DTYPE ...] [--out-dtype DTYPE] --out DIR [--json]\n");
+        return VTCTL_EXIT_OK;
+    }
+    return vtctl_usage_error("op", "unknown subcommand '%s' (describe, run)", argv[1]);
+}
