@@ -183,8 +183,24 @@ static vt_status k_dsa(vt_backend_ctx *c, int dev, const vt_op_args *a, char *wh
 {
     STREAM();
     const vt_operand *q = &a->in[0], *k = &a->in[1];
-    hipError_t e = vt_rocm_launch_dsa_logits(X(0), X(1), k->dtype, X(2), X(3), X(4), Y(0), q->shape[0], q->shape[1],
-                                             q->shape[2], k->shape[0], s);
+    int64_t T = q->shape[0], S = k->shape[0];
+    int64_t *win = malloc(sizeof *win * (size_t)(2 * T + 1));
+    if (!win)
+        return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
+    vt_status r = vt_rocm_read_indices(c, dev, X(3), T, false, win, why, why_size);
+    if (r == VT_OK)
+        r = vt_rocm_read_indices(c, dev, X(4), T, false, win + T, why, why_size);
+    for (int64_t t = 0; r == VT_OK && t < T; t++)
+        if (win[t] < 0 || win[t] > win[T + t] || win[T + t] > S)
+            r = vt_why(VT_E_INVALID_ARG, why, why_size,
+                       "DsaIndexerLogits (34): row %lld: window [start, end) = [%lld, %lld) must satisfy 0 <= start "
+                       "<= end <= S=%lld",
+                       (long long)t, (long long)win[t], (long long)win[T + t], (long long)S);
+    free(win);
+    if (r != VT_OK)
+        return r;
+    hipError_t e =
+        vt_rocm_launch_dsa_logits(X(0), X(1), k->dtype, X(2), X(3), X(4), Y(0), T, q->shape[1], q->shape[2], S, s);
     return vt_rocm_done(e, "DsaIndexerLogits (34)", c, dev, why, why_size);
 }
 
