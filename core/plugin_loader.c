@@ -190,6 +190,8 @@ static char *vtable_problem(const vt_plugin *p, const vt_backend_iface *f)
                                              : NULL;
     if (missing)
         return vt_strdup_printf("vtable function %s is NULL", missing);
+    if (!f->host_alloc != !f->host_free)
+        return vt_strdup_printf("vtable sets only one of host_alloc and host_free");
     if (f->n_kernels && !f->kernels)
         return vt_strdup_printf("vtable lists %u kernels but no table", f->n_kernels);
     for (uint32_t i = 0; i < f->n_kernels; i++) {

@@ -46,10 +46,13 @@ void vt_clear_error(void)
 
 vt_status vt_set_error(vt_status status, const char *fmt, ...)
 {
+    /* Format aside first: the arguments may quote the previous error. */
+    char text[VT_ERROR_TEXT];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    memcpy(last_error, text, sizeof text);
     return status;
 }
 

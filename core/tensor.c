@@ -57,14 +57,69 @@ void vt_tensor_destroy(vt_tensor *t)
 {
     if (!t)
         return;
-    t->dev->plugin->iface->release(t->dev->plugin->ctx, t->dev->index, t->data);
+    if (!t->borrowed)
+        t->dev->plugin->iface->release(t->dev->plugin->ctx, t->dev->index, t->data);
     free(t);
+}
+
+vt_status vt_tensor_wrap(vt_device *dev, vt_dtype dtype, uint32_t ndim, const int64_t *shape, void *data,
+                         bool read_only, vt_tensor **out)
+{
+    *out = NULL;
+    uint64_t bytes;
+    if (ndim > VT_MAX_DIMS || !vt_dtype_tensor_bytes(dtype, ndim, shape, &bytes))
+        return vt_set_error(VT_E_INVALID_ARG, "vt_tensor_wrap on %s: bad %s shape", dev->id, vt_dtype_name(dtype));
+    vt_tensor *t = calloc(1, sizeof *t);
+    if (!t)
+        return vt_set_error(VT_E_NO_MEMORY, "vt_tensor_wrap: out of host memory");
+    t->dev = dev;
+    t->data = data;
+    t->dtype = dtype;
+    t->ndim = ndim;
+    for (uint32_t i = 0; i < ndim; i++)
+        t->shape[i] = shape[i];
+    t->nbytes = bytes;
+    t->borrowed = true;
+    t->read_only = read_only;
+    *out = t;
+    return VT_OK;
+}
+
+vt_status vt_device_host_alloc(vt_device *dev, uint64_t bytes, void **ptr, bool *pinned)
+{
+    const vt_backend_iface *f = dev->plugin->iface;
+    char why[VT_WHY_SIZE] = "";
+    *ptr = NULL;
+    *pinned = false;
+    if (f->host_alloc && f->host_alloc(dev->plugin->ctx, dev->index, bytes, ptr, why, sizeof why) == VT_OK) {
+        *pinned = true;
+        return VT_OK;
+    }
+    size_t padded = (size_t)((bytes + 63) / 64 * 64);
+    *ptr = padded ? aligned_alloc(64, padded) : NULL;
+    if (!*ptr)
+        return vt_set_error(VT_E_NO_MEMORY, "cannot allocate %llu bytes of host memory for %s%s%s",
+                            (unsigned long long)bytes, dev->id, why[0] ? " (pinned: " : "", why[0] ? why : "");
+    return VT_OK;
+}
+
+void vt_device_host_free(vt_device *dev, void *ptr, bool pinned)
+{
+    if (!ptr)
+        return;
+    if (pinned)
+        dev->plugin->iface->host_free(dev->plugin->ctx, dev->index, ptr);
+    else
+        free(ptr);
 }
 
 vt_status vt_tensor_write_at(vt_tensor *t, uint64_t offset, const void *src, size_t nbytes)
 {
     if (!t || (nbytes && !src))
         return vt_set_error(VT_E_INVALID_ARG, "vt_tensor_write: NULL argument");
+    if (t->read_only)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_tensor_write on %s: the tensor is a read-only view of a mapped file",
+                            t->dev->id);
     if (offset > t->nbytes || nbytes > t->nbytes - offset)
         return vt_set_error(VT_E_INVALID_ARG,
                             "vt_tensor_write on %s: %zu bytes at offset %llu exceed the tensor's %llu", t->dev->id,

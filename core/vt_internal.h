@@ -61,7 +61,9 @@ struct vt_registry {
 
 struct vt_tensor {
     vt_device *dev;
-    void *data; /* device pointer */
+    void *data;     /* device pointer */
+    bool borrowed;  /* data is not ours (a view of a mapped file): never released */
+    bool read_only; /* writes are refused (the view is of read-only memory) */
     vt_dtype dtype;
     uint32_t ndim;
     int64_t shape[VT_MAX_DIMS];
@@ -99,6 +101,19 @@ void vt_plugin_unload(vt_plugin *p);
 /* Fill caps->keep_quant from a kernel table (SPEC 4: the kernel table is
  * the source of keep-quant formats per op class). */
 void vt_caps_derive_keep_quant(vt_device_caps *caps, const vt_kernel *table, uint32_t n);
+
+/* A tensor over memory the caller owns (borrowed, never released by
+ * vt_tensor_destroy): only for a host-addressable device, whose kernels
+ * can read host memory. read_only refuses vt_tensor_write. */
+vt_status vt_tensor_wrap(vt_device *dev, vt_dtype dtype, uint32_t ndim, const int64_t *shape, void *data,
+                         bool read_only, vt_tensor **out);
+
+/* Host memory the device copies from fastest (its host_alloc, or aligned
+ * host memory); *pinned says which. Free with vt_device_host_free. */
+vt_status vt_device_host_alloc(vt_device *dev, uint64_t bytes, void **ptr, bool *pinned);
+
+/* Free memory from vt_device_host_alloc. */
+void vt_device_host_free(vt_device *dev, void *ptr, bool pinned);
 
 /* The registry's cpu backend, when loaded with a device. */
 vt_plugin *vt_registry_cpu(vt_registry *reg);

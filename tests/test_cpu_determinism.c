@@ -29,7 +29,7 @@ typedef struct run_out {
 /* Run every (kernel row, class, seed) with n_threads; returns the count. */
 static size_t run_all(int n_threads, run_out **outs)
 {
-    char nt[8];
+    char nt[16];
     snprintf(nt, sizeof nt, "%d", n_threads);
     setenv("VT_NUM_THREADS", nt, 1);
     vt_registry *reg = vt_test_open(NULL, "cpu", 0);

@@ -527,12 +527,12 @@ static int cmd_run(int argc, char **argv)
     for (int i = 0; i < n_ins; i++) {
         const char *src;
         if (!split_kv(ins[i], key, sizeof key, &src))
-            return vtctl_usage_error("op run", "--in wants NAME=SOURCE, got '%s'", ins[i]);
+            return fail(&s, VTCTL_EXIT_USAGE, "--in wants NAME=SOURCE, got '%s'", ins[i]);
         int slot = operand_slot(info, key);
         if (slot < 0)
-            return vtctl_usage_error("op run", "%s has no input '%s' (inputs: %s)", info->name, key, names);
+            return fail(&s, VTCTL_EXIT_USAGE, "%s has no input '%s' (inputs: %s)", info->name, key, names);
         if (s.arr[slot].present)
-            return vtctl_usage_error("op run", "--in %s given twice", key);
+            return fail(&s, VTCTL_EXIT_USAGE, "--in %s given twice", key);
         vt_status st = input_source_load(src, &s.arr[slot], why, sizeof why);
         if (st != VT_OK)
             return fail(&s, VTCTL_EXIT_REFUSED, "--in %s: %s", key, why);

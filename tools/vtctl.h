@@ -21,6 +21,8 @@ int vtctl_cmd_backend_list(int argc, char **argv);
 int vtctl_cmd_caps(int argc, char **argv);
 int vtctl_cmd_ops(int argc, char **argv);
 int vtctl_cmd_inspect(int argc, char **argv);
+int vtctl_cmd_fit(int argc, char **argv);
+int vtctl_cmd_stage(int argc, char **argv);
 int vtctl_cmd_check(int argc, char **argv);
 int vtctl_cmd_op(int argc, char **argv);
 

@@ -237,6 +237,27 @@ static void rocm_counters(vt_backend_ctx *c, int dev, vt_backend_counters *out)
     pthread_mutex_unlock(&c->dev[dev].lock);
 }
 
+static vt_status rocm_host_alloc(vt_backend_ctx *c, int dev, uint64_t bytes, void **ptr, char *why, size_t why_size)
+{
+    vt_status st = vt_rocm_use(c, dev, why, why_size);
+    if (st != VT_OK)
+        return st;
+    hipError_t e = hipHostMalloc(ptr, (size_t)bytes, hipHostMallocDefault);
+    if (e != hipSuccess) {
+        (void)hipGetLastError();
+        return vt_rocm_fail(e, "hipHostMalloc", dev, why, why_size);
+    }
+    return VT_OK;
+}
+
+static void rocm_host_free(vt_backend_ctx *c, int dev, void *ptr)
+{
+    (void)c;
+    (void)dev;
+    if (ptr)
+        (void)hipHostFree(ptr);
+}
+
 static vt_backend_iface rocm_iface = {
     .abi_version = VT_PLUGIN_ABI,
     .struct_size = sizeof(vt_backend_iface),
@@ -256,6 +277,8 @@ static vt_backend_iface rocm_iface = {
     /* The HIP (and CUDA) runtimes register exit handlers and keep threads:
      * they cannot be unloaded safely, so the module stays resident. */
     .flags = VT_BACKEND_FLAG_RESIDENT,
+    .host_alloc = rocm_host_alloc,
+    .host_free = rocm_host_free,
 };
 
 /* The kernel table is filled in once, however many registries call the

@@ -139,6 +139,13 @@ typedef struct vt_backend_iface {
     void (*counters)(vt_backend_ctx *ctx, int dev, vt_backend_counters *out);
 
     uint32_t flags; /* VT_BACKEND_FLAG_* */
+
+    /* Optional (may be NULL): host memory the device copies from fastest
+     * (pinned); the core falls back to plain aligned host memory. */
+    vt_status (*host_alloc)(vt_backend_ctx *ctx, int dev, uint64_t bytes, void **ptr, char *why, size_t why_size);
+
+    /* Free memory from host_alloc; NULL is ignored. Set with host_alloc. */
+    void (*host_free)(vt_backend_ctx *ctx, int dev, void *ptr);
 } vt_backend_iface;
 
 /* The module stays loaded until the process exits (fini still runs at

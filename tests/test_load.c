@@ -1,0 +1,458 @@
+/* test_load.c - the GGUF load plan and staging (SPEC 6, 8): op classes
+ * from names, the run estimate from metadata, residency and fit totals
+ * against hand arithmetic, refusals that allocate nothing, staging through
+ * small chunks read back byte-identical, in-place use on host memory,
+ * progress, and staging faults that free everything. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+static vt_device *find(vt_registry *reg, const char *spec)
+{
+    vt_device *d = NULL;
+    ck_assert_msg(vt_registry_find_device(reg, spec, &d) == VT_OK, "%s", vt_last_error());
+    return d;
+}
+
+/* A writer with llama-style metadata: 2 layers, 4 heads, 2 kv heads,
+ * head dim 16, embedding 64, ffn 128, vocab 40 (token strings). */
+static vt_gguf_writer *llama_writer(void)
+{
+    vt_gguf_writer *w = NULL;
+    ck_assert_int_eq(vt_gguf_writer_create(&w), VT_OK);
+    ck_assert_int_eq(vt_gguf_writer_add_string(w, "general.architecture", "llama"), VT_OK);
+    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "llama.block_count", 2), VT_OK);
+    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "llama.embedding_length", 64), VT_OK);
+    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "llama.feed_forward_length", 128), VT_OK);
+    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "llama.attention.head_count", 4), VT_OK);
+    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "llama.attention.head_count_kv", 2), VT_OK);
+    vt_gguf_str toks[40];
+    for (int i = 0; i < 40; i++)
+        toks[i] = (vt_gguf_str){"t", 1};
+    ck_assert_int_eq(vt_gguf_writer_add_array(w, "tokenizer.ggml.tokens", VT_GGUF_STRING, toks, 40), VT_OK);
+    return w;
+}
+
+/* Random bytes for a tensor's data; f16/bf16/f32 get finite values. */
+static void *tensor_bytes(vt_rng *r, int type, int64_t n, uint64_t *bytes)
+{
+    ck_assert(vt_dtype_row_bytes(type, n, bytes));
+    unsigned char *p = malloc(*bytes ? *bytes : 1);
+    if (type == VT_F32)
+        vt_rng_fill(r, (float *)p, (size_t)n, -2, 2);
+    else if (type == VT_F16)
+        for (int64_t i = 0; i < n; i++)
+            ((uint16_t *)p)[i] = vt_f32_to_f16(vt_rng_uniform(r, -2, 2));
+    else
+        for (uint64_t i = 0; i < *bytes; i++)
+            p[i] = (unsigned char)vt_rng_next(r);
+    if (type == VT_Q4_0 || type == VT_Q8_0) /* finite f16 scales at the start of each block */
+        for (uint64_t b = 0; b < *bytes; b += vt_dtype_get(type)->block_bytes)
+            memcpy(p + b, &(uint16_t){vt_f32_to_f16(0.01f)}, 2);
+    return p;
+}
+
+typedef struct spec {
+    const char *name;
+    int type;
+    uint32_t n_dims;
+    int64_t ne[4]; /* GGUF order */
+} spec;
+
+/* Write a model to a temp file; returns its path and keeps data alive. */
+static char *write_model(vt_gguf_writer *w, const spec *s, size_t n, void **keep, vt_rng *r)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t elems = 1;
+        for (uint32_t k = 0; k < s[i].n_dims; k++)
+            elems *= s[i].ne[k];
+        uint64_t bytes;
+        keep[i] = tensor_bytes(r, s[i].type, elems, &bytes);
+        ck_assert_msg(vt_gguf_writer_add_tensor(w, s[i].name, s[i].type, s[i].n_dims, s[i].ne, keep[i], bytes) == VT_OK,
+                      "%s", vt_last_error());
+    }
+    char *dir = vt_test_mkdtemp();
+    char *path = malloc(strlen(dir) + 16);
+    sprintf(path, "%s/m.gguf", dir);
+    free(dir);
+    ck_assert_msg(vt_gguf_writer_write_file(w, path) == VT_OK, "%s", vt_last_error());
+    return path;
+}
+
+static void remove_model(char *path)
+{
+    unlink(path);
+    *strrchr(path, '/') = '\0';
+    rmdir(path);
+    free(path);
+}
+
+START_TEST(op_classes_follow_llama_names)
+{
+    ck_assert_uint_eq(vt_gguf_op_class("token_embd.weight", 2), VT_OP_CLASS_GATHER);
+    ck_assert_uint_eq(vt_gguf_op_class("per_layer_token_embd.weight", 2), VT_OP_CLASS_GATHER);
+    ck_assert_uint_eq(vt_gguf_op_class("blk.3.ffn_gate_exps.weight", 3), VT_OP_CLASS_MOE_EXPERT);
+    ck_assert_uint_eq(vt_gguf_op_class("blk.3.ffn_down_exps.weight", 3), VT_OP_CLASS_MOE_EXPERT);
+    ck_assert_uint_eq(vt_gguf_op_class("blk.0.attn_q.weight", 2), VT_OP_CLASS_MATMUL);
+    ck_assert_uint_eq(vt_gguf_op_class("output.weight", 2), VT_OP_CLASS_MATMUL);
+    ck_assert_uint_eq(vt_gguf_op_class("blk.0.attn_norm.weight", 1), VT_OP_CLASS_NONE);
+    ck_assert_uint_eq(vt_gguf_op_class("blk.0.ssm_conv1d.weight", 2), VT_OP_CLASS_NONE);
+}
+END_TEST
+
+START_TEST(run_estimate_matches_hand_arithmetic)
+{
+    vt_rng r;
+    vt_rng_init(&r, 51);
+    vt_gguf_writer *w = llama_writer();
+    spec s[1] = {{"output_norm.weight", VT_F32, 1, {64}}};
+    void *keep[1];
+    char *path = write_model(w, s, 1, keep, &r);
+    vt_gguf *g = NULL;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    vt_load_options o = {sizeof o};
+    o.ctx = 128;
+    o.batch = 3;
+    o.budget_bytes = 1ull << 30;
+    vt_load_plan *plan = NULL;
+    ck_assert_msg(vt_load_plan_create(g, find(reg, "cuda-stub:0"), &o, &plan) == VT_OK, "%s", vt_last_error());
+    const vt_run_estimate *run = vt_load_plan_run(plan);
+    /* KV: 2 layers x 128 ctx x 3 batch x 2 kv heads x (16 + 16) x 2 bytes */
+    ck_assert_uint_eq(run->kv_cache, 2ull * 128 * 3 * 2 * 32 * 2);
+    ck_assert_uint_eq(run->conv_state, 0);
+    ck_assert_uint_eq(run->recurrent_state, 0);
+    /* scratch: 3 x (40 vocab + 4 x max(64, 128)) x 4 bytes */
+    ck_assert_uint_eq(run->scratch, 3ull * (40 + 4 * 128) * 4);
+    const vt_fit_report *rep = vt_load_plan_report(plan);
+    ck_assert_uint_eq(rep->run_bytes, run->total);
+    ck_assert_uint_eq(rep->needed_bytes, rep->weight_bytes + run->total);
+    vt_load_plan_free(plan);
+    vt_registry_close(reg);
+    vt_gguf_close(g);
+    vt_gguf_writer_free(w);
+    free(keep[0]);
+    remove_model(path);
+}
+END_TEST
+
+START_TEST(hybrid_recurrent_layers_are_counted)
+{
+    /* qwen3next-like: 4 layers, every 4th full attention; GDN with 8 value
+     * heads (time_step_rank), 2 key groups, dk = state 16, inner 64, conv 4. */
+    vt_rng r;
+    vt_rng_init(&r, 52);
+    vt_gguf_writer *w = NULL;
+    ck_assert_int_eq(vt_gguf_writer_create(&w), VT_OK);
+    vt_gguf_writer_add_string(w, "general.architecture", "qwen3next");
+    vt_gguf_writer_add_u32(w, "qwen3next.block_count", 4);
+    vt_gguf_writer_add_u32(w, "qwen3next.embedding_length", 32);
+    vt_gguf_writer_add_u32(w, "qwen3next.attention.head_count", 4);
+    vt_gguf_writer_add_u32(w, "qwen3next.attention.head_count_kv", 1);
+    vt_gguf_writer_add_u32(w, "qwen3next.attention.key_length", 8);
+    vt_gguf_writer_add_u32(w, "qwen3next.attention.value_length", 8);
+    vt_gguf_writer_add_u32(w, "qwen3next.full_attention_interval", 4);
+    vt_gguf_writer_add_u32(w, "qwen3next.ssm.conv_kernel", 4);
+    vt_gguf_writer_add_u32(w, "qwen3next.ssm.inner_size", 64);
+    vt_gguf_writer_add_u32(w, "qwen3next.ssm.state_size", 16);
+    vt_gguf_writer_add_u32(w, "qwen3next.ssm.group_count", 2);
+    vt_gguf_writer_add_u32(w, "qwen3next.ssm.time_step_rank", 8);
+    vt_gguf_writer_add_u32(w, "qwen3next.vocab_size", 100);
+    spec s[1] = {{"output_norm.weight", VT_F32, 1, {32}}};
+    void *keep[1];
+    char *path = write_model(w, s, 1, keep, &r);
+    vt_gguf *g = NULL;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    vt_load_options o = {sizeof o};
+    o.ctx = 64;
+    o.batch = 2;
+    vt_load_plan *plan = NULL;
+    ck_assert_int_eq(vt_load_plan_create(g, find(reg, "cuda-stub:0"), &o, &plan), VT_OK);
+    const vt_run_estimate *run = vt_load_plan_run(plan);
+    ck_assert_uint_eq(run->kv_cache, 1ull * 64 * 2 * 1 * 16 * 2);              /* 1 attention layer */
+    ck_assert_uint_eq(run->conv_state, 3ull * 2 * 3 * (64 + 2 * 2 * 16) * 4);  /* 3 GDN layers */
+    ck_assert_uint_eq(run->recurrent_state, 3ull * 2 * 8 * 16 * (64 / 8) * 4); /* HV x dk x dv */
+    ck_assert_uint_eq(run->scratch, 2ull * (100 + 4 * 32) * 4);
+    vt_load_plan_free(plan);
+    vt_registry_close(reg);
+    vt_gguf_close(g);
+    vt_gguf_writer_free(w);
+    free(keep[0]);
+    remove_model(path);
+}
+END_TEST
+
+/* Q4_0 experts, a Q4_0 embedding, a Q8_0 projection, f16 output, f32 norm. */
+static const spec moe_model[] = {
+    {"token_embd.weight", VT_Q4_0, 2, {256, 100}},   {"blk.0.ffn_gate_exps.weight", VT_Q4_0, 3, {512, 256, 8}},
+    {"blk.0.attn_q.weight", VT_Q8_0, 2, {256, 256}}, {"output.weight", VT_F16, 2, {256, 100}},
+    {"output_norm.weight", VT_F32, 1, {256}},
+};
+#define N_MOE (sizeof moe_model / sizeof moe_model[0])
+
+START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
+{
+    vt_rng r;
+    vt_rng_init(&r, 53);
+    vt_gguf_writer *w = llama_writer();
+    void *keep[N_MOE];
+    char *path = write_model(w, moe_model, N_MOE, keep, &r);
+    vt_gguf *g = NULL;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    /* The planning double admits q4_0 for every class (alignment 64):
+     *   embd    keep 100 x 256/32 x 18        =  14400
+     *   experts keep 8 x 256 x 512/32 x 18    = 589824
+     *   attn_q  q8_0 not admitted: 256x256x2  = 131072
+     *   output  f16  100 x 256 x 2            =  51200
+     *   norm    f32  256 x 4                  =   1024      total 787520 */
+    char *dir = vt_test_mkdtemp();
+    char link[1024];
+    snprintf(link, sizeof link, "%s/vt_test_quantdev.so", dir);
+    ck_assert_int_eq(symlink(TEST_PLUGIN_DIR "/vt_test_quantdev.so", link), 0);
+    vt_registry *reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
+    vt_load_options o = {sizeof o};
+    o.budget_bytes = 1000000;
+    o.budget_origin = "--budget";
+    vt_load_plan *plan = NULL;
+    ck_assert_msg(vt_load_plan_create(g, find(reg, "test-quantdev:0"), &o, &plan) == VT_OK, "%s", vt_last_error());
+    const vt_fit_report *rep = vt_load_plan_report(plan);
+    ck_assert_uint_eq(rep->keep_quant_bytes, 14400 + 589824);
+    ck_assert_uint_eq(rep->expanded_bytes, 131072 + 51200);
+    ck_assert_uint_eq(rep->f32_bytes, 1024);
+    ck_assert_uint_eq(rep->needed_bytes, 787520);
+    ck_assert_uint_eq(rep->forced_formats, 1ull << VT_Q8_0);
+    const vt_weight_plan *d;
+    ck_assert_int_eq(vt_load_plan_entry(plan, 1, NULL, NULL, &d), VT_OK);
+    ck_assert_int_eq(d->residency, VT_RESIDENCY_KEEP_QUANT);
+    vt_load_plan_free(plan);
+    vt_registry_close(reg);
+    vt_test_rmtree(dir);
+    free(dir);
+
+    /* The stub admits nothing: the experts expand to f16 (3.56x) and the
+     * same budget refuses, naming the formats; nothing is allocated.
+     *   embd 25600x2=51200, experts 1048576x2=2097152, attn_q 131072,
+     *   output 51200, norm 1024 (all multiples of 256): 2331648 */
+    reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    vt_device *stub = find(reg, "cuda-stub:0");
+    vt_device_stats before, after;
+    ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
+    ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_E_DOES_NOT_FIT);
+    ck_assert_ptr_nonnull(plan);
+    rep = vt_load_plan_report(plan);
+    ck_assert_uint_eq(rep->needed_bytes, 2331648);
+    const char *msg = NULL;
+    ck_assert_int_eq(vt_load_plan_verdict(plan, &msg), VT_E_DOES_NOT_FIT);
+    ck_assert_msg(strstr(msg, "q4_0 (2 tensors; not admitted for gather moe-expert)"), "%s", msg);
+    ck_assert_msg(strstr(msg, "budget 1000000 bytes") && strstr(msg, "--budget"), "%s", msg);
+    /* Staging a refused plan is refused again, before any allocation. */
+    vt_model *m = NULL;
+    ck_assert_int_eq(vt_model_stage(plan, NULL, &m), VT_E_DOES_NOT_FIT);
+    ck_assert_ptr_null(m);
+    ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
+    ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
+    vt_load_plan_free(plan);
+    /* The budget from the environment: 1 refuses anything. */
+    setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1);
+    ck_assert_int_eq(vt_load_plan_create(g, stub, NULL, &plan), VT_E_DOES_NOT_FIT);
+    ck_assert_msg(strstr(vt_last_error(), "VT_DEVICE_WEIGHT_BUDGET_BYTES=1"), "%s", vt_last_error());
+    vt_load_plan_free(plan);
+    unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES");
+    vt_registry_close(reg);
+    vt_gguf_close(g);
+    vt_gguf_writer_free(w);
+    for (size_t i = 0; i < N_MOE; i++)
+        free(keep[i]);
+    remove_model(path);
+}
+END_TEST
+
+/* f32 and f16 weights, a 1-D f32, a 2-D f32 that expands to f16. */
+static const spec dense_model[] = {
+    {"blk.0.attn_q.weight", VT_F16, 2, {256, 96}},
+    {"blk.0.attn_k.weight", VT_F32, 2, {256, 33}},
+    {"output_norm.weight", VT_F32, 1, {256}},
+    {"blk.0.big.weight", VT_F16, 2, {1024, 300}},
+};
+#define N_DENSE (sizeof dense_model / sizeof dense_model[0])
+
+typedef struct prog {
+    uint64_t last, calls, total;
+    bool monotonic;
+} prog;
+
+static void on_progress(void *user, uint64_t done, uint64_t total, const char *tensor)
+{
+    prog *p = user;
+    p->monotonic &= done >= p->last && tensor != NULL;
+    p->last = done;
+    p->total = total;
+    p->calls++;
+}
+
+START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
+{
+    vt_rng r;
+    vt_rng_init(&r, 54);
+    vt_gguf_writer *w = llama_writer();
+    void *keep[N_DENSE];
+    char *path = write_model(w, dense_model, N_DENSE, keep, &r);
+    vt_gguf *g = NULL;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    vt_device *stub = find(reg, "cuda-stub:0");
+    prog pr = {0, 0, 0, true};
+    vt_load_options o = {sizeof o};
+    o.chunk_bytes = 4096; /* many pieces per tensor */
+    o.progress = on_progress;
+    o.progress_user = &pr;
+    vt_load_plan *plan = NULL;
+    vt_model *m = NULL;
+    ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_OK);
+    ck_assert_msg(vt_model_stage(plan, &o, &m) == VT_OK, "%s", vt_last_error());
+    const vt_stage_stats *st = vt_model_stats(m);
+    ck_assert_uint_eq(st->pool_bytes, 4096); /* bounded host memory */
+    ck_assert_uint_eq(st->tensors_copied, N_DENSE);
+    ck_assert_uint_eq(st->tensors_expanded, 1); /* attn_k f32 -> f16 */
+    ck_assert_uint_eq(st->tensors_in_place, 0);
+    ck_assert(pr.monotonic && pr.calls > 150);
+    ck_assert_uint_eq(pr.last, pr.total);
+    for (size_t i = 0; i < N_DENSE; i++) {
+        vt_tensor *t = vt_model_tensor(m, i);
+        const vt_gguf_tensor *gt;
+        ck_assert_int_eq(vt_load_plan_entry(plan, i, &gt, NULL, NULL), VT_OK);
+        ck_assert_ptr_eq(vt_model_find(m, gt->name), t);
+        size_t bytes = (size_t)vt_tensor_nbytes(t);
+        unsigned char *got = malloc(bytes);
+        ck_assert_int_eq(vt_tensor_read(t, got, bytes), VT_OK);
+        if (gt->type == VT_F32 && gt->n_dims == 2) { /* expanded: each value rounded to f16 */
+            ck_assert_int_eq(vt_tensor_dtype(t), VT_F16);
+            for (int64_t e = 0; e < gt->n_elements; e++)
+                ck_assert_uint_eq(((uint16_t *)got)[e], vt_f32_to_f16(((const float *)gt->data)[e]));
+        } else {
+            ck_assert_uint_eq(bytes, gt->n_bytes);
+            ck_assert_int_eq(memcmp(got, gt->data, bytes), 0);
+        }
+        free(got);
+    }
+    vt_model_free(m);
+    vt_device_stats ds;
+    ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
+    ck_assert_uint_eq(ds.backend.live_bytes, 0);
+    vt_load_plan_free(plan);
+
+    /* On the cpu nothing changes form except attn_k: the rest is used in
+     * place, read-only. */
+    vt_device *cpu = find(reg, "cpu:0");
+    ck_assert_int_eq(vt_load_plan_create(g, cpu, NULL, &plan), VT_OK);
+    ck_assert_int_eq(vt_model_stage(plan, NULL, &m), VT_OK);
+    ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, N_DENSE - 1);
+    vt_tensor *norm = vt_model_find(m, "output_norm.weight");
+    float v[256];
+    ck_assert_int_eq(vt_tensor_read(norm, v, sizeof v), VT_OK);
+    ck_assert_int_eq(memcmp(v, keep[2], sizeof v), 0);
+    ck_assert_int_eq(vt_tensor_write(norm, v, sizeof v), VT_E_INVALID_ARG);
+    ck_assert_msg(strstr(vt_last_error(), "read-only view"), "%s", vt_last_error());
+    vt_model_free(m);
+    vt_load_plan_free(plan);
+    vt_registry_close(reg);
+    vt_gguf_close(g);
+    vt_gguf_writer_free(w);
+    for (size_t i = 0; i < N_DENSE; i++)
+        free(keep[i]);
+    remove_model(path);
+}
+END_TEST
+
+/* A fault in the middle of staging: named, everything freed, and the same
+ * load succeeds once the fault is gone. */
+static void staging_fault(const char *var, const char *value, vt_status want)
+{
+    vt_rng r;
+    vt_rng_init(&r, 55);
+    vt_gguf_writer *w = llama_writer();
+    void *keep[N_DENSE];
+    char *path = write_model(w, dense_model, N_DENSE, keep, &r);
+    vt_gguf *g = NULL;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    setenv(var, value, 1);
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    vt_device *stub = find(reg, "cuda-stub:0");
+    vt_load_options o = {sizeof o};
+    o.chunk_bytes = 8192;
+    vt_load_plan *plan = NULL;
+    vt_model *m = NULL;
+    ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_OK);
+    ck_assert_int_eq(vt_model_stage(plan, &o, &m), want);
+    ck_assert_ptr_null(m);
+    ck_assert_msg(strstr(vt_last_error(), "staging '") && strstr(vt_last_error(), "to cuda-stub:0 failed"), "%s",
+                  vt_last_error());
+    fprintf(stderr, "staging fault: %s\n", vt_last_error());
+    vt_device_stats ds;
+    ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
+    ck_assert_uint_eq(ds.backend.live_bytes, 0); /* every tensor made so far was freed */
+    vt_load_plan_free(plan);
+    vt_registry_close(reg);
+    unsetenv(var);
+    reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    stub = find(reg, "cuda-stub:0");
+    ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_OK);
+    ck_assert_int_eq(vt_model_stage(plan, &o, &m), VT_OK);
+    vt_model_free(m);
+    vt_load_plan_free(plan);
+    vt_registry_close(reg);
+    vt_gguf_close(g);
+    vt_gguf_writer_free(w);
+    for (size_t i = 0; i < N_DENSE; i++)
+        free(keep[i]);
+    remove_model(path);
+}
+
+START_TEST(a_copy_failure_while_staging_frees_everything)
+{
+    staging_fault("VT_CUDA_STUB_FAIL_COPY_AT", "9", VT_E_DEVICE);
+}
+END_TEST
+
+START_TEST(a_device_lost_while_staging_frees_everything)
+{
+    staging_fault("VT_CUDA_STUB_LOSE_AT_COPY", "20", VT_E_DEVICE_LOST);
+}
+END_TEST
+
+START_TEST(an_allocation_failure_while_staging_frees_everything)
+{
+    staging_fault("VT_CUDA_STUB_FAIL_ALLOC_AT", "3", VT_E_DEVICE_OOM);
+}
+END_TEST
+
+int main(void)
+{
+    int gate = vt_test_backend_gate("cuda-stub");
+    if (gate != 0)
+        return gate;
+    vt_test_seed();
+    Suite *s = suite_create("load");
+    TCase *tc = tcase_create("gguf");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, op_classes_follow_llama_names);
+    tcase_add_test(tc, run_estimate_matches_hand_arithmetic);
+    tcase_add_test(tc, hybrid_recurrent_layers_are_counted);
+    tcase_add_test(tc, q4_0_experts_fit_keep_quant_and_not_expanded);
+    tcase_add_test(tc, staging_copies_through_small_chunks_and_reads_back_identical);
+    tcase_add_test(tc, a_copy_failure_while_staging_frees_everything);
+    tcase_add_test(tc, a_device_lost_while_staging_frees_everything);
+    tcase_add_test(tc, an_allocation_failure_while_staging_frees_everything);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,23 @@
+/* vtctl_load.h - what `vtctl fit` and `vtctl stage` share: their options
+ * and opening the file, the registry and the device. */
+#ifndef VT_VTCTL_LOAD_H
+#define VT_VTCTL_LOAD_H
+
+#include "vtctl.h"
+
+typedef struct vtctl_load_args {
+    const char *file;
+    const char *backend; /* "rocm", "rocm:0"; NULL: the first staging device, else cpu:0 */
+    bool json;
+    bool verify; /* stage: read every tensor back and compare */
+    vt_load_options options;
+} vtctl_load_args;
+
+/* Parse the shared options; returns -1 to go on, else the exit code. */
+int vtctl_load_parse(const char *cmd, int argc, char **argv, vtctl_load_args *a);
+
+/* Open the registry, the file and the device; VTCTL_EXIT_OK or an exit
+ * code after printing why. On success the caller closes all three. */
+int vtctl_load_open(const vtctl_load_args *a, vt_registry **reg, vt_gguf **g, vt_device **dev);
+
+#endif
