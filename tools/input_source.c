@@ -13,11 +13,37 @@ static bool is_gguf_tensor(const char *s)
     return strstr(s, ".gguf:") != NULL;
 }
 
+/* The tensor's bytes, copied out of the validated file, with its type and
+ * vt (row-major) shape: block formats arrive as themselves. */
 static vt_status load_gguf_tensor(const char *s, host_array *out, char *why, size_t why_size)
 {
-    (void)out;
-    return vt_why(VT_E_UNSUPPORTED, why, why_size,
-                  "%s: GGUF tensor inputs (FILE.gguf:TENSOR) are not supported yet: this vtctl has no GGUF loader", s);
+    const char *colon = strstr(s, ".gguf:") + 5;
+    char path[4096];
+    if ((size_t)(colon - s) >= sizeof path)
+        return vt_why(VT_E_INVALID_ARG, why, why_size, "%s: the file name is too long", s);
+    memcpy(path, s, (size_t)(colon - s));
+    path[colon - s] = '\0';
+    const char *name = colon + 1;
+    vt_gguf *g = NULL;
+    vt_status st = vt_gguf_open(path, &g);
+    if (st != VT_OK)
+        return vt_why(st, why, why_size, "%s", vt_last_error());
+    const vt_gguf_tensor *t = NULL;
+    st = vt_gguf_find_tensor(g, name, &t);
+    if (st != VT_OK) {
+        vt_why(st, why, why_size, "%s: no tensor named '%s'", path, name);
+    } else if (t->n_dims > VT_MAX_DIMS) {
+        st = vt_why(VT_E_UNSUPPORTED, why, why_size, "%s: '%s' has %u dims", path, name, t->n_dims);
+    } else {
+        int64_t one = 1;
+        st = host_array_alloc(out, (vt_dtype)t->type, t->n_dims ? t->n_dims : 1, t->n_dims ? t->shape : &one);
+        if (st != VT_OK)
+            vt_why(st, why, why_size, "%s: '%s': %s", path, name, vt_last_error());
+        else if (t->n_bytes)
+            memcpy(out->data, t->data, (size_t)t->n_bytes);
+    }
+    vt_gguf_close(g);
+    return st;
 }
 
 /* Anything else is read as a .npy file (the reader checks its magic). */

@@ -2,8 +2,8 @@
  * from. A source is chosen by the form of SOURCE; each kind is one loader
  * function in the table of input_source.c:
  *   FILE.npy            a NumPy array (npy.h)
- *   FILE.gguf:TENSOR    a tensor of a GGUF file (not supported yet: the
- *                       loader comes with the GGUF parser)
+ *   FILE.gguf:TENSOR    a tensor of a GGUF file, in its own type (block
+ *                       formats included) and row-major shape
  * To add a kind, write its loader and add one row to that table. */
 #ifndef VT_INPUT_SOURCE_H
 #define VT_INPUT_SOURCE_H
