@@ -12,6 +12,7 @@ static const struct {
 } families[] = {
     {vt_rocm_kernels_basic, &vt_rocm_n_kernels_basic},
     {vt_rocm_kernels_nn, &vt_rocm_n_kernels_nn},
+    {vt_rocm_kernels_quant, &vt_rocm_n_kernels_quant},
 };
 
 #define MAX_ROWS 1024

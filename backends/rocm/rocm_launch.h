@@ -109,6 +109,28 @@ hipError_t vt_rocm_launch_gated_delta(const float *q, const float *k, const floa
                                       float *state, int64_t B, int64_t T, int64_t H, int64_t HV, int64_t dk, int64_t dv,
                                       int l2norm, hipStream_t stream);
 
+/* Block formats (kernels_quant.hip). A dtype is plain (block_elems 1) or
+ * a block format of block_elems elements in block_bytes bytes. */
+
+/* Dequantize (op 41): dst[i] = element i of src, as f32/f16/bf16. */
+hipError_t vt_rocm_launch_dequantize(const void *src, uint32_t src_dtype, int block_elems, int block_bytes, void *dst,
+                                     uint32_t dst_dtype, int64_t n, hipStream_t stream);
+
+/* GetRows (op 40): dst[i, :] = table[idx[i], :] for rows of n elements. */
+hipError_t vt_rocm_launch_get_rows(const void *table, uint32_t table_dtype, int block_elems, int block_bytes,
+                                   const int32_t *idx, void *dst, uint32_t dst_dtype, int64_t n_idx, int64_t n,
+                                   hipStream_t stream);
+
+/* MatMul (op 20) with any weight dtype: y[r, c] = sum_i x[r, i] W[c, i]. */
+hipError_t vt_rocm_launch_matmul_q(const float *x, const void *w, uint32_t w_dtype, int block_elems, int block_bytes,
+                                   float *y, int64_t n, int64_t m, int64_t k, hipStream_t stream);
+
+/* MoeExpertMatMul (op 23): y[t, i, :] = W[ids[t, i]] . x[t] (x[t, i] when
+ * x_per_slot). */
+hipError_t vt_rocm_launch_moe_matmul(const float *x, int x_per_slot, const void *w, uint32_t w_dtype, int block_elems,
+                                     int block_bytes, const int32_t *ids, float *y, int64_t T, int64_t K, int64_t m,
+                                     int64_t k, hipStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
