@@ -1,0 +1,65 @@
+/* cpu_dot_scalar.c - the scalar path: the canonical reduction (cpu_dot.h)
+ * written out in portable C with fmaf, and block decoding through the
+ * reference decoders. Every SIMD path must match it bit for bit. */
+#include "config.h"
+
+#include <math.h>
+
+#include "cpu_dot.h"
+#include "cpu_ops.h"
+#include "cpu_quant.h"
+
+/* One output of a q weight row: decode group by group. */
+static float dot_q(const vt_cpu_qformat *f, const vt_cpu_tile *t, const uint8_t *w, const float *x)
+{
+    float s[VT_CPU_LANES] = {0};
+    float g[VT_CPU_GROUP];
+    int64_t nblocks = t->k / ((int64_t)t->groups * VT_CPU_GROUP);
+    for (int64_t b = 0; b < nblocks; b++, w += t->block_bytes) {
+        for (uint32_t sub = 0; sub < t->groups; sub++, x += VT_CPU_GROUP) {
+            f->decode(w, (int)sub, g);
+            for (int j = 0; j < VT_CPU_GROUP; j++)
+                s[j % VT_CPU_LANES] = fmaf(g[j], x[j], s[j % VT_CPU_LANES]);
+        }
+    }
+    return vt_cpu_lane_tree(s);
+}
+
+/* One output of a dense (f32/f16/bf16) weight row. */
+static float dot_dense(const vt_cpu_tile *t, const uint8_t *w, const float *x)
+{
+    float s[VT_CPU_LANES] = {0};
+    for (int64_t j = 0; j < t->k; j++)
+        s[j % VT_CPU_LANES] = fmaf(vt_cpu_load(w, t->wtype, j), x[j], s[j % VT_CPU_LANES]);
+    return vt_cpu_lane_tree(s);
+}
+
+static void scalar_dot(vt_cpu_tile *t)
+{
+    const vt_cpu_qformat *f = vt_cpu_qformat_get(t->wtype);
+    for (int r = 0; r < t->nx; r++)
+        for (int i = 0; i < t->nw; i++)
+            t->out[r][i] = f ? dot_q(f, t, t->w[i], t->x[r]) : dot_dense(t, t->w[i], t->x[r]);
+}
+
+static void scalar_decode(uint32_t wtype, uint32_t block_bytes, uint32_t groups, const uint8_t *src, int64_t nblocks,
+                          void *dst, uint32_t dst_type)
+{
+    const vt_cpu_qformat *f = vt_cpu_qformat_get(wtype);
+    float g[VT_CPU_GROUP];
+    int64_t o = 0;
+    for (int64_t b = 0; b < nblocks; b++, src += block_bytes)
+        for (uint32_t sub = 0; sub < groups; sub++) {
+            f->decode(src, (int)sub, g);
+            for (int j = 0; j < VT_CPU_GROUP; j++)
+                vt_cpu_store(dst, dst_type, o++, g[j]);
+        }
+}
+
+const vt_cpu_isa vt_cpu_isa_scalar = {
+    .id = VT_CPU_SIMD_SCALAR,
+    .tile_w = {0, 1},
+    .tile_x = 1,
+    .dot = scalar_dot,
+    .decode = scalar_decode,
+};

@@ -1,0 +1,142 @@
+/* cpu_tile_x86.h - x86 tile templates of the canonical dot (cpu_dot.h):
+ * NW weight rows x NX activation rows, one 8-lane accumulator per output,
+ * each weight group decoded once and used for all NX activation rows.
+ *
+ * Included after cpu_decode_x86.h by the AVX2 and AVX-512 path files. The
+ * templates are always inlined with constant wtype, NW and NX, so each
+ * (format, tile shape) becomes straight-line code with its accumulators
+ * in registers; X86_TILE_DISPATCH picks the shape for a tile's rows. */
+#ifndef VT_CPU_TILE_X86_H
+#define VT_CPU_TILE_X86_H
+
+#include "cpu_decode_x86.h"
+#include "cpu_dot.h"
+
+/* Real rows first, then copies of the last real row up to the shape. */
+VT_X86_FN void x86_tile_rows(const vt_cpu_tile *t, int nw, int nx, const uint8_t **w, const float **x)
+{
+    const int lw = t->nw > 1 ? t->nw - 1 : 0, lx = t->nx > 1 ? t->nx - 1 : 0;
+    for (int i = 0; i < nw; i++)
+        w[i] = t->w[i < lw ? i : lw];
+    for (int r = 0; r < nx; r++)
+        x[r] = t->x[r < lx ? r : lx];
+}
+
+VT_X86_FN void x86_tile_store(vt_cpu_tile *t, __m256 acc[VT_CPU_TILE_X][VT_CPU_TILE_W])
+{
+    for (int r = 0; r < t->nx; r++)
+        for (int i = 0; i < t->nw; i++)
+            t->out[r][i] = x86_lane_tree(acc[r][i]);
+}
+
+/* A tile of q weight rows. */
+VT_X86_FN void x86_tile_q(vt_cpu_tile *t, const uint32_t wtype, const int NW, const int NX)
+{
+    const uint8_t *w[VT_CPU_TILE_W];
+    const float *x[VT_CPU_TILE_X];
+    __m256 acc[VT_CPU_TILE_X][VT_CPU_TILE_W];
+    x86_tile_rows(t, NW, NX, w, x);
+#pragma GCC unroll 4
+    for (int r = 0; r < NX; r++)
+#pragma GCC unroll 8
+        for (int i = 0; i < NW; i++)
+            acc[r][i] = _mm256_setzero_ps();
+    const int64_t nblocks = t->k / ((int64_t)t->groups * VT_CPU_GROUP);
+    const size_t bb = t->block_bytes;
+    int64_t off = 0;
+    for (int64_t b = 0; b < nblocks; b++) {
+        for (uint32_t s = 0; s < t->groups; s++, off += VT_CPU_GROUP) {
+#pragma GCC unroll 8
+            for (int i = 0; i < NW; i++) {
+                const uint8_t *blk = w[i] + (size_t)b * bb;
+                /* Make row i's block address depend (for the compiler only:
+                 * the asm is empty) on row i-1's accumulator, so each row is
+                 * decoded next to its use instead of all NW decodes being
+                 * hoisted and spilled. */
+                if (i)
+                    __asm__("" : "+r"(blk) : "x"(acc[0][i - 1]));
+                __m256 v[4];
+                x86_decode_group(wtype, blk, (int)s, v, 0);
+#pragma GCC unroll 4
+                for (int r = 0; r < NX; r++)
+#pragma GCC unroll 4
+                    for (int u = 0; u < 4; u++)
+                        acc[r][i] = _mm256_fmadd_ps(v[u], _mm256_loadu_ps(x[r] + off + 8 * u), acc[r][i]);
+            }
+        }
+    }
+    x86_tile_store(t, acc);
+}
+
+/* A tile of dense (f32/f16/bf16) weight rows, any k: the last k % 8
+ * elements go through zero-padded copies (0*0 added to a lane sum that is
+ * never -0 leaves it unchanged, so padding cannot alter a bit). */
+VT_X86_FN void x86_tile_dense(vt_cpu_tile *t, const uint32_t wtype, const int NW, const int NX)
+{
+    const uint8_t *w[VT_CPU_TILE_W];
+    const float *x[VT_CPU_TILE_X];
+    __m256 acc[VT_CPU_TILE_X][VT_CPU_TILE_W];
+    x86_tile_rows(t, NW, NX, w, x);
+#pragma GCC unroll 4
+    for (int r = 0; r < NX; r++)
+#pragma GCC unroll 8
+        for (int i = 0; i < NW; i++)
+            acc[r][i] = _mm256_setzero_ps();
+    const int64_t k8 = t->k & ~(int64_t)7;
+    for (int64_t j = 0; j < k8; j += 8) {
+#pragma GCC unroll 8
+        for (int i = 0; i < NW; i++) {
+            __m256 wv = x86_load_dense(wtype, w[i], j);
+#pragma GCC unroll 4
+            for (int r = 0; r < NX; r++)
+                acc[r][i] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x[r] + j), acc[r][i]);
+        }
+    }
+    const int64_t rem = t->k - k8;
+    if (rem) {
+        const size_t es = wtype == VT_F32 ? 4 : 2;
+        float xt[VT_CPU_TILE_X][8];
+        uint8_t wt[32];
+        for (int r = 0; r < NX; r++) {
+            memset(xt[r], 0, sizeof xt[r]);
+            memcpy(xt[r], x[r] + k8, (size_t)rem * sizeof(float));
+        }
+        for (int i = 0; i < NW; i++) {
+            memset(wt, 0, sizeof wt);
+            memcpy(wt, w[i] + (size_t)k8 * es, (size_t)rem * es);
+            __m256 wv = x86_load_dense(wtype, wt, 0);
+            for (int r = 0; r < NX; r++)
+                acc[r][i] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(xt[r]), acc[r][i]);
+        }
+    }
+    x86_tile_store(t, acc);
+}
+
+/* Decode whole blocks of q type wtype to f32/f16/bf16. */
+VT_X86_FN void x86_decode_blocks(const uint32_t wtype, uint32_t block_bytes, uint32_t groups, const uint8_t *src,
+                                 int64_t nblocks, void *dst, uint32_t dst_type)
+{
+    int64_t o = 0;
+    for (int64_t b = 0; b < nblocks; b++, src += block_bytes)
+        for (uint32_t s = 0; s < groups; s++, o += VT_CPU_GROUP) {
+            __m256 v[4];
+            x86_decode_group(wtype, src, (int)s, v, 1);
+            x86_store_group(v, dst, o, dst_type);
+        }
+}
+
+/* Run the tile template of one weight type for t->nx activation rows:
+ * shapes (NW1 x 1), (NW2 x 2) and (NW4 x 4) (NW4 = 0: at most 2 rows);
+ * nx = 3 runs the 4-row shape with a padded row. The path's tile_w[] must
+ * match these shapes. */
+#define X86_TILE_DISPATCH(tile, t, wtype, NW1, NW2, NW4)                                                               \
+    do {                                                                                                               \
+        if ((t)->nx == 1)                                                                                              \
+            tile(t, wtype, NW1, 1);                                                                                    \
+        else if ((t)->nx == 2 || (NW4) == 0)                                                                           \
+            tile(t, wtype, NW2, 2);                                                                                    \
+        else                                                                                                           \
+            tile(t, wtype, (NW4) ? (NW4) : 1, 4);                                                                      \
+    } while (0)
+
+#endif
