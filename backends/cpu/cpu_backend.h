@@ -33,5 +33,7 @@ const vt_kernel *vt_cpu_kernel_table(uint32_t *n);
 /* Family tables: each op family file set lists its own rows. */
 extern const vt_kernel vt_cpu_kernels_basic[];
 extern const uint32_t vt_cpu_n_kernels_basic;
+extern const vt_kernel vt_cpu_kernels_quant[];
+extern const uint32_t vt_cpu_n_kernels_quant;
 
 #endif

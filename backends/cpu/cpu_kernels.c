@@ -12,6 +12,7 @@ static const struct {
     const uint32_t *n;
 } families[] = {
     {vt_cpu_kernels_basic, &vt_cpu_n_kernels_basic},
+    {vt_cpu_kernels_quant, &vt_cpu_n_kernels_quant},
 };
 
 #define MAX_ROWS 1024
