@@ -1,22 +1,30 @@
 /* cpu_decode_x86.h - x86 SIMD block decoders: one 32-element group of any
  * weight format into four 8-lane f32 vectors (elements 0-7, 8-15, 16-23,
- * 24-31), bit-identical to the scalar decoders of cpu_quant_*.c.
+ * 24-31), the same real values as the scalar decoders of cpu_quant_*.c.
  *
  * Included by the AVX2 and AVX-512 path files, each of which first defines
  * VT_X86_FN as "static inline" with its own target attribute, so the same
- * decoders compile into both paths. Integer fields are widened to 32-bit
- * lanes, converted exactly to f32 and scaled: d*q is exact in f32 (see
- * cpu_quant.h), so fma(q, d, m) with a minimum m rounds once, exactly as the
- * scalar d*q + m does.
+ * decoders compile into both paths.
  *
- * Formats with an offset (x = d*(q-8), d*(q-16), d*(q-4), d*(q-32)) have two
- * modes. EXACT computes float(q-o)*d, which is the scalar value bit for bit
- * including the sign of a zero (q = o with d < 0 gives -0); Dequantize and
- * GetRows store it. The dot mode computes fma(q, d, -o*d): the same real
- * number in one instruction fewer, but +0 where EXACT gives -0. Inside the
- * canonical dot that cannot change a bit: a lane sum starts at +0 and is
- * never -0 (an exact zero sum rounds to +0), and s + (+0) == s + (-0) for
- * every s that is not -0. */
+ * Decoding is split in two so that the FP ports do the per-element work
+ * only. A prepare step turns a block's scales into a small table of f32
+ * factors, vectorised across the rows of a tile (32-element formats: one f16
+ * per row) or across the groups of a super-block (K-quants, IQ4_XS); the
+ * group decoders then broadcast their factors from that table (a load, not
+ * an ALU operation). A table is float tab[4][8]: factor k of the group is
+ * at a[8*k], a = &tab[0][row] for a 32-element format, &tab[0][group] for a
+ * super-block (one table per row).
+ *
+ * Integer fields are widened to 32-bit lanes, converted exactly to f32 and
+ * scaled: d*q is exact in f32 (see cpu_quant.h), so fma(q, d, m) with a
+ * minimum m rounds once, exactly as the scalar d*q + m does. Formats with an
+ * offset (d*(q-8), d*(q-16), d*(q-4), d*(q-32)) have two modes. EXACT
+ * computes float(q-o)*d, the scalar value bit for bit including the sign of
+ * a zero (q = o with d < 0 gives -0); Dequantize and GetRows store it. The
+ * dot mode computes fma(q, d, -o*d): the same real number one instruction
+ * cheaper, but +0 where EXACT gives -0. Inside the canonical dot that cannot
+ * change a bit: a lane sum starts at +0 and is never -0 (an exact zero sum
+ * rounds to +0), and s + (+0) == s + (-0) for every s that is not -0. */
 #ifndef VT_CPU_DECODE_X86_H
 #define VT_CPU_DECODE_X86_H
 
@@ -29,12 +37,35 @@
 #error "define VT_X86_FN (static inline with a target attribute) before including cpu_decode_x86.h"
 #endif
 
-/* An f16 at p broadcast to 8 lanes. */
-VT_X86_FN __m256 x86_half_bcast(const uint8_t *p)
+/* A prepared scale table (see above). */
+typedef float x86_scales[4][8];
+
+/* 32-element groups per block of a q type (1, or 8 for super-blocks). */
+VT_X86_FN int x86_groups_of(uint32_t wtype)
 {
-    uint16_t h;
-    memcpy(&h, p, sizeof h);
-    return _mm256_set1_ps(_cvtsh_ss(h));
+    switch (wtype) {
+    case VT_Q2_K:
+    case VT_Q3_K:
+    case VT_Q4_K:
+    case VT_Q5_K:
+    case VT_Q6_K:
+    case VT_IQ4_XS: return 8;
+    default: return 1;
+    }
+}
+
+VT_X86_FN uint16_t x86_u16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+VT_X86_FN uint32_t x86_u32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
 }
 
 /* 8 bytes at p zero- or sign-extended to 8 32-bit lanes. */
@@ -47,92 +78,238 @@ VT_X86_FN __m256i x86_s8x8(const uint8_t *p)
     return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p));
 }
 
+/* 8 bytes held in a 64-bit integer, widened to 8 f32 lanes. */
+VT_X86_FN __m256 x86_u8x8_ps(uint64_t bytes)
+{
+    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)bytes)));
+}
+
 /* (a >> s) & mask per 32-bit lane, s a run-time count. */
 VT_X86_FN __m256i x86_field(__m256i a, int s, int mask)
 {
     return _mm256_and_si256(_mm256_srl_epi32(a, _mm_cvtsi32_si128(s)), _mm256_set1_epi32(mask));
 }
 
-/* fma(float(q), d, c) per lane. */
-VT_X86_FN __m256 x86_scale(__m256i q, __m256 d, __m256 c)
+/* Factor k of a prepared table entry, in all lanes. */
+VT_X86_FN __m256 x86_factor(const float *a, int k)
 {
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), d, c);
+    return _mm256_broadcast_ss(a + 8 * k);
 }
 
-/* d * (q - o) per lane: float(q - o) * d when exact (the sign of a zero
- * follows d), else fma(float(q), d, -o*d) (see the note above). */
-VT_X86_FN __m256 x86_offset_scale(__m256i q, int o, __m256 d, const int exact)
+/* fma(float(q), a, b) per lane. */
+VT_X86_FN __m256 x86_scale(__m256i q, __m256 a, __m256 b)
+{
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), a, b);
+}
+
+/* d*(q-o) per lane with factors d = a[k], -o*d = a[k+1] (see the modes). */
+VT_X86_FN __m256 x86_offset_scale(__m256i q, int o, const float *a, int k, const int exact)
 {
     if (exact)
-        return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(q, _mm256_set1_epi32(o))), d);
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), d, _mm256_mul_ps(d, _mm256_set1_ps((float)-o)));
+        return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(q, _mm256_set1_epi32(o))), x86_factor(a, k));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), x86_factor(a, k), x86_factor(a, k + 1));
 }
 
-/* ---- 32-element linear formats ---- */
+/* ---- prepare: 32-element formats, one block of each of nw rows ---- */
 
-VT_X86_FN void x86_dec_q4_0(const uint8_t *blk, __m256 v[4], const int exact)
+/* The f16 at byte offset `at` of block b of each row (row i at
+ * w[i] + boff), as f32 in lane i. */
+VT_X86_FN __m256 x86_rows_half(const uint8_t *const *w, size_t boff, const int nw, int at)
 {
-    const __m256 d = x86_half_bcast(blk);
-    const __m256i a = x86_u8x8(blk + 2), b = x86_u8x8(blk + 10), m = _mm256_set1_epi32(0xF);
-    v[0] = x86_offset_scale(_mm256_and_si256(a, m), 8, d, exact);
-    v[1] = x86_offset_scale(_mm256_and_si256(b, m), 8, d, exact);
-    v[2] = x86_offset_scale(_mm256_srli_epi32(a, 4), 8, d, exact);
-    v[3] = x86_offset_scale(_mm256_srli_epi32(b, 4), 8, d, exact);
+    uint64_t lo = 0, hi = 0;
+#pragma GCC unroll 8
+    for (int i = 0; i < nw; i++) {
+        uint64_t h = x86_u16(w[i] + boff + at);
+        if (i < 4)
+            lo |= h << (16 * i);
+        else
+            hi |= h << (16 * (i - 4));
+    }
+    return _mm256_cvtph_ps(_mm_set_epi64x((long long)hi, (long long)lo));
 }
 
-VT_X86_FN void x86_dec_q4_1(const uint8_t *blk, __m256 v[4])
+/* Prepare block b (at byte offset boff) of nw rows of a 32-element format:
+ * tab[k][i] = factor k of row i. */
+VT_X86_FN void x86_prep_rows(uint32_t wtype, const uint8_t *const *w, size_t boff, const int nw, x86_scales tab)
 {
-    const __m256 d = x86_half_bcast(blk), mn = x86_half_bcast(blk + 2);
-    const __m256i a = x86_u8x8(blk + 4), b = x86_u8x8(blk + 12), m = _mm256_set1_epi32(0xF);
-    v[0] = x86_scale(_mm256_and_si256(a, m), d, mn);
-    v[1] = x86_scale(_mm256_and_si256(b, m), d, mn);
-    v[2] = x86_scale(_mm256_srli_epi32(a, 4), d, mn);
-    v[3] = x86_scale(_mm256_srli_epi32(b, 4), d, mn);
+    switch (wtype) {
+    case VT_Q4_0:
+    case VT_Q5_0: {
+        __m256 d = x86_rows_half(w, boff, nw, 0);
+        _mm256_storeu_ps(tab[0], d);
+        _mm256_storeu_ps(tab[1], _mm256_mul_ps(d, _mm256_set1_ps(wtype == VT_Q4_0 ? -8.0f : -16.0f)));
+        break;
+    }
+    case VT_Q4_1:
+    case VT_Q5_1:
+        _mm256_storeu_ps(tab[0], x86_rows_half(w, boff, nw, 0));
+        _mm256_storeu_ps(tab[1], x86_rows_half(w, boff, nw, 2));
+        break;
+    case VT_MXFP4:
+#pragma GCC unroll 8
+        for (int i = 0; i < nw; i++)
+            tab[0][i] = vt_cpu_e8m0_half(w[i][boff]);
+        break;
+    default: /* Q8_0, IQ4_NL: d only */ _mm256_storeu_ps(tab[0], x86_rows_half(w, boff, nw, 0)); break;
+    }
+}
+
+/* ---- prepare: super-blocks, one block of one row ---- */
+
+/* The even and the odd bytes of b16, sign-extended, as two f32 vectors. */
+VT_X86_FN void x86_even_odd_s8(__m128i b16, __m256 *even, __m256 *odd)
+{
+    const __m128i split = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+    __m128i s = _mm_shuffle_epi8(b16, split);
+    *even = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(s));
+    *odd = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(s, 8)));
+}
+
+/* tab[k][g] = d * v[g] and tab[k+1][g] = c * v[g]. */
+VT_X86_FN void x86_store_pair(x86_scales tab, int k, __m256 v, __m256 d, __m256 c)
+{
+    _mm256_storeu_ps(tab[k], _mm256_mul_ps(v, d));
+    _mm256_storeu_ps(tab[k + 1], _mm256_mul_ps(v, c));
+}
+
+VT_X86_FN void x86_prep_block(uint32_t wtype, const uint8_t *blk, x86_scales tab)
+{
+    switch (wtype) {
+    case VT_Q2_K: {
+        /* scales[2g] (first 16 elements) and scales[2g+1]: scale nibble low,
+         * min nibble high; factors dl, -ml for each half */
+        const __m256 d = _mm256_set1_ps(_cvtsh_ss(x86_u16(blk + 80)));
+        const __m256 nm = _mm256_set1_ps(-_cvtsh_ss(x86_u16(blk + 82)));
+        const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)blk), m = _mm_set1_epi8(0xF);
+        __m256 sc_e, sc_o, mn_e, mn_o;
+        x86_even_odd_s8(_mm_and_si128(b, m), &sc_e, &sc_o);
+        x86_even_odd_s8(_mm_and_si128(_mm_srli_epi16(b, 4), m), &mn_e, &mn_o);
+        _mm256_storeu_ps(tab[0], _mm256_mul_ps(sc_e, d));
+        _mm256_storeu_ps(tab[1], _mm256_mul_ps(mn_e, nm));
+        _mm256_storeu_ps(tab[2], _mm256_mul_ps(sc_o, d));
+        _mm256_storeu_ps(tab[3], _mm256_mul_ps(mn_o, nm));
+        break;
+    }
+    case VT_Q3_K:
+    case VT_Q6_K: {
+        /* 16 signed scales, even ones for the first half of each group:
+         * Q6_K int8 at 192; Q3_K 6-bit fields minus 32 from the 12 bytes at
+         * 96 (cpu_quant.h), word at a time: low nibbles of bytes 0-7 are
+         * scales 0-7, their high nibbles scales 8-15, and byte 8 + i%4 holds
+         * the top two bits of scale i at shift 2*(i/4) */
+        const int q6 = wtype == VT_Q6_K;
+        const float dv = _cvtsh_ss(x86_u16(blk + (q6 ? 208 : 108)));
+        __m128i b;
+        if (q6) {
+            b = _mm_loadu_si128((const __m128i *)(const void *)(blk + 192));
+        } else {
+            const uint32_t w0 = x86_u32(blk + 96), w1 = x86_u32(blk + 100), w2 = x86_u32(blk + 104);
+            const uint32_t m4 = 0x0f0f0f0fu, m2 = 0x03030303u;
+            b = _mm_setr_epi32((int)((w0 & m4) | ((w2 & m2) << 4)), (int)((w1 & m4) | (((w2 >> 2) & m2) << 4)),
+                               (int)(((w0 >> 4) & m4) | (((w2 >> 4) & m2) << 4)),
+                               (int)(((w1 >> 4) & m4) | (((w2 >> 6) & m2) << 4)));
+            b = _mm_sub_epi8(b, _mm_set1_epi8(32));
+        }
+        const __m256 d = _mm256_set1_ps(dv), c = _mm256_set1_ps(dv * (q6 ? -32.0f : -4.0f));
+        __m256 e, o;
+        x86_even_odd_s8(b, &e, &o);
+        x86_store_pair(tab, 0, e, d, c);
+        x86_store_pair(tab, 2, o, d, c);
+        break;
+    }
+    case VT_Q4_K:
+    case VT_Q5_K: {
+        /* 8 six-bit scales and mins from 12 bytes, word at a time: scales
+         * 0-3 = b[0..3] & 63, 4-7 = (b[8..11] & 15) | (b[0..3] >> 6) << 4;
+         * mins likewise from b[4..7] and the high nibbles of b[8..11] */
+        const uint32_t w0 = x86_u32(blk + 4), w1 = x86_u32(blk + 8), w2 = x86_u32(blk + 12);
+        const uint32_t sc_lo = w0 & 0x3f3f3f3fu, mn_lo = w1 & 0x3f3f3f3fu;
+        const uint32_t sc_hi = (w2 & 0x0f0f0f0fu) | (((w0 >> 6) & 0x03030303u) << 4);
+        const uint32_t mn_hi = ((w2 >> 4) & 0x0f0f0f0fu) | (((w1 >> 6) & 0x03030303u) << 4);
+        const __m256 d = _mm256_set1_ps(_cvtsh_ss(x86_u16(blk))), nm = _mm256_set1_ps(-_cvtsh_ss(x86_u16(blk + 2)));
+        _mm256_storeu_ps(tab[0], _mm256_mul_ps(x86_u8x8_ps(sc_lo | (uint64_t)sc_hi << 32), d));
+        _mm256_storeu_ps(tab[1], _mm256_mul_ps(x86_u8x8_ps(mn_lo | (uint64_t)mn_hi << 32), nm));
+        break;
+    }
+    case VT_IQ4_XS: {
+        /* ls[g] = nibble g%2 of scales_l[g/2] | (bits 2g, 2g+1 of scales_h) << 4 */
+        const uint32_t h = x86_u16(blk + 2), l = x86_u32(blk + 4);
+        uint64_t ls = 0;
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; g++)
+            ls |= (uint64_t)(((l >> (4 * g)) & 0xF) | (((h >> (2 * g)) & 3) << 4)) << (8 * g);
+        const __m256 v = _mm256_sub_ps(x86_u8x8_ps(ls), _mm256_set1_ps(32.0f));
+        _mm256_storeu_ps(tab[0], _mm256_mul_ps(v, _mm256_set1_ps(_cvtsh_ss(x86_u16(blk)))));
+        break;
+    }
+    default: break;
+    }
+}
+
+/* ---- group decoders ---- */
+
+VT_X86_FN void x86_dec_q4_0(const uint8_t *blk, const float *a, __m256 v[4], const int exact)
+{
+    const __m256i lo = x86_u8x8(blk + 2), hi = x86_u8x8(blk + 10), m = _mm256_set1_epi32(0xF);
+    v[0] = x86_offset_scale(_mm256_and_si256(lo, m), 8, a, 0, exact);
+    v[1] = x86_offset_scale(_mm256_and_si256(hi, m), 8, a, 0, exact);
+    v[2] = x86_offset_scale(_mm256_srli_epi32(lo, 4), 8, a, 0, exact);
+    v[3] = x86_offset_scale(_mm256_srli_epi32(hi, 4), 8, a, 0, exact);
+}
+
+VT_X86_FN void x86_dec_q4_1(const uint8_t *blk, const float *a, __m256 v[4])
+{
+    const __m256i lo = x86_u8x8(blk + 4), hi = x86_u8x8(blk + 12), m = _mm256_set1_epi32(0xF);
+    const __m256 d = x86_factor(a, 0), mn = x86_factor(a, 1);
+    v[0] = x86_scale(_mm256_and_si256(lo, m), d, mn);
+    v[1] = x86_scale(_mm256_and_si256(hi, m), d, mn);
+    v[2] = x86_scale(_mm256_srli_epi32(lo, 4), d, mn);
+    v[3] = x86_scale(_mm256_srli_epi32(hi, 4), d, mn);
 }
 
 /* The 5-bit values of a Q5 block: nibbles | (bit j of qh) << 4. */
 VT_X86_FN void x86_q5_values(const uint8_t *qh, const uint8_t *qs, __m256i q[4])
 {
-    uint32_t h;
-    memcpy(&h, qh, sizeof h);
-    const __m256i hv = _mm256_set1_epi32((int)h), m = _mm256_set1_epi32(0xF), bit = _mm256_set1_epi32(0x10);
-    const __m256i a = x86_u8x8(qs), b = x86_u8x8(qs + 8);
-    const __m256i nib[4] = {_mm256_and_si256(a, m), _mm256_and_si256(b, m), _mm256_srli_epi32(a, 4),
-                            _mm256_srli_epi32(b, 4)};
+    const __m256i hv = _mm256_set1_epi32((int)x86_u32(qh)), m = _mm256_set1_epi32(0xF);
+    const __m256i lo = x86_u8x8(qs), hi = x86_u8x8(qs + 8);
+    const __m256i nib[4] = {_mm256_and_si256(lo, m), _mm256_and_si256(hi, m), _mm256_srli_epi32(lo, 4),
+                            _mm256_srli_epi32(hi, 4)};
+#pragma GCC unroll 8
     for (int i = 0; i < 4; i++) {
-        __m256i sh =
+        /* bit 8i+l of qh moved to bit 4 of lane l */
+        __m256i s =
             _mm256_setr_epi32(8 * i, 8 * i + 1, 8 * i + 2, 8 * i + 3, 8 * i + 4, 8 * i + 5, 8 * i + 6, 8 * i + 7);
-        __m256i hb = _mm256_and_si256(_mm256_slli_epi32(_mm256_srlv_epi32(hv, sh), 4), bit);
+        __m256i hb = _mm256_slli_epi32(_mm256_and_si256(_mm256_srlv_epi32(hv, s), _mm256_set1_epi32(1)), 4);
         q[i] = _mm256_or_si256(nib[i], hb);
     }
 }
 
-VT_X86_FN void x86_dec_q5_0(const uint8_t *blk, __m256 v[4], const int exact)
+VT_X86_FN void x86_dec_q5_0(const uint8_t *blk, const float *a, __m256 v[4], const int exact)
 {
-    const __m256 d = x86_half_bcast(blk);
     __m256i q[4];
     x86_q5_values(blk + 2, blk + 6, q);
+#pragma GCC unroll 8
     for (int i = 0; i < 4; i++)
-        v[i] = x86_offset_scale(q[i], 16, d, exact);
+        v[i] = x86_offset_scale(q[i], 16, a, 0, exact);
 }
 
-VT_X86_FN void x86_dec_q5_1(const uint8_t *blk, __m256 v[4])
+VT_X86_FN void x86_dec_q5_1(const uint8_t *blk, const float *a, __m256 v[4])
 {
-    const __m256 d = x86_half_bcast(blk), mn = x86_half_bcast(blk + 2);
     __m256i q[4];
     x86_q5_values(blk + 4, blk + 8, q);
+    const __m256 d = x86_factor(a, 0), mn = x86_factor(a, 1);
+#pragma GCC unroll 8
     for (int i = 0; i < 4; i++)
         v[i] = x86_scale(q[i], d, mn);
 }
 
-VT_X86_FN void x86_dec_q8_0(const uint8_t *blk, __m256 v[4])
+VT_X86_FN void x86_dec_q8_0(const uint8_t *blk, const float *a, __m256 v[4])
 {
-    const __m256 d = x86_half_bcast(blk);
+    const __m256 d = x86_factor(a, 0);
+#pragma GCC unroll 8
     for (int i = 0; i < 4; i++)
         v[i] = _mm256_mul_ps(_mm256_cvtepi32_ps(x86_s8x8(blk + 2 + 8 * i)), d);
 }
-
-/* ---- code books ---- */
 
 /* 16 nibble pairs at qs through a 16-entry int8 code book, times d. */
 VT_X86_FN void x86_codebook(const uint8_t *qs, const int8_t *book, __m256 d, __m256 v[4])
@@ -147,132 +324,83 @@ VT_X86_FN void x86_codebook(const uint8_t *qs, const int8_t *book, __m256 d, __m
     v[3] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8))), d);
 }
 
-VT_X86_FN void x86_dec_iq4_nl(const uint8_t *blk, __m256 v[4])
+VT_X86_FN void x86_dec_q2_k(const uint8_t *blk, int sub, const float *a, __m256 v[4])
 {
-    x86_codebook(blk + 2, vt_cpu_kvalues_iq4nl, x86_half_bcast(blk), v);
-}
-
-VT_X86_FN void x86_dec_mxfp4(const uint8_t *blk, __m256 v[4])
-{
-    x86_codebook(blk + 1, vt_cpu_kvalues_mxfp4, _mm256_set1_ps(vt_cpu_e8m0_half(blk[0])), v);
-}
-
-VT_X86_FN void x86_dec_iq4_xs(const uint8_t *blk, int sub, __m256 v[4])
-{
-    const int scales_h = blk[2] | (blk[3] << 8);
-    const int ls = ((blk[4 + sub / 2] >> (4 * (sub % 2))) & 0xF) | (((scales_h >> (2 * sub)) & 3) << 4);
-    uint16_t h;
-    memcpy(&h, blk, sizeof h);
-    x86_codebook(blk + 8 + 16 * sub, vt_cpu_kvalues_iq4nl, _mm256_set1_ps(_cvtsh_ss(h) * (float)(ls - 32)), v);
-}
-
-/* ---- K-quants (group layouts in cpu_quant_kquants.c) ---- */
-
-VT_X86_FN void x86_dec_q2_k(const uint8_t *blk, int sub, __m256 v[4])
-{
-    uint16_t hd, hm;
-    memcpy(&hd, blk + 80, 2);
-    memcpy(&hm, blk + 82, 2);
-    const float d = _cvtsh_ss(hd), dmin = _cvtsh_ss(hm);
     const uint8_t *q = blk + 16 + 32 * (sub >> 2);
     const int shift = 2 * (sub & 3);
-    for (int half = 0; half < 2; half++) {
-        const uint8_t sc = blk[2 * sub + half];
-        const __m256 dl = _mm256_set1_ps(d * (float)(sc & 0xF)), ml = _mm256_set1_ps(-(dmin * (float)(sc >> 4)));
-        v[2 * half] = x86_scale(x86_field(x86_u8x8(q + 16 * half), shift, 3), dl, ml);
-        v[2 * half + 1] = x86_scale(x86_field(x86_u8x8(q + 16 * half + 8), shift, 3), dl, ml);
-    }
+#pragma GCC unroll 8
+    for (int i = 0; i < 4; i++)
+        v[i] = x86_scale(x86_field(x86_u8x8(q + 8 * i), shift, 3), x86_factor(a, 2 * (i >> 1)),
+                         x86_factor(a, 2 * (i >> 1) + 1));
 }
 
-VT_X86_FN void x86_dec_q3_k(const uint8_t *blk, int sub, __m256 v[4], const int exact)
+VT_X86_FN void x86_dec_q3_k(const uint8_t *blk, int sub, const float *a, __m256 v[4], const int exact)
 {
-    uint16_t hd;
-    memcpy(&hd, blk + 108, 2);
-    const float d = _cvtsh_ss(hd);
     const uint8_t *q = blk + 32 + 32 * (sub >> 2);
     const int shift = 2 * (sub & 3);
-    for (int half = 0; half < 2; half++) {
-        const __m256 dl = _mm256_set1_ps(d * (float)vt_cpu_q3k_scale(blk + 96, 2 * sub + half));
-        for (int i = 2 * half; i < 2 * half + 2; i++) {
-            __m256i lo = x86_field(x86_u8x8(q + 8 * i), shift, 3);
-            __m256i hb = x86_field(x86_u8x8(blk + 8 * i), sub, 1);
-            v[i] = x86_offset_scale(_mm256_or_si256(lo, _mm256_slli_epi32(hb, 2)), 4, dl, exact);
-        }
+#pragma GCC unroll 8
+    for (int i = 0; i < 4; i++) {
+        __m256i lo = x86_field(x86_u8x8(q + 8 * i), shift, 3);
+        __m256i hb = x86_field(x86_u8x8(blk + 8 * i), sub, 1);
+        v[i] = x86_offset_scale(_mm256_or_si256(lo, _mm256_slli_epi32(hb, 2)), 4, a, 2 * (i >> 1), exact);
     }
 }
 
-/* d*scale and -dmin*min of group sub of a Q4_K/Q5_K block. */
-VT_X86_FN void x86_kquant_scales(const uint8_t *blk, int sub, __m256 *d1, __m256 *m1)
+VT_X86_FN void x86_dec_q4_k(const uint8_t *blk, int sub, const float *a, __m256 v[4])
 {
-    uint16_t hd, hm;
-    memcpy(&hd, blk, 2);
-    memcpy(&hm, blk + 2, 2);
-    uint8_t sc, mn;
-    vt_cpu_kquant_scale_min(blk + 4, sub, &sc, &mn);
-    *d1 = _mm256_set1_ps(_cvtsh_ss(hd) * (float)sc);
-    *m1 = _mm256_set1_ps(-(_cvtsh_ss(hm) * (float)mn));
-}
-
-VT_X86_FN void x86_dec_q4_k(const uint8_t *blk, int sub, __m256 v[4])
-{
-    __m256 d1, m1;
-    x86_kquant_scales(blk, sub, &d1, &m1);
     const uint8_t *q = blk + 16 + 32 * (sub >> 1);
     const int shift = 4 * (sub & 1);
+    const __m256 d = x86_factor(a, 0), mn = x86_factor(a, 1);
+#pragma GCC unroll 8
     for (int i = 0; i < 4; i++)
-        v[i] = x86_scale(x86_field(x86_u8x8(q + 8 * i), shift, 0xF), d1, m1);
+        v[i] = x86_scale(x86_field(x86_u8x8(q + 8 * i), shift, 0xF), d, mn);
 }
 
-VT_X86_FN void x86_dec_q5_k(const uint8_t *blk, int sub, __m256 v[4])
+VT_X86_FN void x86_dec_q5_k(const uint8_t *blk, int sub, const float *a, __m256 v[4])
 {
-    __m256 d1, m1;
-    x86_kquant_scales(blk, sub, &d1, &m1);
     const uint8_t *q = blk + 48 + 32 * (sub >> 1);
     const int shift = 4 * (sub & 1);
+    const __m256 d = x86_factor(a, 0), mn = x86_factor(a, 1);
+#pragma GCC unroll 8
     for (int i = 0; i < 4; i++) {
         __m256i lo = x86_field(x86_u8x8(q + 8 * i), shift, 0xF);
         __m256i hb = x86_field(x86_u8x8(blk + 16 + 8 * i), sub, 1);
-        v[i] = x86_scale(_mm256_or_si256(lo, _mm256_slli_epi32(hb, 4)), d1, m1);
+        v[i] = x86_scale(_mm256_or_si256(lo, _mm256_slli_epi32(hb, 4)), d, mn);
     }
 }
 
-VT_X86_FN void x86_dec_q6_k(const uint8_t *blk, int sub, __m256 v[4], const int exact)
+VT_X86_FN void x86_dec_q6_k(const uint8_t *blk, int sub, const float *a, __m256 v[4], const int exact)
 {
-    uint16_t hd;
-    memcpy(&hd, blk + 208, 2);
-    const float d = _cvtsh_ss(hd);
     const int h = sub >> 2, r = sub & 3;
     const uint8_t *ql = blk + 64 * h + 32 * (r & 1), *qh = blk + 128 + 32 * h;
-    const int8_t *scales = (const int8_t *)(blk + 192) + 8 * h + 2 * r;
     const int lshift = r >= 2 ? 4 : 0, hshift = 2 * r;
-    for (int half = 0; half < 2; half++) {
-        const __m256 ds = _mm256_set1_ps(d * (float)scales[half]);
-        for (int i = 2 * half; i < 2 * half + 2; i++) {
-            __m256i lo = x86_field(x86_u8x8(ql + 8 * i), lshift, 0xF);
-            __m256i hi = x86_field(x86_u8x8(qh + 8 * i), hshift, 3);
-            v[i] = x86_offset_scale(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), 32, ds, exact);
-        }
+#pragma GCC unroll 8
+    for (int i = 0; i < 4; i++) {
+        __m256i lo = x86_field(x86_u8x8(ql + 8 * i), lshift, 0xF);
+        __m256i hi = x86_field(x86_u8x8(qh + 8 * i), hshift, 3);
+        v[i] = x86_offset_scale(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), 32, a, 2 * (i >> 1), exact);
     }
 }
 
-/* Group sub of the block at blk of q type wtype (a constant after
- * inlining, so the switch folds away); exact: see the note at the top. */
-VT_X86_FN void x86_decode_group(uint32_t wtype, const uint8_t *blk, int sub, __m256 v[4], const int exact)
+/* Group sub of the block at blk of q type wtype with its prepared factors
+ * a (wtype is a constant after inlining, so the switch folds away). */
+VT_X86_FN void x86_decode_group(uint32_t wtype, const uint8_t *blk, int sub, const float *a, __m256 v[4],
+                                const int exact)
 {
     switch (wtype) {
-    case VT_Q4_0: x86_dec_q4_0(blk, v, exact); break;
-    case VT_Q4_1: x86_dec_q4_1(blk, v); break;
-    case VT_Q5_0: x86_dec_q5_0(blk, v, exact); break;
-    case VT_Q5_1: x86_dec_q5_1(blk, v); break;
-    case VT_Q8_0: x86_dec_q8_0(blk, v); break;
-    case VT_Q2_K: x86_dec_q2_k(blk, sub, v); break;
-    case VT_Q3_K: x86_dec_q3_k(blk, sub, v, exact); break;
-    case VT_Q4_K: x86_dec_q4_k(blk, sub, v); break;
-    case VT_Q5_K: x86_dec_q5_k(blk, sub, v); break;
-    case VT_Q6_K: x86_dec_q6_k(blk, sub, v, exact); break;
-    case VT_IQ4_NL: x86_dec_iq4_nl(blk, v); break;
-    case VT_IQ4_XS: x86_dec_iq4_xs(blk, sub, v); break;
-    case VT_MXFP4: x86_dec_mxfp4(blk, v); break;
+    case VT_Q4_0: x86_dec_q4_0(blk, a, v, exact); break;
+    case VT_Q4_1: x86_dec_q4_1(blk, a, v); break;
+    case VT_Q5_0: x86_dec_q5_0(blk, a, v, exact); break;
+    case VT_Q5_1: x86_dec_q5_1(blk, a, v); break;
+    case VT_Q8_0: x86_dec_q8_0(blk, a, v); break;
+    case VT_Q2_K: x86_dec_q2_k(blk, sub, a, v); break;
+    case VT_Q3_K: x86_dec_q3_k(blk, sub, a, v, exact); break;
+    case VT_Q4_K: x86_dec_q4_k(blk, sub, a, v); break;
+    case VT_Q5_K: x86_dec_q5_k(blk, sub, a, v); break;
+    case VT_Q6_K: x86_dec_q6_k(blk, sub, a, v, exact); break;
+    case VT_IQ4_NL: x86_codebook(blk + 2, vt_cpu_kvalues_iq4nl, x86_factor(a, 0), v); break;
+    case VT_IQ4_XS: x86_codebook(blk + 8 + 16 * sub, vt_cpu_kvalues_iq4nl, x86_factor(a, 0), v); break;
+    case VT_MXFP4: x86_codebook(blk + 1, vt_cpu_kvalues_mxfp4, x86_factor(a, 0), v); break;
     default: v[0] = v[1] = v[2] = v[3] = _mm256_setzero_ps(); break;
     }
 }
@@ -316,15 +444,18 @@ VT_X86_FN void x86_store_group(const __m256 v[4], void *dst, int64_t o, uint32_t
 {
     if (dst_type == VT_F32) {
         float *d = (float *)dst + o;
+#pragma GCC unroll 8
         for (int i = 0; i < 4; i++)
             _mm256_storeu_ps(d + 8 * i, v[i]);
     } else if (dst_type == VT_F16) {
         uint16_t *d = (uint16_t *)dst + o;
+#pragma GCC unroll 8
         for (int i = 0; i < 4; i++)
             _mm_storeu_si128((__m128i *)(void *)(d + 8 * i),
                              _mm256_cvtps_ph(v[i], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     } else {
         uint16_t *d = (uint16_t *)dst + o;
+#pragma GCC unroll 8
         for (int i = 0; i < 4; i += 2) {
             __m256i p = _mm256_packus_epi32(x86_bf16_bits(v[i]), x86_bf16_bits(v[i + 1]));
             _mm256_storeu_si256((__m256i *)(void *)(d + 8 * i), _mm256_permute4x64_epi64(p, 0xD8));

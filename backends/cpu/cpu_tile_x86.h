@@ -12,6 +12,9 @@
 #include "cpu_decode_x86.h"
 #include "cpu_dot.h"
 
+/* Bytes ahead of the current position each weight row is prefetched. */
+#define X86_PREFETCH 512
+
 /* Real rows first, then copies of the last real row up to the shape. */
 VT_X86_FN void x86_tile_rows(const vt_cpu_tile *t, int nw, int nx, const uint8_t **w, const float **x)
 {
@@ -22,50 +25,86 @@ VT_X86_FN void x86_tile_rows(const vt_cpu_tile *t, int nw, int nx, const uint8_t
         x[r] = t->x[r < lx ? r : lx];
 }
 
-VT_X86_FN void x86_tile_store(vt_cpu_tile *t, __m256 acc[VT_CPU_TILE_X][VT_CPU_TILE_W])
+/* Reduce the NX x NW accumulators (constant loops, so they stay in
+ * registers) and keep the real rows' outputs. */
+VT_X86_FN void x86_tile_store(vt_cpu_tile *t, __m256 acc[VT_CPU_TILE_X][VT_CPU_TILE_W], const int NW, const int NX)
 {
+    float out[VT_CPU_TILE_X][VT_CPU_TILE_W];
+#pragma GCC unroll 4
+    for (int r = 0; r < NX; r++)
+#pragma GCC unroll 8
+        for (int i = 0; i < NW; i++)
+            out[r][i] = x86_lane_tree(acc[r][i]);
     for (int r = 0; r < t->nx; r++)
         for (int i = 0; i < t->nw; i++)
-            t->out[r][i] = x86_lane_tree(acc[r][i]);
+            t->out[r][i] = out[r][i];
 }
 
-/* A tile of q weight rows. */
+/* A tile of q weight rows: per block, prepare the scale factors of all
+ * NW rows, then decode group by group, each row next to its use. G, the
+ * groups per block, is a constant of the format (equal to the type
+ * table's block_elems / 32, which t->groups carries). */
 VT_X86_FN void x86_tile_q(vt_cpu_tile *t, const uint32_t wtype, const int NW, const int NX)
 {
     const uint8_t *w[VT_CPU_TILE_W];
     const float *x[VT_CPU_TILE_X];
     __m256 acc[VT_CPU_TILE_X][VT_CPU_TILE_W];
+    x86_scales tab[VT_CPU_TILE_W];
+    const int G = x86_groups_of(wtype);
     x86_tile_rows(t, NW, NX, w, x);
 #pragma GCC unroll 4
     for (int r = 0; r < NX; r++)
 #pragma GCC unroll 8
         for (int i = 0; i < NW; i++)
             acc[r][i] = _mm256_setzero_ps();
-    const int64_t nblocks = t->k / ((int64_t)t->groups * VT_CPU_GROUP);
+    const int64_t nblocks = t->k / ((int64_t)G * VT_CPU_GROUP);
     const size_t bb = t->block_bytes;
-    int64_t off = 0;
+    /* Software prefetch of each row X86_PREFETCH bytes ahead: the hardware
+     * streamers lose track of rows whose blocks are read out of address
+     * order (Q6_K reads its scales at the end of the block first). */
+    const int64_t pf = (X86_PREFETCH + (int64_t)bb - 1) / (int64_t)bb;
     for (int64_t b = 0; b < nblocks; b++) {
-        for (uint32_t s = 0; s < t->groups; s++, off += VT_CPU_GROUP) {
+        const size_t boff = (size_t)b * bb;
+        if (b + pf < nblocks)
+            for (int i = 0; i < NW; i++)
+                for (size_t o = 0; o < bb; o += 64)
+                    _mm_prefetch((const char *)(w[i] + boff + (size_t)pf * bb + o), _MM_HINT_T0);
+        if (G > 1) {
+#pragma GCC unroll 8
+            for (int i = 0; i < NW; i++)
+                x86_prep_block(wtype, w[i] + boff, tab[i]);
+        } else {
+            x86_prep_rows(wtype, w, boff, NW, tab[0]);
+        }
+        for (int s = 0; s < G; s++) {
+            const int64_t off = (b * G + s) * VT_CPU_GROUP;
 #pragma GCC unroll 8
             for (int i = 0; i < NW; i++) {
-                const uint8_t *blk = w[i] + (size_t)b * bb;
-                /* Make row i's block address depend (for the compiler only:
-                 * the asm is empty) on row i-1's accumulator, so each row is
-                 * decoded next to its use instead of all NW decodes being
-                 * hoisted and spilled. */
-                if (i)
-                    __asm__("" : "+r"(blk) : "x"(acc[0][i - 1]));
+                const uint8_t *bp = w[i] + boff;
+                const float *xp[VT_CPU_TILE_X];
+                for (int r = 0; r < NX; r++)
+                    xp[r] = x[r] + off;
+                /* Make row i's addresses depend (for the compiler only: the
+                 * asm is empty) on row i-1's accumulator, so each row is
+                 * decoded next to its use and reads x from L1 as FMA memory
+                 * operands, instead of all NW decodes (or x) being hoisted
+                 * into registers and spilled. */
+                if (i) {
+                    __asm__("" : "+r"(bp) : "x"(acc[0][i - 1]));
+                    for (int r = 0; r < NX; r++)
+                        __asm__("" : "+r"(xp[r]) : "r"(bp));
+                }
                 __m256 v[4];
-                x86_decode_group(wtype, blk, (int)s, v, 0);
+                x86_decode_group(wtype, bp, s, G > 1 ? &tab[i][0][s] : &tab[0][0][i], v, 0);
 #pragma GCC unroll 4
                 for (int r = 0; r < NX; r++)
 #pragma GCC unroll 4
                     for (int u = 0; u < 4; u++)
-                        acc[r][i] = _mm256_fmadd_ps(v[u], _mm256_loadu_ps(x[r] + off + 8 * u), acc[r][i]);
+                        acc[r][i] = _mm256_fmadd_ps(v[u], _mm256_loadu_ps(xp[r] + 8 * u), acc[r][i]);
             }
         }
     }
-    x86_tile_store(t, acc);
+    x86_tile_store(t, acc, NW, NX);
 }
 
 /* A tile of dense (f32/f16/bf16) weight rows, any k: the last k % 8
@@ -83,7 +122,12 @@ VT_X86_FN void x86_tile_dense(vt_cpu_tile *t, const uint32_t wtype, const int NW
         for (int i = 0; i < NW; i++)
             acc[r][i] = _mm256_setzero_ps();
     const int64_t k8 = t->k & ~(int64_t)7;
+    const size_t es = wtype == VT_F32 ? 4 : 2;
+    const int64_t line = 64 / (int64_t)es; /* elements per cache line */
     for (int64_t j = 0; j < k8; j += 8) {
+        if ((j & (line - 1)) == 0 && j + X86_PREFETCH / (int64_t)es < k8)
+            for (int i = 0; i < NW; i++)
+                _mm_prefetch((const char *)(w[i] + (size_t)j * es + X86_PREFETCH), _MM_HINT_T0);
 #pragma GCC unroll 8
         for (int i = 0; i < NW; i++) {
             __m256 wv = x86_load_dense(wtype, w[i], j);
@@ -94,7 +138,6 @@ VT_X86_FN void x86_tile_dense(vt_cpu_tile *t, const uint32_t wtype, const int NW
     }
     const int64_t rem = t->k - k8;
     if (rem) {
-        const size_t es = wtype == VT_F32 ? 4 : 2;
         float xt[VT_CPU_TILE_X][8];
         uint8_t wt[32];
         for (int r = 0; r < NX; r++) {
@@ -109,20 +152,28 @@ VT_X86_FN void x86_tile_dense(vt_cpu_tile *t, const uint32_t wtype, const int NW
                 acc[r][i] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(xt[r]), acc[r][i]);
         }
     }
-    x86_tile_store(t, acc);
+    x86_tile_store(t, acc, NW, NX);
 }
 
-/* Decode whole blocks of q type wtype to f32/f16/bf16. */
+/* Decode whole blocks of q type wtype to f32/f16/bf16 (exact mode). */
 VT_X86_FN void x86_decode_blocks(const uint32_t wtype, uint32_t block_bytes, uint32_t groups, const uint8_t *src,
                                  int64_t nblocks, void *dst, uint32_t dst_type)
 {
+    const int G = x86_groups_of(wtype);
+    x86_scales tab;
     int64_t o = 0;
-    for (int64_t b = 0; b < nblocks; b++, src += block_bytes)
-        for (uint32_t s = 0; s < groups; s++, o += VT_CPU_GROUP) {
+    (void)groups; /* == G */
+    for (int64_t b = 0; b < nblocks; b++, src += block_bytes) {
+        if (G > 1)
+            x86_prep_block(wtype, src, tab);
+        else
+            x86_prep_rows(wtype, &src, 0, 1, tab);
+        for (int s = 0; s < G; s++, o += VT_CPU_GROUP) {
             __m256 v[4];
-            x86_decode_group(wtype, src, (int)s, v, 1);
+            x86_decode_group(wtype, src, s, &tab[0][G > 1 ? s : 0], v, 1);
             x86_store_group(v, dst, o, dst_type);
         }
+    }
 }
 
 /* Run the tile template of one weight type for t->nx activation rows:
