@@ -16,6 +16,7 @@ static const struct {
     {"backend-list", vtctl_cmd_backend_list, "[--json]", "which backends loaded, from where, their devices; why not"},
     {"caps", vtctl_cmd_caps, "[BACKEND[:DEV]] [--json]", "every capability of a device, probed now"},
     {"ops", vtctl_cmd_ops, "BACKEND[:DEV] [--op NAME] [--strict]", "the op table and the tier each op resolves to"},
+    {"bench", vtctl_cmd_bench, "[--backend B] [--op NAME] [--shape ..]", "time ops against the copy bandwidth"},
 };
 
 static void usage(FILE *f)

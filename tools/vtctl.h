@@ -20,6 +20,7 @@ typedef int (*vtctl_cmd_fn)(int argc, char **argv);
 int vtctl_cmd_backend_list(int argc, char **argv);
 int vtctl_cmd_caps(int argc, char **argv);
 int vtctl_cmd_ops(int argc, char **argv);
+int vtctl_cmd_bench(int argc, char **argv);
 
 /* Report bad usage of cmd on stderr; returns VTCTL_EXIT_USAGE. */
 int vtctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
