@@ -4,6 +4,8 @@
  * reduction computed inside one tile. */
 #include "config.h"
 
+#include <stdatomic.h>
+
 #include "cpu_mm.h"
 #include "cpu_quant.h"
 
@@ -58,16 +60,30 @@ void vt_cpu_mm_rows(const vt_cpu_isa *isa, const vt_cpu_mm *p, int64_t c0, int64
     }
 }
 
+/* Work is handed out in chunks of units from a shared counter rather than
+ * as one fixed range per thread, so a thread that the OS preempts (a busy
+ * host) does not hold the others up. Which thread computes a unit never
+ * changes its bits: every output is one canonical reduction in one tile. */
 typedef struct mm_job {
     const vt_cpu_isa *isa;
     const vt_cpu_mm *p;
+    int64_t units, chunk;
+    atomic_int_fast64_t next;
 } mm_job;
 
-static void mm_range(void *arg, int64_t u0, int64_t u1)
+static void mm_worker(void *arg, int64_t w0, int64_t w1)
 {
-    const mm_job *j = arg;
-    int64_t c1 = u1 * VT_CPU_MM_UNIT;
-    vt_cpu_mm_rows(j->isa, j->p, u0 * VT_CPU_MM_UNIT, c1 < j->p->m ? c1 : j->p->m);
+    (void)w0;
+    (void)w1;
+    mm_job *j = arg;
+    for (;;) {
+        int64_t u0 = atomic_fetch_add(&j->next, j->chunk);
+        if (u0 >= j->units)
+            break;
+        int64_t u1 = u0 + j->chunk < j->units ? u0 + j->chunk : j->units;
+        int64_t c1 = u1 * VT_CPU_MM_UNIT;
+        vt_cpu_mm_rows(j->isa, j->p, u0 * VT_CPU_MM_UNIT, c1 < j->p->m ? c1 : j->p->m);
+    }
 }
 
 int64_t vt_cpu_mm_min_units(int64_t k, int64_t n)
@@ -79,7 +95,14 @@ int64_t vt_cpu_mm_min_units(int64_t k, int64_t n)
 
 void vt_cpu_mm_run(vt_backend_ctx *ctx, const vt_cpu_mm *p)
 {
-    mm_job j = {ctx->isa, p};
-    int64_t units = (p->m + VT_CPU_MM_UNIT - 1) / VT_CPU_MM_UNIT;
-    vt_cpu_parallel(ctx->pool, units, vt_cpu_mm_min_units(p->k, p->n), mm_range, &j);
+    mm_job j = {.isa = ctx->isa, .p = p, .units = (p->m + VT_CPU_MM_UNIT - 1) / VT_CPU_MM_UNIT};
+    int64_t min_units = vt_cpu_mm_min_units(p->k, p->n);
+    int64_t threads = vt_cpu_pool_size(ctx->pool);
+    if (threads > j.units / min_units)
+        threads = j.units / min_units > 0 ? j.units / min_units : 1;
+    /* about 8 chunks per thread */
+    j.chunk = j.units / (threads * 8);
+    j.chunk = j.chunk < min_units ? min_units : j.chunk;
+    atomic_init(&j.next, 0);
+    vt_cpu_parallel(ctx->pool, threads, 1, mm_worker, &j);
 }
