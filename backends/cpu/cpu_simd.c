@@ -7,6 +7,10 @@
 
 #include <vt/vt_backend.h>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include "cpu_dot.h"
 #include "cpu_simd.h"
 
@@ -17,6 +21,16 @@ const char *vt_cpu_simd_name(vt_cpu_simd s)
     return s < VT_CPU_SIMD_COUNT ? names[s] : "unknown";
 }
 
+#if defined(__x86_64__)
+/* F16C from CPUID leaf 1 (not every compiler's __builtin_cpu_supports
+ * knows it); its registers are the AVX state the avx2 check covers. */
+static bool x86_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+#endif
+
 bool vt_cpu_simd_available(vt_cpu_simd s)
 {
     switch (s) {
@@ -24,7 +38,7 @@ bool vt_cpu_simd_available(vt_cpu_simd s)
 #if defined(__x86_64__)
     case VT_CPU_SIMD_AVX2:
         __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && x86_f16c();
     case VT_CPU_SIMD_AVX512:
         __builtin_cpu_init();
         return vt_cpu_simd_available(VT_CPU_SIMD_AVX2) && __builtin_cpu_supports("avx512f") &&
