@@ -25,8 +25,9 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-13s %-38s %s\n", commands[i].name, commands[i].args, commands[i].summary);
     fprintf(f, "  %-13s %-38s %s\n", "version", "", "print the vt version and plugin ABI");
-    fprintf(f, "\nenvironment: VT_PLUGIN_PATH, VT_BACKENDS, VT_LOADER_DEBUG, VT_TIER_POLICY\n"
-               "exit status: 0 success (zero devices included), 1 refusal or failed check, 2 bad usage\n");
+    fprintf(f,
+            "\nenvironment: VT_PLUGIN_PATH, VT_BACKENDS, VT_LOADER_DEBUG, VT_TIER_POLICY, VT_NUM_THREADS, VT_CPU_SIMD\n"
+            "exit status: 0 success (zero devices included), 1 refusal or failed check, 2 bad usage\n");
 }
 
 int vtctl_usage_error(const char *cmd, const char *fmt, ...)
