@@ -56,6 +56,14 @@ typedef void (*vt_cpu_dot_fn)(vt_cpu_tile *t);
 typedef void (*vt_cpu_decode_fn)(uint32_t wtype, uint32_t block_bytes, uint32_t groups, const uint8_t *src,
                                  int64_t nblocks, void *dst, uint32_t dst_type);
 
+/* Convert n elements between f32, f16 and bf16 (widening exactly,
+ * narrowing to nearest even, NaN kept as vt_f32_to_f16 / vt_f32_to_bf16
+ * keep it): the same bits as vt_cpu_load + vt_cpu_store on every path. */
+typedef void (*vt_cpu_convert_fn)(uint32_t src_type, const void *src, int64_t n, void *dst, uint32_t dst_type);
+
+/* The portable conversion (element by element). */
+void vt_cpu_convert_scalar(uint32_t src_type, const void *src, int64_t n, void *dst, uint32_t dst_type);
+
 /* A SIMD path's kernel set. */
 typedef struct vt_cpu_isa {
     vt_cpu_simd id;
@@ -63,6 +71,7 @@ typedef struct vt_cpu_isa {
     int tile_x;                    /* most activation rows per tile */
     vt_cpu_dot_fn dot;             /* any weight dtype of MatMul */
     vt_cpu_decode_fn decode;       /* any q dtype */
+    vt_cpu_convert_fn convert;     /* f32/f16/bf16 casts */
 } vt_cpu_isa;
 
 /* The kernel set of a path (NULL when not built for this architecture). */

@@ -41,6 +41,11 @@ AVX2_Q(iq4_nl, VT_IQ4_NL)
 AVX2_Q(iq4_xs, VT_IQ4_XS)
 AVX2_Q(mxfp4, VT_MXFP4)
 
+AVX2_FN void convert_all(uint32_t st, const void *src, int64_t n, void *dst, uint32_t dt)
+{
+    x86_convert(st, src, n, dst, dt);
+}
+
 #define EACH_Q(X)                                                                                                      \
     X(VT_Q4_0, q4_0)                                                                                                   \
     X(VT_Q4_1, q4_1)                                                                                                   \
@@ -88,6 +93,7 @@ const vt_cpu_isa vt_cpu_isa_avx2 = {
     .tile_x = 2,
     .dot = avx2_dot,
     .decode = avx2_decode,
+    .convert = convert_all,
 };
 
 #endif

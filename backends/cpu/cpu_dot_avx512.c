@@ -45,6 +45,11 @@ AVX512_Q(iq4_nl, VT_IQ4_NL)
 AVX512_Q(iq4_xs, VT_IQ4_XS)
 AVX512_Q(mxfp4, VT_MXFP4)
 
+AVX512_FN void convert_all(uint32_t st, const void *src, int64_t n, void *dst, uint32_t dt)
+{
+    x86_convert(st, src, n, dst, dt);
+}
+
 #define EACH_Q(X)                                                                                                      \
     X(VT_Q4_0, q4_0)                                                                                                   \
     X(VT_Q4_1, q4_1)                                                                                                   \
@@ -92,6 +97,7 @@ const vt_cpu_isa vt_cpu_isa_avx512 = {
     .tile_x = 4,
     .dot = avx512_dot,
     .decode = avx512_decode,
+    .convert = convert_all,
 };
 
 #endif

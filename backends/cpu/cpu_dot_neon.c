@@ -311,6 +311,7 @@ const vt_cpu_isa vt_cpu_isa_neon = {
     .tile_x = 2,
     .dot = neon_dot,
     .decode = neon_decode,
+    .convert = vt_cpu_convert_scalar,
 };
 
 #endif

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "cpu_dot.h"
 #include "cpu_ops.h"
@@ -56,10 +57,21 @@ static void scalar_decode(uint32_t wtype, uint32_t block_bytes, uint32_t groups,
         }
 }
 
+void vt_cpu_convert_scalar(uint32_t src_type, const void *src, int64_t n, void *dst, uint32_t dst_type)
+{
+    if (src_type == dst_type) {
+        memcpy(dst, src, (size_t)n * vt_dtype_get((int)src_type)->block_bytes);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        vt_cpu_store(dst, dst_type, i, vt_cpu_load(src, src_type, i));
+}
+
 const vt_cpu_isa vt_cpu_isa_scalar = {
     .id = VT_CPU_SIMD_SCALAR,
     .tile_w = {0, 1},
     .tile_x = 1,
     .dot = scalar_dot,
     .decode = scalar_decode,
+    .convert = vt_cpu_convert_scalar,
 };

@@ -1,15 +1,18 @@
-/* cpu_op_copy.c - Copy (1): casts between f32/f16/bf16 and i32 copies,
- * split over the pool in contiguous element ranges (each element is
- * written once by one thread, so the bytes do not depend on the split). */
+/* cpu_op_copy.c - Copy (1): casts between f32/f16/bf16 (the SIMD path's
+ * conversion, the same bits on every path) and i32 copies, split over the
+ * pool in contiguous element ranges (each element is written once by one
+ * thread, so the bytes do not depend on the split). */
 #include "config.h"
 
 #include <string.h>
 
+#include "cpu_dot.h"
 #include "cpu_ops.h"
 
 typedef struct copy_job {
     const vt_operand *src, *dst;
     size_t esize; /* bytes per element when the dtypes match */
+    vt_cpu_convert_fn convert;
 } copy_job;
 
 static void copy_range(void *arg, int64_t b, int64_t e)
@@ -20,8 +23,9 @@ static void copy_range(void *arg, int64_t b, int64_t e)
                (size_t)(e - b) * j->esize);
         return;
     }
-    for (int64_t i = b; i < e; i++)
-        vt_cpu_store(j->dst->data, j->dst->dtype, i, vt_cpu_load(j->src->data, j->src->dtype, i));
+    size_t ss = vt_dtype_get((int)j->src->dtype)->block_bytes, ds = vt_dtype_get((int)j->dst->dtype)->block_bytes;
+    j->convert(j->src->dtype, (const char *)j->src->data + (size_t)b * ss, e - b, (char *)j->dst->data + (size_t)b * ds,
+               j->dst->dtype);
 }
 
 vt_status vt_cpu_copy(vt_backend_ctx *ctx, int dev, const vt_op_args *a, char *why, size_t why_size)
@@ -36,7 +40,7 @@ vt_status vt_cpu_copy(vt_backend_ctx *ctx, int dev, const vt_op_args *a, char *w
         memmove(dst->data, src->data, (size_t)src->nbytes); /* overlapping: one thread, memmove order */
         return VT_OK;
     }
-    copy_job j = {src, dst, vt_dtype_get((int)src->dtype)->block_bytes};
+    copy_job j = {src, dst, vt_dtype_get((int)src->dtype)->block_bytes, ctx->isa->convert};
     /* about 256 KiB per thread before splitting pays */
     vt_cpu_parallel(ctx->pool, n, (int64_t)((256u << 10) / j.esize), copy_range, &j);
     return VT_OK;

@@ -32,11 +32,8 @@ static void gr_range(void *arg, int64_t i0, int64_t i1)
         if (j->ti->quantized) {
             j->isa->decode(tt, j->ti->block_bytes, j->ti->block_elems / VT_CPU_GROUP, row, j->n / j->ti->block_elems,
                            out, dt);
-        } else if (tt == dt) {
-            memcpy(out, row, j->row_bytes);
         } else {
-            for (int64_t e = 0; e < j->n; e++)
-                vt_cpu_store(out, dt, e, vt_cpu_load(row, tt, e));
+            j->isa->convert(tt, row, j->n, out, dt);
         }
     }
 }
