@@ -151,13 +151,16 @@ VT_X86_FN __m256 x86_offset_scale(__m256i q, int o, const float *a, int k, const
 /* ---- prepare: 32-element formats, one block of each of nw rows ---- */
 
 /* The f16 at byte offset `at` of block b of each row (row i at
- * w[i] + boff), as f32 in lane i. */
+ * w[i] + boff), as f32 in lane i. The halves are packed in two 64-bit
+ * integers (the integer ports are idle in these loops; the empty asm keeps
+ * the compiler from turning the packing into vector shuffles). */
 VT_X86_FN __m256 x86_rows_half(const uint8_t *const *w, size_t boff, const int nw, int at)
 {
     uint64_t lo = 0, hi = 0;
 #pragma GCC unroll 8
     for (int i = 0; i < nw; i++) {
         uint64_t h = x86_u16(w[i] + boff + at);
+        __asm__("" : "+r"(h));
         if (i < 4)
             lo |= h << (16 * i);
         else

@@ -94,8 +94,12 @@ VT_X86_FN void x86_tile_q(vt_cpu_tile *t, const uint32_t wtype, const int NW, co
                     for (int r = 0; r < NX; r++)
                         __asm__("" : "+r"(xp[r]) : "r"(bp));
                 }
+                /* one base register for the factors (else the compiler
+                 * keeps NW precomputed addresses and spills them) */
+                const float *tp = &tab[0][0][0];
+                __asm__("" : "+r"(tp) : "r"(bp));
                 __m256 v[4];
-                x86_decode_group(wtype, bp, s, G > 1 ? &tab[i][0][s] : &tab[0][0][i], v, 0);
+                x86_decode_group(wtype, bp, s, G > 1 ? tp + 32 * i + s : tp + i, v, 0);
 #pragma GCC unroll 4
                 for (int r = 0; r < NX; r++)
 #pragma GCC unroll 4
