@@ -654,47 +654,6 @@ START_TEST(matmul_q_matches_reference)
 }
 END_TEST
 
-/* MatMul over a q weight equals MatMul over the same weight dequantized to
- * f32, bit for bit (the canonical reduction decodes exactly). */
-START_TEST(matmul_q_equals_dequantized_f32)
-{
-    vt_device *d;
-    vt_registry *reg = open_cpu(&d);
-    vt_rng r;
-    vt_rng_init(&r, 106);
-    for (size_t fi = 0; fi < N_FORMATS; fi++) {
-        vt_dtype t = ref_formats[fi].type;
-        int64_t n = 3, m = 19, k = 2 * ref_formats[fi].block_elems;
-        weights w = random_weights(&r, t, m, k);
-        float *x = malloc((size_t)(n * k) * sizeof *x);
-        vt_rng_fill(&r, x, (size_t)(n * k), -1, 1);
-        int64_t sx[2] = {n, k}, sw[2] = {m, k}, sy[2] = {n, m};
-        vt_tensor *tx = make_from(d, VT_F32, 2, sx, x), *tq = make_from(d, t, 2, sw, w.data);
-        vt_tensor *tf = make(d, VT_F32, 2, sw), *y1 = make(d, VT_F32, 2, sy), *y2 = make(d, VT_F32, 2, sy);
-        const vt_tensor *dq[1] = {tq};
-        ck_assert(run(d, VT_OP_DEQUANTIZE, dq, 1, tf) == VT_OK);
-        poison(y1);
-        poison(y2);
-        const vt_tensor *a[2] = {tx, tq}, *b[2] = {tx, tf};
-        ck_assert(run(d, VT_OP_MATMUL, a, 2, y1) == VT_OK);
-        ck_assert(run(d, VT_OP_MATMUL, b, 2, y2) == VT_OK);
-        float *g1 = read_all(y1), *g2 = read_all(y2);
-        ck_assert_msg(memcmp(g1, g2, (size_t)(n * m) * 4) == 0, "MatMul %s differs from MatMul f32 of its Dequantize",
-                      vt_dtype_name(t));
-        free(g1);
-        free(g2);
-        free(x);
-        free_weights(&w);
-        vt_tensor_destroy(tx);
-        vt_tensor_destroy(tq);
-        vt_tensor_destroy(tf);
-        vt_tensor_destroy(y1);
-        vt_tensor_destroy(y2);
-    }
-    vt_registry_close(reg);
-}
-END_TEST
-
 /* MoeExpertMatMul for W of type t: x [T,k] (or [T,K,k] when per_pair). */
 static void check_moe(vt_device *d, vt_rng *r, vt_dtype t, int64_t T, int64_t K, int64_t E, int64_t m, int64_t k,
                       int per_pair)
@@ -1046,7 +1005,6 @@ int main(void)
     tcase_add_test(tc, get_rows_is_exact);
     tcase_add_test(tc, get_rows_bad_index_is_named);
     tcase_add_test(tc, matmul_q_matches_reference);
-    tcase_add_test(tc, matmul_q_equals_dequantized_f32);
     tcase_add_test(tc, moe_expert_matmul_matches_reference);
     tcase_add_test(tc, moe_bad_id_is_named);
     tcase_add_test(tc, same_bits_for_any_threads_and_simd_path);

@@ -10,21 +10,18 @@
  * only. A prepare step turns a block's scales into a small table of f32
  * factors, vectorised across the rows of a tile (32-element formats: one f16
  * per row) or across the groups of a super-block (K-quants, IQ4_XS); the
- * group decoders then broadcast their factors from that table (a load, not
- * an ALU operation). A table is float tab[4][8]: factor k of the group is
- * at a[8*k], a = &tab[0][row] for a 32-element format, &tab[0][group] for a
- * super-block (one table per row).
+ * tiles and x86_apply then broadcast the factors from that table (a load,
+ * not an ALU operation). A table is float tab[4][8]: for run r of a group,
+ * the factor a is at a[16*r] and the minimum m at a[16*r + 8], with a =
+ * &tab[0][row] for a 32-element format, &tab[0][group] for a super-block
+ * (one table per row).
  *
- * Integer fields are widened to 32-bit lanes, converted exactly to f32 and
- * scaled: d*q is exact in f32 (see cpu_quant.h), so fma(q, d, m) with a
- * minimum m rounds once, exactly as the scalar d*q + m does. Formats with an
- * offset (d*(q-8), d*(q-16), d*(q-4), d*(q-32)) have two modes. EXACT
- * computes float(q-o)*d, the scalar value bit for bit including the sign of
- * a zero (q = o with d < 0 gives -0); Dequantize and GetRows store it. The
- * dot mode computes fma(q, d, -o*d): the same real number one instruction
- * cheaper, but +0 where EXACT gives -0. Inside the canonical dot that cannot
- * change a bit: a lane sum starts at +0 and is never -0 (an exact zero sum
- * rounds to +0), and s + (+0) == s + (-0) for every s that is not -0. */
+ * The group decoders produce the group form of cpu_quant.h: the codes as
+ * exact f32 integers. The tiles (cpu_tile_x86.h) combine codes, factors and
+ * activations in the canonical order of cpu_dot.h; x86_apply turns codes
+ * into the exact decoded values for Dequantize and GetRows (x = a*(c-o)
+ * with c-o exact, x = fma(c, a, m) with c*a exact, or x = a*c): the scalar
+ * reference's bits, including the sign of a zero. */
 #ifndef VT_CPU_DECODE_X86_H
 #define VT_CPU_DECODE_X86_H
 
@@ -134,18 +131,42 @@ VT_X86_FN __m256 x86_factor(const float *a, int k)
     return _mm256_broadcast_ss(a + 8 * k);
 }
 
-/* fma(float(q), a, b) per lane. */
-VT_X86_FN __m256 x86_scale(__m256i q, __m256 a, __m256 b)
+/* Integer lanes to exact f32. */
+VT_X86_FN __m256 x86_f32(__m256i q)
 {
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), a, b);
+    return _mm256_cvtepi32_ps(q);
 }
 
-/* d*(q-o) per lane with factors d = a[k], -o*d = a[k+1] (see the modes). */
-VT_X86_FN __m256 x86_offset_scale(__m256i q, int o, const float *a, int k, const int exact)
+/* Runs per group, affine kind and offset of a q type (the constants of the
+ * format table in cpu_quant.c, needed at compile time here). */
+VT_X86_FN int x86_runs_of(uint32_t wtype)
 {
-    if (exact)
-        return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(q, _mm256_set1_epi32(o))), x86_factor(a, k));
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), x86_factor(a, k), x86_factor(a, k + 1));
+    return wtype == VT_Q2_K || wtype == VT_Q3_K || wtype == VT_Q6_K ? 2 : 1;
+}
+VT_X86_FN int x86_affine_of(uint32_t wtype)
+{
+    switch (wtype) {
+    case VT_Q4_0:
+    case VT_Q5_0:
+    case VT_Q3_K:
+    case VT_Q6_K: return VT_CPU_OFFSET;
+    case VT_Q4_1:
+    case VT_Q5_1:
+    case VT_Q2_K:
+    case VT_Q4_K:
+    case VT_Q5_K: return VT_CPU_MIN;
+    default: return VT_CPU_SCALE;
+    }
+}
+VT_X86_FN int x86_offset_of(uint32_t wtype)
+{
+    switch (wtype) {
+    case VT_Q4_0: return 8;
+    case VT_Q5_0: return 16;
+    case VT_Q3_K: return 4;
+    case VT_Q6_K: return 32;
+    default: return 0;
+    }
 }
 
 /* ---- prepare: 32-element formats, one block of each of nw rows ---- */
@@ -174,13 +195,6 @@ VT_X86_FN __m256 x86_rows_half(const uint8_t *const *w, size_t boff, const int n
 VT_X86_FN void x86_prep_rows(uint32_t wtype, const uint8_t *const *w, size_t boff, const int nw, x86_scales tab)
 {
     switch (wtype) {
-    case VT_Q4_0:
-    case VT_Q5_0: {
-        __m256 d = x86_rows_half(w, boff, nw, 0);
-        _mm256_storeu_ps(tab[0], d);
-        _mm256_storeu_ps(tab[1], _mm256_mul_ps(d, _mm256_set1_ps(wtype == VT_Q4_0 ? -8.0f : -16.0f)));
-        break;
-    }
     case VT_Q4_1:
     case VT_Q5_1:
         _mm256_storeu_ps(tab[0], x86_rows_half(w, boff, nw, 0));
@@ -191,7 +205,7 @@ VT_X86_FN void x86_prep_rows(uint32_t wtype, const uint8_t *const *w, size_t bof
         for (int i = 0; i < nw; i++)
             tab[0][i] = vt_cpu_e8m0_half(w[i][boff]);
         break;
-    default: /* Q8_0, IQ4_NL: d only */ _mm256_storeu_ps(tab[0], x86_rows_half(w, boff, nw, 0)); break;
+    default: /* Q4_0, Q5_0, Q8_0, IQ4_NL: d only */ _mm256_storeu_ps(tab[0], x86_rows_half(w, boff, nw, 0)); break;
     }
 }
 
@@ -204,13 +218,6 @@ VT_X86_FN void x86_even_odd_s8(__m128i b16, __m256 *even, __m256 *odd)
     __m128i s = _mm_shuffle_epi8(b16, split);
     *even = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(s));
     *odd = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(s, 8)));
-}
-
-/* tab[k][g] = d * v[g] and tab[k+1][g] = c * v[g]. */
-VT_X86_FN void x86_store_pair(x86_scales tab, int k, __m256 v, __m256 d, __m256 c)
-{
-    _mm256_storeu_ps(tab[k], _mm256_mul_ps(v, d));
-    _mm256_storeu_ps(tab[k + 1], _mm256_mul_ps(v, c));
 }
 
 VT_X86_FN void x86_prep_block(uint32_t wtype, const uint8_t *blk, x86_scales tab)
@@ -251,11 +258,11 @@ VT_X86_FN void x86_prep_block(uint32_t wtype, const uint8_t *blk, x86_scales tab
                                (int)(((w1 >> 4) & m4) | (((w2 >> 6) & m2) << 4)));
             b = _mm_sub_epi8(b, _mm_set1_epi8(32));
         }
-        const __m256 d = _mm256_set1_ps(dv), c = _mm256_set1_ps(dv * (q6 ? -32.0f : -4.0f));
+        const __m256 d = _mm256_set1_ps(dv);
         __m256 e, o;
         x86_even_odd_s8(b, &e, &o);
-        x86_store_pair(tab, 0, e, d, c);
-        x86_store_pair(tab, 2, o, d, c);
+        _mm256_storeu_ps(tab[0], _mm256_mul_ps(e, d));
+        _mm256_storeu_ps(tab[2], _mm256_mul_ps(o, d));
         break;
     }
     case VT_Q4_K:
@@ -287,29 +294,20 @@ VT_X86_FN void x86_prep_block(uint32_t wtype, const uint8_t *blk, x86_scales tab
     }
 }
 
-/* ---- group decoders ---- */
+/* ---- group decoders: codes ---- */
 
-VT_X86_FN void x86_dec_q4_0(const uint8_t *blk, const float *a, __m256 v[4], const int exact)
+/* Codes of 16 nibble pairs at qs (low nibbles first). */
+VT_X86_FN void x86_nibbles(const uint8_t *qs, __m256 c[4])
 {
-    const __m256i lo = x86_u8x8(blk + 2), hi = x86_u8x8(blk + 10), m = _mm256_set1_epi32(0xF);
-    v[0] = x86_offset_scale(_mm256_and_si256(lo, m), 8, a, 0, exact);
-    v[1] = x86_offset_scale(_mm256_and_si256(hi, m), 8, a, 0, exact);
-    v[2] = x86_offset_scale(_mm256_srli_epi32(lo, 4), 8, a, 0, exact);
-    v[3] = x86_offset_scale(_mm256_srli_epi32(hi, 4), 8, a, 0, exact);
+    const __m256i lo = x86_u8x8(qs), hi = x86_u8x8(qs + 8), m = _mm256_set1_epi32(0xF);
+    c[0] = x86_f32(_mm256_and_si256(lo, m));
+    c[1] = x86_f32(_mm256_and_si256(hi, m));
+    c[2] = x86_f32(_mm256_srli_epi32(lo, 4));
+    c[3] = x86_f32(_mm256_srli_epi32(hi, 4));
 }
 
-VT_X86_FN void x86_dec_q4_1(const uint8_t *blk, const float *a, __m256 v[4])
-{
-    const __m256i lo = x86_u8x8(blk + 4), hi = x86_u8x8(blk + 12), m = _mm256_set1_epi32(0xF);
-    const __m256 d = x86_factor(a, 0), mn = x86_factor(a, 1);
-    v[0] = x86_scale(_mm256_and_si256(lo, m), d, mn);
-    v[1] = x86_scale(_mm256_and_si256(hi, m), d, mn);
-    v[2] = x86_scale(_mm256_srli_epi32(lo, 4), d, mn);
-    v[3] = x86_scale(_mm256_srli_epi32(hi, 4), d, mn);
-}
-
-/* The 5-bit values of a Q5 block: nibbles | (bit j of qh) << 4. */
-VT_X86_FN void x86_q5_values(const uint8_t *qh, const uint8_t *qs, __m256i q[4])
+/* The 5-bit codes of a Q5 block: nibbles | (bit j of qh) << 4. */
+VT_X86_FN void x86_q5_codes(const uint8_t *qh, const uint8_t *qs, __m256 c[4])
 {
     const __m256i hv = _mm256_set1_epi32((int)x86_u32(qh)), m = _mm256_set1_epi32(0xF);
     const __m256i lo = x86_u8x8(qs), hi = x86_u8x8(qs + 8);
@@ -321,128 +319,98 @@ VT_X86_FN void x86_q5_values(const uint8_t *qh, const uint8_t *qs, __m256i q[4])
         __m256i s =
             _mm256_setr_epi32(8 * i, 8 * i + 1, 8 * i + 2, 8 * i + 3, 8 * i + 4, 8 * i + 5, 8 * i + 6, 8 * i + 7);
         __m256i hb = _mm256_slli_epi32(_mm256_and_si256(_mm256_srlv_epi32(hv, s), _mm256_set1_epi32(1)), 4);
-        q[i] = _mm256_or_si256(nib[i], hb);
+        c[i] = x86_f32(_mm256_or_si256(nib[i], hb));
     }
 }
 
-VT_X86_FN void x86_dec_q5_0(const uint8_t *blk, const float *a, __m256 v[4], const int exact)
-{
-    __m256i q[4];
-    x86_q5_values(blk + 2, blk + 6, q);
-#pragma GCC unroll 8
-    for (int i = 0; i < 4; i++)
-        v[i] = x86_offset_scale(q[i], 16, a, 0, exact);
-}
-
-VT_X86_FN void x86_dec_q5_1(const uint8_t *blk, const float *a, __m256 v[4])
-{
-    __m256i q[4];
-    x86_q5_values(blk + 4, blk + 8, q);
-    const __m256 d = x86_factor(a, 0), mn = x86_factor(a, 1);
-#pragma GCC unroll 8
-    for (int i = 0; i < 4; i++)
-        v[i] = x86_scale(q[i], d, mn);
-}
-
-VT_X86_FN void x86_dec_q8_0(const uint8_t *blk, const float *a, __m256 v[4])
-{
-    const __m256 d = x86_factor(a, 0);
-#pragma GCC unroll 8
-    for (int i = 0; i < 4; i++)
-        v[i] = _mm256_mul_ps(_mm256_cvtepi32_ps(x86_s8x8(blk + 2 + 8 * i)), d);
-}
-
-/* 16 nibble pairs at qs through a 16-entry int8 code book, times d. */
-VT_X86_FN void x86_codebook(const uint8_t *qs, const int8_t *book, __m256 d, __m256 v[4])
+/* 16 nibble pairs at qs through a 16-entry int8 code book. */
+VT_X86_FN void x86_codebook(const uint8_t *qs, const int8_t *book, __m256 c[4])
 {
     const __m128i bytes = _mm_loadu_si128((const __m128i *)(const void *)qs), m = _mm_set1_epi8(0xF);
     const __m128i tab = _mm_loadu_si128((const __m128i *)(const void *)book);
     const __m128i lo = _mm_shuffle_epi8(tab, _mm_and_si128(bytes, m));
     const __m128i hi = _mm_shuffle_epi8(tab, _mm_and_si128(_mm_srli_epi16(bytes, 4), m));
-    v[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo)), d);
-    v[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8))), d);
-    v[2] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi)), d);
-    v[3] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8))), d);
+    c[0] = x86_f32(_mm256_cvtepi8_epi32(lo));
+    c[1] = x86_f32(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8)));
+    c[2] = x86_f32(_mm256_cvtepi8_epi32(hi));
+    c[3] = x86_f32(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)));
 }
 
-VT_X86_FN void x86_dec_q2_k(const uint8_t *blk, int sub, const float *a, __m256 v[4])
-{
-    const uint8_t *q = blk + 16 + 32 * (sub >> 2);
-    const int shift = 2 * (sub & 3);
-#pragma GCC unroll 8
-    for (int i = 0; i < 4; i++)
-        v[i] = x86_scale(x86_field(x86_u8x8(q + 8 * i), shift, 3), x86_factor(a, 2 * (i >> 1)),
-                         x86_factor(a, 2 * (i >> 1) + 1));
-}
-
-VT_X86_FN void x86_dec_q3_k(const uint8_t *blk, int sub, const float *a, __m256 v[4], const int exact)
-{
-    const uint8_t *q = blk + 32 + 32 * (sub >> 2);
-    const int shift = 2 * (sub & 3);
-#pragma GCC unroll 8
-    for (int i = 0; i < 4; i++) {
-        __m256i lo = x86_field(x86_u8x8(q + 8 * i), shift, 3);
-        __m256i hb = x86_field(x86_u8x8(blk + 8 * i), sub, 1);
-        v[i] = x86_offset_scale(_mm256_or_si256(lo, _mm256_slli_epi32(hb, 2)), 4, a, 2 * (i >> 1), exact);
-    }
-}
-
-VT_X86_FN void x86_dec_q4_k(const uint8_t *blk, int sub, const float *a, __m256 v[4])
-{
-    const uint8_t *q = blk + 16 + 32 * (sub >> 1);
-    const int shift = 4 * (sub & 1);
-    const __m256 d = x86_factor(a, 0), mn = x86_factor(a, 1);
-#pragma GCC unroll 8
-    for (int i = 0; i < 4; i++)
-        v[i] = x86_scale(x86_field(x86_u8x8(q + 8 * i), shift, 0xF), d, mn);
-}
-
-VT_X86_FN void x86_dec_q5_k(const uint8_t *blk, int sub, const float *a, __m256 v[4])
-{
-    const uint8_t *q = blk + 48 + 32 * (sub >> 1);
-    const int shift = 4 * (sub & 1);
-    const __m256 d = x86_factor(a, 0), mn = x86_factor(a, 1);
-#pragma GCC unroll 8
-    for (int i = 0; i < 4; i++) {
-        __m256i lo = x86_field(x86_u8x8(q + 8 * i), shift, 0xF);
-        __m256i hb = x86_field(x86_u8x8(blk + 16 + 8 * i), sub, 1);
-        v[i] = x86_scale(_mm256_or_si256(lo, _mm256_slli_epi32(hb, 4)), d, mn);
-    }
-}
-
-VT_X86_FN void x86_dec_q6_k(const uint8_t *blk, int sub, const float *a, __m256 v[4], const int exact)
-{
-    const int h = sub >> 2, r = sub & 3;
-    const uint8_t *ql = blk + 64 * h + 32 * (r & 1), *qh = blk + 128 + 32 * h;
-    const int lshift = r >= 2 ? 4 : 0, hshift = 2 * r;
-#pragma GCC unroll 8
-    for (int i = 0; i < 4; i++) {
-        __m256i lo = x86_field(x86_u8x8(ql + 8 * i), lshift, 0xF);
-        __m256i hi = x86_field(x86_u8x8(qh + 8 * i), hshift, 3);
-        v[i] = x86_offset_scale(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), 32, a, 2 * (i >> 1), exact);
-    }
-}
-
-/* Group sub of the block at blk of q type wtype with its prepared factors
- * a (wtype is a constant after inlining, so the switch folds away). */
-VT_X86_FN void x86_decode_group(uint32_t wtype, const uint8_t *blk, int sub, const float *a, __m256 v[4],
-                                const int exact)
+/* The codes of group sub of the block at blk of q type wtype (a constant
+ * after inlining, so the switch folds away). */
+VT_X86_FN void x86_codes(uint32_t wtype, const uint8_t *blk, int sub, __m256 c[4])
 {
     switch (wtype) {
-    case VT_Q4_0: x86_dec_q4_0(blk, a, v, exact); break;
-    case VT_Q4_1: x86_dec_q4_1(blk, a, v); break;
-    case VT_Q5_0: x86_dec_q5_0(blk, a, v, exact); break;
-    case VT_Q5_1: x86_dec_q5_1(blk, a, v); break;
-    case VT_Q8_0: x86_dec_q8_0(blk, a, v); break;
-    case VT_Q2_K: x86_dec_q2_k(blk, sub, a, v); break;
-    case VT_Q3_K: x86_dec_q3_k(blk, sub, a, v, exact); break;
-    case VT_Q4_K: x86_dec_q4_k(blk, sub, a, v); break;
-    case VT_Q5_K: x86_dec_q5_k(blk, sub, a, v); break;
-    case VT_Q6_K: x86_dec_q6_k(blk, sub, a, v, exact); break;
-    case VT_IQ4_NL: x86_codebook(blk + 2, vt_cpu_kvalues_iq4nl, x86_factor(a, 0), v); break;
-    case VT_IQ4_XS: x86_codebook(blk + 8 + 16 * sub, vt_cpu_kvalues_iq4nl, x86_factor(a, 0), v); break;
-    case VT_MXFP4: x86_codebook(blk + 1, vt_cpu_kvalues_mxfp4, x86_factor(a, 0), v); break;
-    default: v[0] = v[1] = v[2] = v[3] = _mm256_setzero_ps(); break;
+    case VT_Q4_0: x86_nibbles(blk + 2, c); break;
+    case VT_Q4_1: x86_nibbles(blk + 4, c); break;
+    case VT_Q5_0: x86_q5_codes(blk + 2, blk + 6, c); break;
+    case VT_Q5_1: x86_q5_codes(blk + 4, blk + 8, c); break;
+    case VT_Q8_0:
+#pragma GCC unroll 8
+        for (int i = 0; i < 4; i++)
+            c[i] = x86_f32(x86_s8x8(blk + 2 + 8 * i));
+        break;
+    case VT_Q2_K:
+    case VT_Q3_K: {
+        const uint8_t *q = blk + (wtype == VT_Q3_K ? 32 : 16) + 32 * (sub >> 2);
+        const int shift = 2 * (sub & 3);
+#pragma GCC unroll 8
+        for (int i = 0; i < 4; i++) {
+            __m256i v = x86_field(x86_u8x8(q + 8 * i), shift, 3);
+            if (wtype == VT_Q3_K)
+                v = _mm256_or_si256(v, _mm256_slli_epi32(x86_field(x86_u8x8(blk + 8 * i), sub, 1), 2));
+            c[i] = x86_f32(v);
+        }
+        break;
+    }
+    case VT_Q4_K:
+    case VT_Q5_K: {
+        const uint8_t *q = blk + (wtype == VT_Q5_K ? 48 : 16) + 32 * (sub >> 1);
+        const int shift = 4 * (sub & 1);
+#pragma GCC unroll 8
+        for (int i = 0; i < 4; i++) {
+            __m256i v = x86_field(x86_u8x8(q + 8 * i), shift, 0xF);
+            if (wtype == VT_Q5_K)
+                v = _mm256_or_si256(v, _mm256_slli_epi32(x86_field(x86_u8x8(blk + 16 + 8 * i), sub, 1), 4));
+            c[i] = x86_f32(v);
+        }
+        break;
+    }
+    case VT_Q6_K: {
+        const int h = sub >> 2, r = sub & 3;
+        const uint8_t *ql = blk + 64 * h + 32 * (r & 1), *qh = blk + 128 + 32 * h;
+        const int lshift = r >= 2 ? 4 : 0, hshift = 2 * r;
+#pragma GCC unroll 8
+        for (int i = 0; i < 4; i++) {
+            __m256i lo = x86_field(x86_u8x8(ql + 8 * i), lshift, 0xF);
+            __m256i hi = x86_field(x86_u8x8(qh + 8 * i), hshift, 3);
+            c[i] = x86_f32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)));
+        }
+        break;
+    }
+    case VT_IQ4_NL: x86_codebook(blk + 2, vt_cpu_kvalues_iq4nl, c); break;
+    case VT_IQ4_XS: x86_codebook(blk + 8 + 16 * sub, vt_cpu_kvalues_iq4nl, c); break;
+    case VT_MXFP4: x86_codebook(blk + 1, vt_cpu_kvalues_mxfp4, c); break;
+    default: c[0] = c[1] = c[2] = c[3] = _mm256_setzero_ps(); break;
+    }
+}
+
+/* The exact decoded values of a group from its codes and factors a (see
+ * the top): vector i belongs to run i / (4 / runs). */
+VT_X86_FN void x86_apply(uint32_t wtype, const __m256 c[4], const float *a, __m256 v[4])
+{
+    const int runs = x86_runs_of(wtype), affine = x86_affine_of(wtype);
+    const __m256 o = _mm256_set1_ps((float)x86_offset_of(wtype));
+#pragma GCC unroll 8
+    for (int i = 0; i < 4; i++) {
+        const int r = runs == 2 ? i >> 1 : 0;
+        const __m256 s = x86_factor(a, 2 * r);
+        if (affine == VT_CPU_OFFSET)
+            v[i] = _mm256_mul_ps(_mm256_sub_ps(c[i], o), s);
+        else if (affine == VT_CPU_MIN)
+            v[i] = _mm256_fmadd_ps(c[i], s, x86_factor(a, 2 * r + 1));
+        else
+            v[i] = _mm256_mul_ps(c[i], s);
     }
 }
 

@@ -1,23 +1,34 @@
-/* cpu_dot.h - the canonical dot product of the cpu backend's MatMul and
- * MoeExpertMatMul, and the per-SIMD-path kernel sets that compute it.
+/* cpu_dot.h - the canonical dot products of the cpu backend's MatMul and
+ * MoeExpertMatMul, and the per-SIMD-path kernel sets that compute them.
  *
- * THE CANONICAL REDUCTION. An output y = sum_j w[j] * x[j] over j in [0, k)
- * (w a weight row, x an activation row, both f32 after decoding) is
- * computed as:
- *   1. w[j] is the exact f32 the Dequantize op gives for that element (the
- *      f16/bf16 value widened, or the block format decoded; cpu_quant.h);
- *   2. eight lane sums s[0..7], all starting at +0.0f; for j = 0, 1, ...,
- *      k-1 in order, s[j % 8] = fmaf(w[j], x[j], s[j % 8]) (one rounding per
- *      step);
- *   3. y = ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)).
- * The scalar path does exactly this; each SIMD path keeps the eight lanes
- * in one 8-wide f32 vector (AVX2, and AVX-512 with VL encodings) or two
- * 4-wide ones (NEON), with fused multiply-adds, and ends with the same
- * tree. So every path, every thread count and every tiling gives the same
- * bits, and MatMul over keep-quant weights equals MatMul over the same
- * weights dequantized to f32. Accuracy: 8 interleaved f32 partial sums of
- * k/8 terms each; for k = 14336 the relative error against an exact sum is
- * ~1e-6 on random data (SPEC 7 allows 1e-4).
+ * THE CANONICAL REDUCTIONS. An output y = sum_j w[j] * x[j] over j in
+ * [0, k) (w a weight row, x an f32 activation row, never quantized) keeps
+ * eight f32 lane sums s[0..7], all starting at +0.0f, every update one
+ * fused multiply-add (fmaf: one rounding), and ends with the fixed tree
+ *     y = ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)).
+ *
+ * Dense weights (f32, f16, bf16; w[j] widened exactly):
+ *     for j = 0, 1, ..., k-1 in order:  s[j%8] = fmaf(w[j], x[j], s[j%8]).
+ *
+ * Block formats, in the group form of cpu_quant.h (codes c, per-run factor
+ * a, offset o or minimum m): for each 32-element group in order, for each
+ * run in order (1 run of 32 or 2 runs of 16 elements, positions p of the
+ * group), for each lane l, over the run's positions p = l, l+8, ... :
+ *     X = x[first p] + x[next p] + ...            (plain adds, in order)
+ *     P = c[first p] * x[first p]                  (SCALE, MIN)
+ *       = fmaf(c[first p], x[first p], -o * X)      (OFFSET; -o*X is exact)
+ *     P = fmaf(c[p], x[p], P)                      for the following p
+ *     s[l] = fmaf(a, P, s[l]);  MIN also: s[l] = fmaf(m, X, s[l]).
+ * So the group's factor is applied once per run instead of once per
+ * element: about a third fewer multiply-adds on the FMA ports than
+ * dequantize-then-dot, the port the decode MatMul is bound on.
+ *
+ * The scalar path writes exactly this; each SIMD path keeps the eight lanes
+ * in one 8-wide vector (AVX2, and AVX-512 with VL encodings) or two 4-wide
+ * ones (NEON) and performs the same operations in the same order, so every
+ * path, tile shape and thread count gives the same bits (for finite inputs;
+ * NaN payloads may differ). Accuracy: for k = 14336 the relative error
+ * against an exact sum is ~1e-6 on random data (SPEC 7 allows 1e-4).
  *
  * A tile is the unit a path computes: up to VT_CPU_TILE_W weight rows
  * against up to VT_CPU_TILE_X activation rows, each output by the

@@ -1,11 +1,12 @@
 /* cpu_dot_neon.c - the NEON path (aarch64 Advanced SIMD, always present
- * there). The eight lane sums of the canonical reduction (cpu_dot.h) are
+ * there). The eight lane sums of the canonical reductions (cpu_dot.h) are
  * two 4-lane vectors: lanes 0-3 take elements 8i..8i+3, lanes 4-7
  * elements 8i+4..8i+7, with vfmaq_f32 (fused, one rounding); the tree
  * adds the two vectors (s0+s4 .. s3+s7), then pairs them as the scalar
- * path does. Groups decode to eight 4-lane vectors with the exact scalar
- * values (integer offsets subtracted before the conversion, so even the
- * sign of a zero matches). Tiles: 8 weight rows x 1 activation row, 4 x 2. */
+ * path does. Groups are read in the group form (codes, run factors) and
+ * combined in the same order as the scalar path; decoding for stores
+ * applies the form exactly (c-o before the multiply, so even the sign of a
+ * zero matches). Tiles: 8 weight rows x 1 activation row, 4 x 2. */
 #include "config.h"
 
 #if defined(__aarch64__)
@@ -36,20 +37,6 @@ static inline void s8x16_f32(int8x16_t b, float32x4_t f[4])
     f[3] = vcvtq_f32_s32(vmovl_s16(vget_high_s16(hi)));
 }
 
-/* v[i] = q[i] * d. */
-static inline void scale4(float32x4_t *v, const float32x4_t *q, float d)
-{
-    for (int i = 0; i < 4; i++)
-        v[i] = vmulq_n_f32(q[i], d);
-}
-
-/* v[i] = d*q[i] + m with one rounding (d*q is exact, see cpu_quant.h). */
-static inline void scale_add4(float32x4_t *v, const float32x4_t *q, float d, float m)
-{
-    for (int i = 0; i < 4; i++)
-        v[i] = vfmaq_n_f32(vdupq_n_f32(m), q[i], d);
-}
-
 /* Bit p (p = 0..15) of the 16-bit halves of qh, as 0 or `bit` per byte. */
 static inline uint8x16_t bits_of(const uint8_t *qh, uint8_t bit)
 {
@@ -58,62 +45,59 @@ static inline uint8x16_t bits_of(const uint8_t *qh, uint8_t bit)
     return vandq_u8(vtstq_u8(b, vld1q_u8(masks)), vdupq_n_u8(bit));
 }
 
-/* The 32 values of group sub of the block at blk of q type t. */
-static void neon_decode_group(uint32_t t, const uint8_t *blk, int sub, float32x4_t v[8])
+/* (b >> shift) & mask per byte. */
+static inline uint8x16_t field(uint8x16_t b, int shift, uint8_t mask)
 {
-    float32x4_t q[4];
+    return vandq_u8(vshlq_u8(b, vdupq_n_s8((int8_t)-shift)), vdupq_n_u8(mask));
+}
+
+/* The group form of group sub of the block at blk of q type t: codes in
+ * c[0..7] (4 elements each), run factors a[r] and minimums m[r] (the same
+ * values as the scalar form functions of cpu_quant_*.c). */
+static void neon_form(uint32_t t, const uint8_t *blk, int sub, float32x4_t c[8], float a[2], float m[2])
+{
+    m[0] = m[1] = 0.0f;
     switch (t) {
     case VT_Q4_0:
     case VT_Q4_1:
     case VT_Q5_0:
     case VT_Q5_1: {
         const int q5 = t == VT_Q5_0 || t == VT_Q5_1, mins = t == VT_Q4_1 || t == VT_Q5_1;
-        const uint8_t *qs = blk + (mins ? 4 : 2) + (q5 ? 4 : 0), *qh = blk + (mins ? 4 : 2);
-        const float d = vt_cpu_half_at(blk), m = mins ? vt_cpu_half_at(blk + 2) : 0.0f;
+        const uint8_t *qh = blk + (mins ? 4 : 2), *qs = qh + (q5 ? 4 : 0);
+        a[0] = vt_cpu_half_at(blk);
+        if (mins)
+            m[0] = vt_cpu_half_at(blk + 2);
         uint8x16_t b = vld1q_u8(qs), lo = vandq_u8(b, vdupq_n_u8(0xF)), hi = vshrq_n_u8(b, 4);
         if (q5) {
             lo = vorrq_u8(lo, bits_of(qh, 0x10));
             hi = vorrq_u8(hi, bits_of(qh + 2, 0x10));
         }
-        const int off = mins ? 0 : q5 ? 16 : 8;
-        for (int h = 0; h < 2; h++) {
-            uint8x16_t u = h ? hi : lo;
-            if (mins) {
-                u8x16_f32(u, q);
-                scale_add4(v + 4 * h, q, d, m);
-            } else {
-                s8x16_f32(vsubq_s8(vreinterpretq_s8_u8(u), vdupq_n_s8((int8_t)off)), q);
-                scale4(v + 4 * h, q, d);
-            }
-        }
+        u8x16_f32(lo, c);
+        u8x16_f32(hi, c + 4);
         break;
     }
     case VT_Q8_0:
-        for (int h = 0; h < 2; h++) {
-            s8x16_f32(vld1q_s8((const int8_t *)(blk + 2 + 16 * h)), q);
-            scale4(v + 4 * h, q, vt_cpu_half_at(blk));
-        }
+        a[0] = vt_cpu_half_at(blk);
+        s8x16_f32(vld1q_s8((const int8_t *)(blk + 2)), c);
+        s8x16_f32(vld1q_s8((const int8_t *)(blk + 18)), c + 4);
         break;
     case VT_IQ4_NL:
     case VT_IQ4_XS:
     case VT_MXFP4: {
         const int8x16_t book = vld1q_s8(t == VT_MXFP4 ? vt_cpu_kvalues_mxfp4 : vt_cpu_kvalues_iq4nl);
         const uint8_t *qs = t == VT_IQ4_NL ? blk + 2 : t == VT_MXFP4 ? blk + 1 : blk + 8 + 16 * sub;
-        float d;
         if (t == VT_IQ4_NL) {
-            d = vt_cpu_half_at(blk);
+            a[0] = vt_cpu_half_at(blk);
         } else if (t == VT_MXFP4) {
-            d = vt_cpu_e8m0_half(blk[0]);
+            a[0] = vt_cpu_e8m0_half(blk[0]);
         } else {
             const int scales_h = blk[2] | (blk[3] << 8);
             const int ls = ((blk[4 + sub / 2] >> (4 * (sub % 2))) & 0xF) | (((scales_h >> (2 * sub)) & 3) << 4);
-            d = vt_cpu_half_at(blk) * (float)(ls - 32);
+            a[0] = vt_cpu_half_at(blk) * (float)(ls - 32);
         }
         uint8x16_t b = vld1q_u8(qs);
-        s8x16_f32(vqtbl1q_s8(book, vandq_u8(b, vdupq_n_u8(0xF))), q);
-        scale4(v, q, d);
-        s8x16_f32(vqtbl1q_s8(book, vshrq_n_u8(b, 4)), q);
-        scale4(v + 4, q, d);
+        s8x16_f32(vqtbl1q_s8(book, vandq_u8(b, vdupq_n_u8(0xF))), c);
+        s8x16_f32(vqtbl1q_s8(book, vshrq_n_u8(b, 4)), c + 4);
         break;
     }
     case VT_Q2_K:
@@ -121,19 +105,18 @@ static void neon_decode_group(uint32_t t, const uint8_t *blk, int sub, float32x4
         const int q3 = t == VT_Q3_K;
         const uint8_t *qb = blk + (q3 ? 32 : 16) + 32 * (sub >> 2);
         const int shift = 2 * (sub & 3);
-        const float d = vt_cpu_half_at(blk + (q3 ? 108 : 80)), dmin = q3 ? 0.0f : vt_cpu_half_at(blk + 82);
+        const float d = vt_cpu_half_at(blk + (q3 ? 108 : 80));
         for (int h = 0; h < 2; h++) {
-            uint8x16_t u = vandq_u8(vshlq_u8(vld1q_u8(qb + 16 * h), vdupq_n_s8((int8_t)-shift)), vdupq_n_u8(3));
+            uint8x16_t u = field(vld1q_u8(qb + 16 * h), shift, 3);
             if (q3) {
-                uint8x16_t hb = vandq_u8(vshlq_u8(vld1q_u8(blk + 16 * h), vdupq_n_s8((int8_t)-sub)), vdupq_n_u8(1));
-                u = vorrq_u8(u, vshlq_n_u8(hb, 2));
-                s8x16_f32(vsubq_s8(vreinterpretq_s8_u8(u), vdupq_n_s8(4)), q);
-                scale4(v + 4 * h, q, d * (float)vt_cpu_q3k_scale(blk + 96, 2 * sub + h));
+                u = vorrq_u8(u, vshlq_n_u8(field(vld1q_u8(blk + 16 * h), sub, 1), 2));
+                a[h] = d * (float)vt_cpu_q3k_scale(blk + 96, 2 * sub + h);
             } else {
                 const uint8_t sc = blk[2 * sub + h];
-                u8x16_f32(u, q);
-                scale_add4(v + 4 * h, q, d * (float)(sc & 0xF), -(dmin * (float)(sc >> 4)));
+                a[h] = d * (float)(sc & 0xF);
+                m[h] = -(vt_cpu_half_at(blk + 82) * (float)(sc >> 4));
             }
+            u8x16_f32(u, c + 4 * h);
         }
         break;
     }
@@ -143,17 +126,14 @@ static void neon_decode_group(uint32_t t, const uint8_t *blk, int sub, float32x4
         const uint8_t *qb = blk + (q5 ? 48 : 16) + 32 * (sub >> 1);
         uint8_t sc, mn;
         vt_cpu_kquant_scale_min(blk + 4, sub, &sc, &mn);
-        const float d1 = vt_cpu_half_at(blk) * (float)sc, m1 = vt_cpu_half_at(blk + 2) * (float)mn;
+        a[0] = vt_cpu_half_at(blk) * (float)sc;
+        m[0] = -(vt_cpu_half_at(blk + 2) * (float)mn);
         const int shift = 4 * (sub & 1);
         for (int h = 0; h < 2; h++) {
-            uint8x16_t u = vandq_u8(vshlq_u8(vld1q_u8(qb + 16 * h), vdupq_n_s8((int8_t)-shift)), vdupq_n_u8(0xF));
-            if (q5) {
-                uint8x16_t hb =
-                    vandq_u8(vshlq_u8(vld1q_u8(blk + 16 + 16 * h), vdupq_n_s8((int8_t)-sub)), vdupq_n_u8(1));
-                u = vorrq_u8(u, vshlq_n_u8(hb, 4));
-            }
-            u8x16_f32(u, q);
-            scale_add4(v + 4 * h, q, d1, -m1);
+            uint8x16_t u = field(vld1q_u8(qb + 16 * h), shift, 0xF);
+            if (q5)
+                u = vorrq_u8(u, vshlq_n_u8(field(vld1q_u8(blk + 16 + 16 * h), sub, 1), 4));
+            u8x16_f32(u, c + 4 * h);
         }
         break;
     }
@@ -163,19 +143,35 @@ static void neon_decode_group(uint32_t t, const uint8_t *blk, int sub, float32x4
         const int8_t *scales = (const int8_t *)(blk + 192) + 8 * hh + 2 * r;
         const float d = vt_cpu_half_at(blk + 208);
         for (int h = 0; h < 2; h++) {
-            uint8x16_t lo =
-                vandq_u8(vshlq_u8(vld1q_u8(ql + 16 * h), vdupq_n_s8((int8_t)(r >= 2 ? -4 : 0))), vdupq_n_u8(0xF));
-            uint8x16_t hi = vandq_u8(vshlq_u8(vld1q_u8(qh + 16 * h), vdupq_n_s8((int8_t)(-2 * r))), vdupq_n_u8(3));
-            uint8x16_t u = vorrq_u8(lo, vshlq_n_u8(hi, 4));
-            s8x16_f32(vsubq_s8(vreinterpretq_s8_u8(u), vdupq_n_s8(32)), q);
-            scale4(v + 4 * h, q, d * (float)scales[h]);
+            uint8x16_t lo = field(vld1q_u8(ql + 16 * h), r >= 2 ? 4 : 0, 0xF);
+            uint8x16_t hi = field(vld1q_u8(qh + 16 * h), 2 * r, 3);
+            u8x16_f32(vorrq_u8(lo, vshlq_n_u8(hi, 4)), c + 4 * h);
+            a[h] = d * (float)scales[h];
         }
         break;
     }
     default:
+        a[0] = a[1] = 0.0f;
         for (int i = 0; i < 8; i++)
-            v[i] = vdupq_n_f32(0.0f);
+            c[i] = vdupq_n_f32(0.0f);
         break;
+    }
+}
+
+/* The exact decoded values of a group (the scalar reference's bits). */
+static void neon_decode_group(const vt_cpu_qformat *f, const uint8_t *blk, int sub, float32x4_t v[8])
+{
+    float32x4_t c[8];
+    float a[2], m[2];
+    neon_form(f->dtype, blk, sub, c, a, m);
+    for (int i = 0; i < 8; i++) {
+        const int r = f->runs == 2 ? i >> 2 : 0;
+        if (f->affine == VT_CPU_OFFSET)
+            v[i] = vmulq_n_f32(vsubq_f32(c[i], vdupq_n_f32((float)f->offset)), a[r]);
+        else if (f->affine == VT_CPU_MIN)
+            v[i] = vfmaq_n_f32(vdupq_n_f32(m[r]), c[i], a[r]);
+        else
+            v[i] = vmulq_n_f32(c[i], a[r]);
     }
 }
 
@@ -221,19 +217,49 @@ static inline __attribute__((always_inline)) void neon_tile(vt_cpu_tile *t, cons
             lo[r][i] = hi[r][i] = vdupq_n_f32(0.0f);
     const vt_dtype_info *wi = vt_dtype_get((int)t->wtype);
     if (wi->quantized) {
+        /* the group-form order of cpu_dot.h; lanes 0-3 in lo, 4-7 in hi */
+        const vt_cpu_qformat *f = vt_cpu_qformat_get(t->wtype);
+        const int runs = f->runs, per = 4 / runs; /* 8-element slices per run */
+        const float neg_o = -(float)f->offset;
         const int64_t nblocks = t->k / ((int64_t)t->groups * VT_CPU_GROUP);
         int64_t off = 0;
         for (int64_t b = 0; b < nblocks; b++)
-            for (uint32_t s = 0; s < t->groups; s++, off += VT_CPU_GROUP)
+            for (uint32_t s = 0; s < t->groups; s++, off += VT_CPU_GROUP) {
+                float32x4_t xs[VT_CPU_TILE_X][2][2]; /* [row][run][lo/hi] */
+                for (int r = 0; r < NX; r++)
+                    for (int q = 0; q < runs; q++)
+                        for (int h = 0; h < 2; h++) {
+                            const float *xp = x[r] + off + 8 * q * per + 4 * h;
+                            float32x4_t v = vld1q_f32(xp);
+                            for (int u = 1; u < per; u++)
+                                v = vaddq_f32(v, vld1q_f32(xp + 8 * u));
+                            xs[r][q][h] = v;
+                        }
                 for (int i = 0; i < NW; i++) {
-                    float32x4_t v[8];
-                    neon_decode_group(t->wtype, w[i] + (size_t)b * t->block_bytes, (int)s, v);
+                    float32x4_t c[8];
+                    float a[2], m[2];
+                    neon_form(t->wtype, w[i] + (size_t)b * t->block_bytes, (int)s, c, a, m);
                     for (int r = 0; r < NX; r++)
-                        for (int u = 0; u < 4; u++) {
-                            lo[r][i] = vfmaq_f32(lo[r][i], v[2 * u], vld1q_f32(x[r] + off + 8 * u));
-                            hi[r][i] = vfmaq_f32(hi[r][i], v[2 * u + 1], vld1q_f32(x[r] + off + 8 * u + 4));
+                        for (int q = 0; q < runs; q++) {
+                            float32x4_t p[2];
+                            for (int h = 0; h < 2; h++) {
+                                const int u0 = q * per;
+                                const float *xp = x[r] + off + 4 * h;
+                                p[h] = f->affine == VT_CPU_OFFSET ? vfmaq_f32(vmulq_n_f32(xs[r][q][h], neg_o),
+                                                                              c[2 * u0 + h], vld1q_f32(xp + 8 * u0))
+                                                                  : vmulq_f32(c[2 * u0 + h], vld1q_f32(xp + 8 * u0));
+                                for (int u = u0 + 1; u < u0 + per; u++)
+                                    p[h] = vfmaq_f32(p[h], c[2 * u + h], vld1q_f32(xp + 8 * u));
+                            }
+                            lo[r][i] = vfmaq_n_f32(lo[r][i], p[0], a[q]);
+                            hi[r][i] = vfmaq_n_f32(hi[r][i], p[1], a[q]);
+                            if (f->affine == VT_CPU_MIN) {
+                                lo[r][i] = vfmaq_n_f32(lo[r][i], xs[r][q][0], m[q]);
+                                hi[r][i] = vfmaq_n_f32(hi[r][i], xs[r][q][1], m[q]);
+                            }
                         }
                 }
+            }
     } else {
         const int64_t k8 = t->k & ~(int64_t)7, rem = t->k - k8;
         const size_t es = wi->block_bytes;
@@ -289,11 +315,12 @@ static inline uint16x4_t neon_bf16(float32x4_t v)
 static void neon_decode(uint32_t wtype, uint32_t block_bytes, uint32_t groups, const uint8_t *src, int64_t nblocks,
                         void *dst, uint32_t dst_type)
 {
+    const vt_cpu_qformat *f = vt_cpu_qformat_get(wtype);
     int64_t o = 0;
     for (int64_t b = 0; b < nblocks; b++, src += block_bytes)
         for (uint32_t s = 0; s < groups; s++, o += VT_CPU_GROUP) {
             float32x4_t v[8];
-            neon_decode_group(wtype, src, (int)s, v);
+            neon_decode_group(f, src, (int)s, v);
             for (int i = 0; i < 8; i++) {
                 if (dst_type == VT_F32)
                     vst1q_f32((float *)dst + o + 4 * i, v[i]);

@@ -1,6 +1,7 @@
-/* cpu_dot_scalar.c - the scalar path: the canonical reduction (cpu_dot.h)
+/* cpu_dot_scalar.c - the scalar path: the canonical reductions (cpu_dot.h)
  * written out in portable C with fmaf, and block decoding through the
- * reference decoders. Every SIMD path must match it bit for bit. */
+ * reference group forms (cpu_quant.h). Every SIMD path must match it bit
+ * for bit. */
 #include "config.h"
 
 #include <math.h>
@@ -10,17 +11,34 @@
 #include "cpu_ops.h"
 #include "cpu_quant.h"
 
-/* One output of a q weight row: decode group by group. */
+/* One output of a q weight row: the canonical group-form reduction of
+ * cpu_dot.h, group by group, run by run. */
 static float dot_q(const vt_cpu_qformat *f, const vt_cpu_tile *t, const uint8_t *w, const float *x)
 {
     float s[VT_CPU_LANES] = {0};
-    float g[VT_CPU_GROUP];
-    int64_t nblocks = t->k / ((int64_t)t->groups * VT_CPU_GROUP);
+    vt_cpu_group g;
+    const int len = VT_CPU_GROUP / f->runs;
+    const int64_t nblocks = t->k / ((int64_t)t->groups * VT_CPU_GROUP);
     for (int64_t b = 0; b < nblocks; b++, w += t->block_bytes) {
         for (uint32_t sub = 0; sub < t->groups; sub++, x += VT_CPU_GROUP) {
-            f->decode(w, (int)sub, g);
-            for (int j = 0; j < VT_CPU_GROUP; j++)
-                s[j % VT_CPU_LANES] = fmaf(g[j], x[j], s[j % VT_CPU_LANES]);
+            f->form(w, (int)sub, &g);
+            for (int r = 0; r < f->runs; r++) {
+                const int p0 = r * len;
+                for (int l = 0; l < VT_CPU_LANES; l++) {
+                    float xs = x[p0 + l];
+                    for (int p = p0 + l + VT_CPU_LANES; p < p0 + len; p += VT_CPU_LANES)
+                        xs = xs + x[p];
+                    /* P: the first code times x (fused onto -o*X for an
+                     * offset format), then fused multiply-adds in order */
+                    const int q = p0 + l;
+                    float acc = f->affine == VT_CPU_OFFSET ? fmaf(g.c[q], x[q], -(float)f->offset * xs) : g.c[q] * x[q];
+                    for (int p = q + VT_CPU_LANES; p < p0 + len; p += VT_CPU_LANES)
+                        acc = fmaf(g.c[p], x[p], acc);
+                    s[l] = fmaf(g.a[r], acc, s[l]);
+                    if (f->affine == VT_CPU_MIN)
+                        s[l] = fmaf(g.m[r], xs, s[l]);
+                }
+            }
         }
     }
     return vt_cpu_lane_tree(s);
@@ -51,7 +69,7 @@ static void scalar_decode(uint32_t wtype, uint32_t block_bytes, uint32_t groups,
     int64_t o = 0;
     for (int64_t b = 0; b < nblocks; b++, src += block_bytes)
         for (uint32_t sub = 0; sub < groups; sub++) {
-            f->decode(src, (int)sub, g);
+            vt_cpu_form_decode(f, src, (int)sub, g);
             for (int j = 0; j < VT_CPU_GROUP; j++)
                 vt_cpu_store(dst, dst_type, o++, g[j]);
         }

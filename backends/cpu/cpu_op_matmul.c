@@ -1,8 +1,8 @@
 /* cpu_op_matmul.c - MatMul (20): y[n,m] = sum_k x[n,k] * W[m,k], x f32,
  * W f32/f16/bf16 or a q block format (keep-quant), on the matrix engine
- * (cpu_mm.h): f32 accumulation in the canonical order of cpu_dot.h, so the
- * result is the same for any thread count and SIMD path, and the same for
- * a q weight as for that weight dequantized to f32. */
+ * (cpu_mm.h): f32 accumulation in the canonical order of cpu_dot.h (x is
+ * never quantized), so the result is the same for any thread count and
+ * SIMD path. */
 #include "config.h"
 
 #include "cpu_mm.h"

@@ -1,6 +1,6 @@
 /* cpu_quant.h - the GGUF block formats of SPEC 7 ("q") as the cpu backend
- * decodes them: byte layouts, the scalar group decoders, and the table
- * that ties a dtype to its decoder.
+ * decodes them: byte layouts, the group form every format is read in, the
+ * scalar form readers, and the table that ties a dtype to its form.
  *
  * Every format is decoded in groups of 32 consecutive elements: a 32-element
  * format (Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL MXFP4) has one group per block, a
@@ -27,10 +27,20 @@
  * element j + 16 its high nibble. The super-block layouts are described at
  * their decoders (cpu_quant_kquants.c, cpu_quant_nonlinear.c).
  *
- * Exactness: each decoded value is d*q (or d*sc*q) with d an f16 or a power
- * of two and q, sc small integers, so the product is exact in f32; formats
- * with a minimum add or subtract it with one rounding (x = d*q + m). Every
- * decoder here, scalar or SIMD, produces those same f32 bits. */
+ * THE GROUP FORM. Every format is read as: a 32-element group splits into
+ * `runs` (1 or 2) runs of 32/runs elements; element j of run r has a small
+ * integer code c[j] and
+ *   SCALE   x = a[r] * c           (Q8_0, IQ4_NL, IQ4_XS, MXFP4)
+ *   OFFSET  x = a[r] * (c - o)     (Q4_0 o=8, Q5_0 o=16, Q3_K o=4, Q6_K o=32)
+ *   MIN     x = a[r] * c + m[r]    (Q4_1, Q5_1, Q2_K, Q4_K, Q5_K)
+ * with a[r] = d or d*scale and m[r] = m or -dmin*min. The form functions
+ * below produce (c, a, m) per group; vt_cpu_form_decode applies it.
+ *
+ * Exactness: a*c and a*(c-o) are exact in f32 (a is an f16, a power of two
+ * or an f16 times a scale of at most 7 significant bits, c-o at most 7:
+ * 23 significant bits at most), so the decoded value is exactly ggml's, and
+ * x = a*c + m rounds once, as ggml's d*q + m does. Every decoder here,
+ * scalar or SIMD, produces those same f32 bits. */
 #ifndef VT_CPU_QUANT_H
 #define VT_CPU_QUANT_H
 
@@ -42,19 +52,40 @@
 /* Elements per decoding group. */
 #define VT_CPU_GROUP 32
 
-/* Decode group `sub` (0 for 32-element formats, 0..7 for super-blocks) of
- * the block at blk into out[0..32) as f32. */
-typedef void (*vt_cpu_group_decoder)(const uint8_t *blk, int sub, float *out);
+/* How a group's values follow from its codes (see the group form). */
+typedef enum vt_cpu_affine {
+    VT_CPU_SCALE = 0,  /* x = a*c */
+    VT_CPU_OFFSET = 1, /* x = a*(c - o) */
+    VT_CPU_MIN = 2     /* x = a*c + m */
+} vt_cpu_affine;
+
+/* One group in the group form: codes as exact f32 integers, and the scale
+ * and minimum of each run (m unused unless the format is VT_CPU_MIN). */
+typedef struct vt_cpu_group {
+    float c[VT_CPU_GROUP];
+    float a[2], m[2];
+} vt_cpu_group;
+
+/* Read group `sub` (0 for 32-element formats, 0..7 for super-blocks) of
+ * the block at blk in the group form. */
+typedef void (*vt_cpu_form_fn)(const uint8_t *blk, int sub, vt_cpu_group *g);
 
 /* A block format the cpu backend decodes. */
 typedef struct vt_cpu_qformat {
-    uint32_t dtype;              /* vt_dtype */
-    vt_cpu_group_decoder decode; /* the scalar (reference) decoder */
+    uint32_t dtype; /* vt_dtype */
+    uint8_t runs;   /* runs per 32-element group: 1 or 2 */
+    uint8_t affine; /* vt_cpu_affine */
+    uint8_t offset; /* o of VT_CPU_OFFSET */
+    vt_cpu_form_fn form;
 } vt_cpu_qformat;
 
 /* The format of a q dtype, or NULL for any other dtype. Its groups per
  * block are vt_dtype_get(dtype)->block_elems / VT_CPU_GROUP. */
 const vt_cpu_qformat *vt_cpu_qformat_get(uint32_t dtype);
+
+/* Decode group `sub` of the block at blk to out[0..32) as f32: the group
+ * form applied (the scalar reference decoder). */
+void vt_cpu_form_decode(const vt_cpu_qformat *f, const uint8_t *blk, int sub, float *out);
 
 /* The IQ4_NL / IQ4_XS non-linear 4-bit code book. */
 extern const int8_t vt_cpu_kvalues_iq4nl[16];
@@ -63,20 +94,20 @@ extern const int8_t vt_cpu_kvalues_iq4nl[16];
  * negatives, times 2); the block scale is halved to match. */
 extern const int8_t vt_cpu_kvalues_mxfp4[16];
 
-/* Scalar group decoders, one per format (the cpu backend's reference). */
-void vt_cpu_decode_q4_0(const uint8_t *blk, int sub, float *out);
-void vt_cpu_decode_q4_1(const uint8_t *blk, int sub, float *out);
-void vt_cpu_decode_q5_0(const uint8_t *blk, int sub, float *out);
-void vt_cpu_decode_q5_1(const uint8_t *blk, int sub, float *out);
-void vt_cpu_decode_q8_0(const uint8_t *blk, int sub, float *out);
-void vt_cpu_decode_q2_k(const uint8_t *blk, int sub, float *out);
-void vt_cpu_decode_q3_k(const uint8_t *blk, int sub, float *out);
-void vt_cpu_decode_q4_k(const uint8_t *blk, int sub, float *out);
-void vt_cpu_decode_q5_k(const uint8_t *blk, int sub, float *out);
-void vt_cpu_decode_q6_k(const uint8_t *blk, int sub, float *out);
-void vt_cpu_decode_iq4_nl(const uint8_t *blk, int sub, float *out);
-void vt_cpu_decode_iq4_xs(const uint8_t *blk, int sub, float *out);
-void vt_cpu_decode_mxfp4(const uint8_t *blk, int sub, float *out);
+/* Scalar group-form readers, one per format (the cpu backend's reference). */
+void vt_cpu_form_q4_0(const uint8_t *blk, int sub, vt_cpu_group *g);
+void vt_cpu_form_q4_1(const uint8_t *blk, int sub, vt_cpu_group *g);
+void vt_cpu_form_q5_0(const uint8_t *blk, int sub, vt_cpu_group *g);
+void vt_cpu_form_q5_1(const uint8_t *blk, int sub, vt_cpu_group *g);
+void vt_cpu_form_q8_0(const uint8_t *blk, int sub, vt_cpu_group *g);
+void vt_cpu_form_q2_k(const uint8_t *blk, int sub, vt_cpu_group *g);
+void vt_cpu_form_q3_k(const uint8_t *blk, int sub, vt_cpu_group *g);
+void vt_cpu_form_q4_k(const uint8_t *blk, int sub, vt_cpu_group *g);
+void vt_cpu_form_q5_k(const uint8_t *blk, int sub, vt_cpu_group *g);
+void vt_cpu_form_q6_k(const uint8_t *blk, int sub, vt_cpu_group *g);
+void vt_cpu_form_iq4_nl(const uint8_t *blk, int sub, vt_cpu_group *g);
+void vt_cpu_form_iq4_xs(const uint8_t *blk, int sub, vt_cpu_group *g);
+void vt_cpu_form_mxfp4(const uint8_t *blk, int sub, vt_cpu_group *g);
 
 /* Little-endian f16 at p as f32 (exact). */
 static inline float vt_cpu_half_at(const uint8_t *p)

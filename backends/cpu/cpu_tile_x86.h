@@ -40,17 +40,22 @@ VT_X86_FN void x86_tile_store(vt_cpu_tile *t, __m256 acc[VT_CPU_TILE_X][VT_CPU_T
             t->out[r][i] = out[r][i];
 }
 
-/* A tile of q weight rows: per block, prepare the scale factors of all
- * NW rows, then decode group by group, each row next to its use. G, the
- * groups per block, is a constant of the format (equal to the type
- * table's block_elems / 32, which t->groups carries). */
+/* A tile of q weight rows in the group-form order of cpu_dot.h: per block,
+ * prepare the factors of all NW rows; per group and activation row, the
+ * run sums X of x (shared by the NW rows) and, for offset formats, the
+ * starts -o*X; then per weight row its codes, the code-times-x chain P of
+ * each run and the lane-sum updates s = fma(a, P, s) (and fma(m, X, s) for
+ * formats with a minimum), each row decoded next to its use. G, the groups
+ * per block, is a constant of the format (equal to the type table's
+ * block_elems / 32, which t->groups carries). */
 VT_X86_FN void x86_tile_q(vt_cpu_tile *t, const uint32_t wtype, const int NW, const int NX)
 {
     const uint8_t *w[VT_CPU_TILE_W];
     const float *x[VT_CPU_TILE_X];
     __m256 acc[VT_CPU_TILE_X][VT_CPU_TILE_W];
     x86_scales tab[VT_CPU_TILE_W];
-    const int G = x86_groups_of(wtype);
+    const int G = x86_groups_of(wtype), R = x86_runs_of(wtype), A = x86_affine_of(wtype);
+    const float neg_o = -(float)x86_offset_of(wtype);
     x86_tile_rows(t, NW, NX, w, x);
 #pragma GCC unroll 4
     for (int r = 0; r < NX; r++)
@@ -78,6 +83,23 @@ VT_X86_FN void x86_tile_q(vt_cpu_tile *t, const uint32_t wtype, const int NW, co
         }
         for (int s = 0; s < G; s++) {
             const int64_t off = (b * G + s) * VT_CPU_GROUP;
+            /* run sums of x and the starts of the chains, per x row */
+            __m256 xs[VT_CPU_TILE_X][2], p0[VT_CPU_TILE_X][2];
+#pragma GCC unroll 4
+            for (int r = 0; r < NX; r++) {
+                const float *xr = x[r] + off;
+                if (R == 1) {
+                    xs[r][0] = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_loadu_ps(xr), _mm256_loadu_ps(xr + 8)),
+                                                           _mm256_loadu_ps(xr + 16)),
+                                             _mm256_loadu_ps(xr + 24));
+                } else {
+                    xs[r][0] = _mm256_add_ps(_mm256_loadu_ps(xr), _mm256_loadu_ps(xr + 8));
+                    xs[r][1] = _mm256_add_ps(_mm256_loadu_ps(xr + 16), _mm256_loadu_ps(xr + 24));
+                }
+                for (int q = 0; q < R; q++)
+                    p0[r][q] =
+                        A == VT_CPU_OFFSET ? _mm256_mul_ps(xs[r][q], _mm256_set1_ps(neg_o)) : _mm256_setzero_ps();
+            }
 #pragma GCC unroll 8
             for (int i = 0; i < NW; i++) {
                 const uint8_t *bp = w[i] + boff;
@@ -88,23 +110,34 @@ VT_X86_FN void x86_tile_q(vt_cpu_tile *t, const uint32_t wtype, const int NW, co
                  * asm is empty) on row i-1's accumulator, so each row is
                  * decoded next to its use and reads x from L1 as FMA memory
                  * operands, instead of all NW decodes (or x) being hoisted
-                 * into registers and spilled. */
+                 * into registers and spilled. One base register for the
+                 * factors (else the compiler keeps NW addresses, spilled). */
+                const float *tp = &tab[0][0][0];
                 if (i) {
                     __asm__("" : "+r"(bp) : "x"(acc[0][i - 1]));
                     for (int r = 0; r < NX; r++)
                         __asm__("" : "+r"(xp[r]) : "r"(bp));
                 }
-                /* one base register for the factors (else the compiler
-                 * keeps NW precomputed addresses and spills them) */
-                const float *tp = &tab[0][0][0];
                 __asm__("" : "+r"(tp) : "r"(bp));
-                __m256 v[4];
-                x86_decode_group(wtype, bp, s, G > 1 ? tp + 32 * i + s : tp + i, v, 0);
+                const float *a = G > 1 ? tp + 32 * i + s : tp + i;
+                __m256 c[4];
+                x86_codes(wtype, bp, s, c);
 #pragma GCC unroll 4
-                for (int r = 0; r < NX; r++)
+                for (int r = 0; r < NX; r++) {
+#pragma GCC unroll 2
+                    for (int q = 0; q < R; q++) {
+                        const int u0 = q * (4 / R), u1 = u0 + 4 / R;
+                        __m256 p = A == VT_CPU_OFFSET
+                                       ? _mm256_fmadd_ps(c[u0], _mm256_loadu_ps(xp[r] + 8 * u0), p0[r][q])
+                                       : _mm256_mul_ps(c[u0], _mm256_loadu_ps(xp[r] + 8 * u0));
 #pragma GCC unroll 4
-                    for (int u = 0; u < 4; u++)
-                        acc[r][i] = _mm256_fmadd_ps(v[u], _mm256_loadu_ps(xp[r] + 8 * u), acc[r][i]);
+                        for (int u = u0 + 1; u < u1; u++)
+                            p = _mm256_fmadd_ps(c[u], _mm256_loadu_ps(xp[r] + 8 * u), p);
+                        acc[r][i] = _mm256_fmadd_ps(x86_factor(a, 2 * q), p, acc[r][i]);
+                        if (A == VT_CPU_MIN)
+                            acc[r][i] = _mm256_fmadd_ps(x86_factor(a, 2 * q + 1), xs[r][q], acc[r][i]);
+                    }
+                }
             }
         }
     }
@@ -159,7 +192,7 @@ VT_X86_FN void x86_tile_dense(vt_cpu_tile *t, const uint32_t wtype, const int NW
     x86_tile_store(t, acc, NW, NX);
 }
 
-/* Decode whole blocks of q type wtype to f32/f16/bf16 (exact mode). */
+/* Decode whole blocks of q type wtype to f32/f16/bf16 (exact values). */
 VT_X86_FN void x86_decode_blocks(const uint32_t wtype, uint32_t block_bytes, uint32_t groups, const uint8_t *src,
                                  int64_t nblocks, void *dst, uint32_t dst_type)
 {
@@ -173,8 +206,9 @@ VT_X86_FN void x86_decode_blocks(const uint32_t wtype, uint32_t block_bytes, uin
         else
             x86_prep_rows(wtype, &src, 0, 1, tab);
         for (int s = 0; s < G; s++, o += VT_CPU_GROUP) {
-            __m256 v[4];
-            x86_decode_group(wtype, src, s, &tab[0][G > 1 ? s : 0], v, 1);
+            __m256 c[4], v[4];
+            x86_codes(wtype, src, s, c);
+            x86_apply(wtype, c, &tab[0][G > 1 ? s : 0], v);
             x86_store_group(v, dst, o, dst_type);
         }
     }
