@@ -13,7 +13,9 @@
 #include "cpu_dot.h"
 
 /* Bytes ahead of the current position each weight row is prefetched. */
+#ifndef X86_PREFETCH
 #define X86_PREFETCH 512
+#endif
 
 /* Real rows first, then copies of the last real row up to the shape. */
 VT_X86_FN void x86_tile_rows(const vt_cpu_tile *t, int nw, int nx, const uint8_t **w, const float **x)
