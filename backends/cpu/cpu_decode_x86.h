@@ -33,43 +33,6 @@
 
 #ifndef VT_X86_FN
 #error "define VT_X86_FN (static inline with a target attribute) before including cpu_decode_x86.h"
-/* 8 elements of an f32/f16/bf16 array at element i as f32 (exact). */
-VT_X86_FN __m256 x86_load8(uint32_t type, const void *p, int64_t i)
-{
-    return x86_load_dense(type, (const uint8_t *)p, i);
-}
-
-/* Store 8 f32 lanes at element i of an f32/f16/bf16 array (nearest even). */
-VT_X86_FN void x86_store8(uint32_t type, void *p, int64_t i, __m256 v)
-{
-    if (type == VT_F32) {
-        _mm256_storeu_ps((float *)p + i, v);
-    } else if (type == VT_F16) {
-        _mm_storeu_si128((__m128i *)(void *)((uint16_t *)p + i),
-                         _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    } else {
-        __m256i b = x86_bf16_bits(v);
-        __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
-        _mm_storeu_si128((__m128i *)(void *)((uint16_t *)p + i), packed);
-    }
-}
-
-/* Cast n elements between f32/f16/bf16: 8 at a time, the rest through the
- * portable conversion (the same bits). */
-VT_X86_FN void x86_convert(uint32_t src_type, const void *src, int64_t n, void *dst, uint32_t dst_type)
-{
-    if (src_type == dst_type) {
-        vt_cpu_convert_scalar(src_type, src, n, dst, dst_type);
-        return;
-    }
-    const int64_t n8 = n & ~(int64_t)7;
-    for (int64_t i = 0; i < n8; i += 8)
-        x86_store8(dst_type, dst, i, x86_load8(src_type, src, i));
-    const size_t ss = src_type == VT_F32 ? 4 : 2, ds = dst_type == VT_F32 ? 4 : 2;
-    vt_cpu_convert_scalar(src_type, (const uint8_t *)src + (size_t)n8 * ss, n - n8, (uint8_t *)dst + (size_t)n8 * ds,
-                          dst_type);
-}
-
 #endif
 
 /* A prepared scale table (see above). */
