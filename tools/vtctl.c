@@ -25,6 +25,7 @@ static const struct {
     {"check", vtctl_cmd_check, "[--backend B[:DEV]] [--op NAME] [--seed N]", "conformance against the cpu oracle"},
     {"op", vtctl_cmd_op, "describe OP | run OP --backend B --in N=F.npy --out DIR",
      "describe an op, or run one on .npy files"},
+    {"bench", vtctl_cmd_bench, "[--backend B] [--op NAME] [--shape ..]", "time ops against the copy bandwidth"},
 };
 
 static void usage(FILE *f)
@@ -33,7 +34,8 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-13s %-56s %s\n", commands[i].name, commands[i].args, commands[i].summary);
     fprintf(f, "  %-13s %-56s %s\n", "version", "", "print the vt version and plugin ABI");
-    fprintf(f, "\nenvironment: VT_PLUGIN_PATH, VT_BACKENDS, VT_LOADER_DEBUG, VT_LOADER_ISOLATE, VT_TIER_POLICY\n"
+    fprintf(f, "\nenvironment: VT_PLUGIN_PATH, VT_BACKENDS, VT_LOADER_DEBUG, VT_LOADER_ISOLATE, VT_TIER_POLICY,\n"
+               "             VT_NUM_THREADS, VT_CPU_SIMD\n"
                "exit status: 0 success (zero devices included), 1 refusal or failed check, 2 bad usage\n");
 }
 

@@ -15,10 +15,13 @@
 /* Bytes every cpu allocation is aligned to (one cache line, one AVX-512 vector). */
 #define VT_CPU_ALIGNMENT 64
 
+struct vt_cpu_isa;
+
 struct vt_backend_ctx {
     atomic_uint_fast64_t allocs, frees, live_bytes, peak_bytes;
     atomic_uint_fast64_t h2d_copies, d2h_copies, h2d_bytes, d2h_bytes;
-    vt_cpu_pool *pool; /* kernels' threads (cpu_threads.h) */
+    vt_cpu_pool *pool;            /* kernels' threads (cpu_threads.h) */
+    const struct vt_cpu_isa *isa; /* SIMD path of the quant and MatMul kernels (cpu_dot.h, VT_CPU_SIMD) */
 };
 
 /* Fill caps for the host CPU from /proc and the CPU's feature bits. */
@@ -32,5 +35,7 @@ extern const vt_kernel vt_cpu_kernels_basic[];
 extern const uint32_t vt_cpu_n_kernels_basic;
 extern const vt_kernel vt_cpu_kernels_nn[];
 extern const uint32_t vt_cpu_n_kernels_nn;
+extern const vt_kernel vt_cpu_kernels_quant[];
+extern const uint32_t vt_cpu_n_kernels_quant;
 
 #endif

@@ -13,6 +13,7 @@ static const struct {
 } families[] = {
     {vt_cpu_kernels_basic, &vt_cpu_n_kernels_basic},
     {vt_cpu_kernels_nn, &vt_cpu_n_kernels_nn},
+    {vt_cpu_kernels_quant, &vt_cpu_n_kernels_quant},
 };
 
 #define MAX_ROWS 1024

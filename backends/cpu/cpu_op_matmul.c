@@ -1,40 +1,34 @@
-/* cpu_op_matmul.c - MatMul (20) for dense weights: y = x W^T with f32
- * accumulation in index order. Parallel over output columns; each output
- * is summed by one thread in a fixed order (deterministic). */
+/* cpu_op_matmul.c - MatMul (20): y[n,m] = sum_k x[n,k] * W[m,k], x f32,
+ * W f32/f16/bf16 or a q block format (keep-quant), on the matrix engine
+ * (cpu_mm.h): f32 accumulation in the canonical order of cpu_dot.h (x is
+ * never quantized), so the result is the same for any thread count and
+ * SIMD path. */
 #include "config.h"
 
+#include "cpu_mm.h"
 #include "cpu_ops.h"
-
-typedef struct mm_job {
-    const float *x;
-    const vt_operand *w;
-    float *y;
-    int64_t n, m, k;
-} mm_job;
-
-static void mm_range(void *arg, int64_t c0, int64_t c1)
-{
-    const mm_job *j = arg;
-    for (int64_t c = c0; c < c1; c++)
-        for (int64_t r = 0; r < j->n; r++) {
-            const float *xr = j->x + r * j->k;
-            float acc = 0.0f;
-            for (int64_t i = 0; i < j->k; i++)
-                acc += xr[i] * vt_cpu_load(j->w->data, j->w->dtype, c * j->k + i);
-            j->y[r * j->m + c] = acc;
-        }
-}
 
 vt_status vt_cpu_matmul(vt_backend_ctx *ctx, int dev, const vt_op_args *a, char *why, size_t why_size)
 {
     (void)dev;
-    (void)why;
-    (void)why_size;
-    const vt_operand *x = &a->in[0], *w = &a->in[1];
-    int64_t k = x->shape[x->ndim - 1];
-    int64_t m = w->shape[0];
-    int64_t n = m ? vt_cpu_elems(&a->out[0]) / m : 0;
-    mm_job j = {x->data, w, a->out[0].data, n, m, k};
-    vt_cpu_parallel(ctx->pool, m, 16, mm_range, &j);
+    const vt_operand *x = &a->in[0], *w = &a->in[1], *y = &a->out[0];
+    int64_t k = x->shape[x->ndim - 1], m = w->shape[0];
+    uint64_t row_bytes;
+    if (!vt_dtype_row_bytes((int)w->dtype, k, &row_bytes))
+        return vt_why(VT_E_SHAPE, why, why_size, "MatMul (20): W rows of k=%lld are not whole %s blocks", (long long)k,
+                      vt_dtype_name((int)w->dtype));
+    vt_cpu_mm p = {
+        .wtype = w->dtype,
+        .w = w->data,
+        .w_row_bytes = (size_t)row_bytes,
+        .m = m,
+        .k = k,
+        .n = m ? vt_cpu_elems(y) / m : 0,
+        .x = x->data,
+        .ldx = k,
+        .y = y->data,
+        .ldy = m,
+    };
+    vt_cpu_mm_run(ctx, &p);
     return VT_OK;
 }

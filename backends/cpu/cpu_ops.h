@@ -12,7 +12,7 @@ vt_status vt_cpu_copy(vt_backend_ctx *ctx, int dev, const vt_op_args *a, char *w
 /* Add (2): y = a + b, b broadcast over the leading dims of a (f32). */
 vt_status vt_cpu_add(vt_backend_ctx *ctx, int dev, const vt_op_args *a, char *why, size_t why_size);
 
-/* MatMul (20): y[n,m] = sum_k x[n,k] * W[m,k]; x f32, W f32/f16/bf16. */
+/* MatMul (20): y[n,m] = sum_k x[n,k] * W[m,k]; x f32, W f32/f16/bf16 or q. */
 vt_status vt_cpu_matmul(vt_backend_ctx *ctx, int dev, const vt_op_args *a, char *why, size_t why_size);
 
 /* IndexSelect (90): gather along one dim, any plain dtype, i32/i64 indices. */

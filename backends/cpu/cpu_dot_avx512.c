@@ -1,0 +1,103 @@
+/* cpu_dot_avx512.c - the AVX-512 path (x86-64 with AVX-512 F/VL/BW/DQ,
+ * FMA and F16C). The canonical reduction has eight lanes (cpu_dot.h), so
+ * each accumulator stays an 8-lane vector; what AVX-512 adds is its 32
+ * vector registers (EVEX encodings), which hold larger tiles: 8 weight
+ * rows x 1 or 2 activation rows, 4 x 4. The decoders and tile templates
+ * are the AVX2 path's, compiled for this target, so the arithmetic per
+ * lane is the same instruction sequence. Chosen at run time. */
+#include "config.h"
+
+#if defined(__x86_64__)
+
+#define AVX512_TARGET "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,f16c"
+#define VT_X86_FN     static inline __attribute__((always_inline, target(AVX512_TARGET)))
+#include "cpu_tile_x86.h"
+
+#define AVX512_FN __attribute__((target(AVX512_TARGET))) static
+
+/* Tile and decode functions of one weight type. */
+#define AVX512_DOT(name, tile, wtype)                                                                                  \
+    AVX512_FN void dot_##name(vt_cpu_tile *t)                                                                          \
+    {                                                                                                                  \
+        X86_TILE_DISPATCH(tile, t, wtype, 8, 8, 4);                                                                    \
+    }
+#define AVX512_Q(name, wtype)                                                                                          \
+    AVX512_DOT(name, x86_tile_q, wtype)                                                                                \
+    AVX512_FN void decode_##name(uint32_t bb, uint32_t g, const uint8_t *src, int64_t nb, void *dst, uint32_t dt)      \
+    {                                                                                                                  \
+        x86_decode_blocks(wtype, bb, g, src, nb, dst, dt);                                                             \
+    }
+
+AVX512_DOT(f32, x86_tile_dense, VT_F32)
+AVX512_DOT(f16, x86_tile_dense, VT_F16)
+AVX512_DOT(bf16, x86_tile_dense, VT_BF16)
+AVX512_Q(q4_0, VT_Q4_0)
+AVX512_Q(q4_1, VT_Q4_1)
+AVX512_Q(q5_0, VT_Q5_0)
+AVX512_Q(q5_1, VT_Q5_1)
+AVX512_Q(q8_0, VT_Q8_0)
+AVX512_Q(q2_k, VT_Q2_K)
+AVX512_Q(q3_k, VT_Q3_K)
+AVX512_Q(q4_k, VT_Q4_K)
+AVX512_Q(q5_k, VT_Q5_K)
+AVX512_Q(q6_k, VT_Q6_K)
+AVX512_Q(iq4_nl, VT_IQ4_NL)
+AVX512_Q(iq4_xs, VT_IQ4_XS)
+AVX512_Q(mxfp4, VT_MXFP4)
+
+AVX512_FN void convert_all(uint32_t st, const void *src, int64_t n, void *dst, uint32_t dt)
+{
+    x86_convert(st, src, n, dst, dt);
+}
+
+#define EACH_Q(X)                                                                                                      \
+    X(VT_Q4_0, q4_0)                                                                                                   \
+    X(VT_Q4_1, q4_1)                                                                                                   \
+    X(VT_Q5_0, q5_0)                                                                                                   \
+    X(VT_Q5_1, q5_1)                                                                                                   \
+    X(VT_Q8_0, q8_0)                                                                                                   \
+    X(VT_Q2_K, q2_k)                                                                                                   \
+    X(VT_Q3_K, q3_k)                                                                                                   \
+    X(VT_Q4_K, q4_k)                                                                                                   \
+    X(VT_Q5_K, q5_k)                                                                                                   \
+    X(VT_Q6_K, q6_k)                                                                                                   \
+    X(VT_IQ4_NL, iq4_nl)                                                                                               \
+    X(VT_IQ4_XS, iq4_xs)                                                                                               \
+    X(VT_MXFP4, mxfp4)
+
+static void avx512_dot(vt_cpu_tile *t)
+{
+    switch (t->wtype) {
+    case VT_F32: dot_f32(t); break;
+    case VT_F16: dot_f16(t); break;
+    case VT_BF16: dot_bf16(t); break;
+#define CASE(id, name)                                                                                                 \
+    case id: dot_##name(t); break;
+        EACH_Q(CASE)
+#undef CASE
+    default: break;
+    }
+}
+
+static void avx512_decode(uint32_t wtype, uint32_t bb, uint32_t groups, const uint8_t *src, int64_t nblocks, void *dst,
+                          uint32_t dst_type)
+{
+    switch (wtype) {
+#define CASE(id, name)                                                                                                 \
+    case id: decode_##name(bb, groups, src, nblocks, dst, dst_type); break;
+        EACH_Q(CASE)
+#undef CASE
+    default: break;
+    }
+}
+
+const vt_cpu_isa vt_cpu_isa_avx512 = {
+    .id = VT_CPU_SIMD_AVX512,
+    .tile_w = {0, 8, 8, 4, 4},
+    .tile_x = 4,
+    .dot = avx512_dot,
+    .decode = avx512_decode,
+    .convert = convert_all,
+};
+
+#endif

@@ -1,0 +1,638 @@
+/* cmd_bench.c - `vtctl bench [--backend B[:DEV]] [--op NAME] [--shape
+ * k=v,...] [--wtype T] [--reps N] [--warmup N] [--json]`: time ops through
+ * the public API on any backend and put each result beside the device's
+ * copy bandwidth measured in the same run.
+ *
+ * Per op and shape: warm-up runs, then the median (and min) wall time of
+ * single runs, each followed by a 4-byte read of a fence tensor so that a
+ * device with an in-order queue has finished the op. Inputs rotate through
+ * enough buffer sets that the working set is at least max(256 MiB,
+ * 4 x the host's last-level cache), so weights stream from memory as in
+ * a real decode step. Bytes moved are what the op must read and write at
+ * least (weights, activations, outputs); GB/s = bytes / median; copy share =
+ * that GB/s over the GB/s of Copy f32->f32 of 64 MiB buffers (read + write
+ * counted), measured the same way before the ops. Input bytes are random
+ * in [0x04, 0x7b], which makes every f16/bf16/f32/E8M0 field a normal
+ * finite number (no NaN, infinity or subnormal slow paths). */
+#include "config.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vtctl.h"
+
+#define MIB            (1024.0 * 1024.0)
+#define COPY_BYTES     (64ull << 20)
+#define MIN_WORKING    (256ull << 20)
+#define MAX_SETS       64
+#define MAX_CASES      64
+#define MAX_SHAPE_KEYS 6
+
+/* Shape keys per op, with defaults. */
+typedef struct shape_key {
+    const char *name;
+    int64_t value;
+} shape_key;
+
+typedef struct op_spec {
+    vt_op op;
+    const char *keys_doc;
+    shape_key keys[MAX_SHAPE_KEYS];
+    const char *default_wtypes; /* comma list */
+} op_spec;
+
+static const op_spec specs[] = {
+    {VT_OP_MATMUL, "m,k,n", {{"m", 4096}, {"k", 14336}, {"n", 1}}, "f16,bf16,q4_0,q8_0,iq4_nl,q4_k,q6_k"},
+    {VT_OP_MOE_EXPERT_MATMUL,
+     "t,topk,e,m,k",
+     {{"t", 1}, {"topk", 8}, {"e", 128}, {"m", 768}, {"k", 2048}},
+     "f16,bf16,q4_0,q8_0,iq4_nl,q4_k,q6_k"},
+    {VT_OP_GET_ROWS, "rows,k,n", {{"rows", 32768}, {"k", 4096}, {"n", 512}}, "f16,bf16,q4_0,q8_0,iq4_nl,q4_k,q6_k"},
+    {VT_OP_DEQUANTIZE, "m,k", {{"m", 4096}, {"k", 14336}}, "q4_0,q8_0,iq4_nl,q4_k,q6_k"},
+    {VT_OP_COPY, "n", {{"n", 16 << 20}}, "f32"},
+};
+#define N_SPECS (sizeof specs / sizeof specs[0])
+
+typedef struct bench_case {
+    const op_spec *spec;
+    vt_dtype wtype;
+    int64_t v[MAX_SHAPE_KEYS]; /* shape values, in spec key order */
+} bench_case;
+
+typedef struct bench_result {
+    vt_status status;
+    char error[512];
+    double median_us, min_us, bytes;
+    int reps, sets;
+} bench_result;
+
+static int64_t key(const bench_case *c, const char *name)
+{
+    for (int i = 0; i < MAX_SHAPE_KEYS && c->spec->keys[i].name; i++)
+        if (!strcmp(c->spec->keys[i].name, name))
+            return c->v[i];
+    return 0;
+}
+
+static void shape_text(const bench_case *c, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < MAX_SHAPE_KEYS && c->spec->keys[i].name && used < size; i++)
+        used +=
+            (size_t)snprintf(buf + used, size - used, "%s%s=%" PRId64, i ? "," : "", c->spec->keys[i].name, c->v[i]);
+}
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Bytes of the host's largest cache level (sysfs), 0 when unknown. */
+static uint64_t host_llc_bytes(void)
+{
+    uint64_t best = 0;
+    for (int i = 0; i < 8; i++) {
+        char path[128], buf[64];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(buf, sizeof buf, f)) {
+            char *end = NULL;
+            unsigned long long v = strtoull(buf, &end, 10);
+            if (end && (*end == 'K' || *end == 'k'))
+                v <<= 10;
+            else if (end && (*end == 'M' || *end == 'm'))
+                v <<= 20;
+            if (v > best)
+                best = v;
+        }
+        fclose(f);
+    }
+    return best;
+}
+
+/* One tensor of a buffer set: its dtype, shape and how to fill it. */
+enum { FILL_BYTES, FILL_F32, FILL_INDEX, FILL_NONE };
+typedef struct tensor_plan {
+    vt_dtype dtype;
+    uint32_t ndim;
+    int64_t shape[4];
+    int fill;
+    int64_t index_below; /* FILL_INDEX: values in [0, index_below) */
+} tensor_plan;
+
+typedef struct case_plan {
+    int n_in, n_out;
+    tensor_plan in[3], out[1];
+    double bytes;        /* bytes moved per run */
+    double expert_bytes; /* MoeExpertMatMul: bytes of one expert, added per distinct id */
+} case_plan;
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static bool plan_bytes(const tensor_plan *t, uint64_t *bytes)
+{
+    return vt_dtype_tensor_bytes((int)t->dtype, t->ndim, t->shape, bytes);
+}
+
+/* The tensors of a case and the bytes a run must move. */
+static bool plan_case(const bench_case *c, case_plan *p, char *err, size_t err_size)
+{
+    memset(p, 0, sizeof *p);
+    uint64_t wb = 0;
+    switch (c->spec->op) {
+    case VT_OP_MATMUL: {
+        int64_t m = key(c, "m"), k = key(c, "k"), n = key(c, "n");
+        p->n_in = 2;
+        p->n_out = 1;
+        p->in[0] = (tensor_plan){VT_F32, 2, {n, k}, FILL_F32, 0};
+        p->in[1] = (tensor_plan){c->wtype, 2, {m, k}, FILL_BYTES, 0};
+        p->out[0] = (tensor_plan){VT_F32, 2, {n, m}, FILL_NONE, 0};
+        if (!plan_bytes(&p->in[1], &wb))
+            break;
+        p->bytes = (double)wb + 4.0 * (double)(n * k + n * m);
+        return true;
+    }
+    case VT_OP_MOE_EXPERT_MATMUL: {
+        int64_t t = key(c, "t"), K = key(c, "topk"), e = key(c, "e"), m = key(c, "m"), k = key(c, "k");
+        p->n_in = 3;
+        p->n_out = 1;
+        p->in[0] = (tensor_plan){VT_F32, 2, {t, k}, FILL_F32, 0};
+        p->in[1] = (tensor_plan){c->wtype, 3, {e, m, k}, FILL_BYTES, 0};
+        p->in[2] = (tensor_plan){VT_I32, 2, {t, K}, FILL_INDEX, e};
+        p->out[0] = (tensor_plan){VT_F32, 3, {t, K, m}, FILL_NONE, 0};
+        if (!plan_bytes(&p->in[1], &wb) || e <= 0 || K > e)
+            break;
+        /* plus the weights of the distinct experts the ids name (fill_ids) */
+        p->bytes = 4.0 * (double)(t * k + t * K * m + t * K);
+        p->expert_bytes = (double)wb / (double)e;
+        return true;
+    }
+    case VT_OP_GET_ROWS: {
+        int64_t rows = key(c, "rows"), k = key(c, "k"), n = key(c, "n");
+        p->n_in = 2;
+        p->n_out = 1;
+        p->in[0] = (tensor_plan){c->wtype, 2, {rows, k}, FILL_BYTES, 0};
+        p->in[1] = (tensor_plan){VT_I32, 1, {n}, FILL_INDEX, rows};
+        p->out[0] = (tensor_plan){VT_F32, 2, {n, k}, FILL_NONE, 0};
+        if (!plan_bytes(&p->in[0], &wb) || rows <= 0)
+            break;
+        p->bytes = (double)n * ((double)wb / (double)rows + 4.0 * (double)k + 4.0);
+        return true;
+    }
+    case VT_OP_DEQUANTIZE: {
+        int64_t m = key(c, "m"), k = key(c, "k");
+        p->n_in = 1;
+        p->n_out = 1;
+        p->in[0] = (tensor_plan){c->wtype, 2, {m, k}, FILL_BYTES, 0};
+        p->out[0] = (tensor_plan){VT_F32, 2, {m, k}, FILL_NONE, 0};
+        if (!plan_bytes(&p->in[0], &wb))
+            break;
+        p->bytes = (double)wb + 4.0 * (double)(m * k);
+        return true;
+    }
+    case VT_OP_COPY: {
+        int64_t n = key(c, "n");
+        p->n_in = 1;
+        p->n_out = 1;
+        p->in[0] = (tensor_plan){c->wtype, 1, {n}, FILL_BYTES, 0};
+        p->out[0] = (tensor_plan){c->wtype, 1, {n}, FILL_NONE, 0};
+        if (!plan_bytes(&p->in[0], &wb))
+            break;
+        p->bytes = 2.0 * (double)wb;
+        return true;
+    }
+    default: break;
+    }
+    snprintf(err, err_size, "shape does not fit %s (innermost dim a multiple of its block%s?)",
+             vt_dtype_name((int)c->wtype), c->spec->op == VT_OP_MOE_EXPERT_MATMUL ? ", topk <= e" : "");
+    return false;
+}
+
+/* Host contents of a tensor: random bytes in [0x04, 0x7b], f32 in
+ * [-1, 1), or indices (per row of `row` values, distinct within a row when
+ * the row fits, as a router's top-k ids are). */
+static void *host_fill(const tensor_plan *t, size_t bytes, uint64_t *seed)
+{
+    uint8_t *p = malloc(bytes ? bytes : 1);
+    if (!p)
+        return NULL;
+    if (t->fill == FILL_F32) {
+        float *f = (float *)(void *)p;
+        for (size_t i = 0; i < bytes / 4; i++)
+            f[i] = (float)((double)(rng_next(seed) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+    } else if (t->fill == FILL_INDEX) {
+        int32_t *v = (int32_t *)(void *)p;
+        int64_t row = t->shape[t->ndim - 1], n = (int64_t)(bytes / 4);
+        for (int64_t i = 0; i < n; i++) {
+            bool again;
+            do {
+                v[i] = (int32_t)(rng_next(seed) % (uint64_t)t->index_below);
+                again = false;
+                if (row <= t->index_below)
+                    for (int64_t j = i - i % row; j < i; j++)
+                        again |= v[j] == v[i];
+            } while (again);
+        }
+    } else {
+        for (size_t i = 0; i < bytes; i++)
+            p[i] = (uint8_t)(0x04 + rng_next(seed) % (0x7b - 0x04 + 1));
+    }
+    return p;
+}
+
+/* Distinct values among n i32 ids below limit. */
+static int64_t distinct_ids(const int32_t *ids, int64_t n, int64_t limit)
+{
+    uint8_t *seen = calloc((size_t)limit, 1);
+    int64_t d = 0;
+    for (int64_t i = 0; seen && i < n; i++)
+        if (!seen[ids[i]]) {
+            seen[ids[i]] = 1;
+            d++;
+        }
+    free(seen);
+    return seen ? d : limit;
+}
+
+/* Run one case: allocate the rotating sets, warm up, time. */
+static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, uint64_t working, uint64_t free_mem,
+                     bench_result *r)
+{
+    memset(r, 0, sizeof *r);
+    case_plan p;
+    if (!plan_case(c, &p, r->error, sizeof r->error)) {
+        r->status = VT_E_SHAPE;
+        return;
+    }
+    uint64_t in_bytes[3] = {0}, out_bytes = 0, set_bytes = 0;
+    for (int i = 0; i < p.n_in; i++) {
+        plan_bytes(&p.in[i], &in_bytes[i]);
+        set_bytes += in_bytes[i];
+    }
+    plan_bytes(&p.out[0], &out_bytes);
+    set_bytes += out_bytes;
+    int sets = set_bytes ? (int)((working + set_bytes - 1) / set_bytes) : 2;
+    sets = sets < 2 ? 2 : sets > MAX_SETS ? MAX_SETS : sets;
+    while (sets > 2 && free_mem && (uint64_t)sets * set_bytes > free_mem / 2)
+        sets--;
+    r->sets = sets;
+    vt_tensor *in[MAX_SETS][3], *out[MAX_SETS][1], *fence = NULL;
+    memset(in, 0, sizeof in);
+    memset(out, 0, sizeof out);
+    void *host[3] = {NULL, NULL, NULL};
+    uint64_t seed = 0x5eed;
+    double *t = calloc((size_t)(reps > 0 ? reps : 1), sizeof *t);
+    int64_t one = 1;
+    vt_status st = t ? vt_tensor_create(dev, VT_F32, 1, &one, &fence) : VT_E_NO_MEMORY;
+    for (int i = 0; st == VT_OK && i < p.n_in; i++) {
+        host[i] = host_fill(&p.in[i], (size_t)in_bytes[i], &seed);
+        if (!host[i])
+            st = VT_E_NO_MEMORY;
+    }
+    if (st == VT_OK && c->spec->op == VT_OP_MOE_EXPERT_MATMUL)
+        p.bytes += p.expert_bytes * (double)distinct_ids(host[2], (int64_t)(in_bytes[2] / 4), key(c, "e"));
+    for (int s = 0; st == VT_OK && s < sets; s++) {
+        for (int i = 0; st == VT_OK && i < p.n_in; i++) {
+            st = vt_tensor_create(dev, p.in[i].dtype, p.in[i].ndim, p.in[i].shape, &in[s][i]);
+            if (st == VT_OK)
+                st = vt_tensor_write(in[s][i], host[i], (size_t)in_bytes[i]);
+        }
+        if (st == VT_OK)
+            st = vt_tensor_create(dev, p.out[0].dtype, p.out[0].ndim, p.out[0].shape, &out[s][0]);
+    }
+    float fence_value;
+    for (int it = 0; st == VT_OK && it < warmup + reps; it++) {
+        int s = it % sets;
+        double t0 = now_us();
+        st = vt_op_run(dev, c->spec->op, (const vt_tensor *const *)in[s], (uint32_t)p.n_in, out[s], 1, NULL, 0);
+        if (st == VT_OK)
+            st = vt_tensor_read(fence, &fence_value, sizeof fence_value);
+        if (it >= warmup)
+            t[it - warmup] = now_us() - t0;
+    }
+    if (st != VT_OK) {
+        r->status = st;
+        snprintf(r->error, sizeof r->error, "%s: %s", vt_status_name(st), vt_last_error());
+    } else {
+        qsort(t, (size_t)reps, sizeof *t, cmp_double);
+        r->median_us = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+        r->min_us = t[0];
+        r->reps = reps;
+        r->bytes = p.bytes;
+    }
+    for (int s = 0; s < sets; s++) {
+        for (int i = 0; i < 3; i++)
+            vt_tensor_destroy(in[s][i]);
+        vt_tensor_destroy(out[s][0]);
+    }
+    vt_tensor_destroy(fence);
+    for (int i = 0; i < 3; i++)
+        free(host[i]);
+    free(t);
+}
+
+static const op_spec *spec_of(vt_op op)
+{
+    for (size_t i = 0; i < N_SPECS; i++)
+        if (specs[i].op == op)
+            return &specs[i];
+    return NULL;
+}
+
+/* Apply "k=v,k=v" to a case; false (with err) on a bad key or value. */
+static bool apply_shape(bench_case *c, const char *text, char *err, size_t err_size)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) {
+            snprintf(err, err_size, "shape item '%s' is not key=value", tok);
+            return false;
+        }
+        *eq = '\0';
+        char *end = NULL;
+        long long v = strtoll(eq + 1, &end, 10);
+        if (!eq[1] || *end || v < 1 || v > (1ll << 40)) {
+            snprintf(err, err_size, "shape value '%s' of %s must be a positive integer", eq + 1, tok);
+            return false;
+        }
+        int i = 0;
+        while (i < MAX_SHAPE_KEYS && c->spec->keys[i].name && strcmp(c->spec->keys[i].name, tok))
+            i++;
+        if (i == MAX_SHAPE_KEYS || !c->spec->keys[i].name) {
+            snprintf(err, err_size, "%s has no shape key '%s' (keys: %s)", vt_op_name(c->spec->op), tok,
+                     c->spec->keys_doc);
+            return false;
+        }
+        c->v[i] = v;
+    }
+    return true;
+}
+
+/* True when the backend's catalogue row exists for the op and wtype. */
+static bool wtype_fits(vt_op op, vt_dtype t)
+{
+    vt_dtype d[3];
+    uint32_t n = 2;
+    switch (op) {
+    case VT_OP_MATMUL:
+    case VT_OP_MOE_EXPERT_MATMUL: d[0] = VT_F32, d[1] = t; break;
+    case VT_OP_GET_ROWS: d[0] = t, d[1] = VT_I32, d[2] = VT_F32, n = 3; break;
+    case VT_OP_DEQUANTIZE:
+    case VT_OP_COPY: d[0] = t, d[1] = op == VT_OP_COPY ? t : VT_F32; break;
+    default: return false;
+    }
+    return vt_op_sig_in_catalog(op, vt_sig_make(n, d));
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: vtctl bench [--backend B[:DEV]] [--op NAME] [--shape k=v,...] [--wtype T[,T...]]\n"
+               "                   [--reps N] [--warmup N] [--json]\n"
+               "ops and shape keys (defaults):\n");
+    for (size_t i = 0; i < N_SPECS; i++) {
+        char shape[128];
+        bench_case c = {&specs[i], VT_F32, {0}};
+        for (int k = 0; k < MAX_SHAPE_KEYS; k++)
+            c.v[k] = specs[i].keys[k].value;
+        shape_text(&c, shape, sizeof shape);
+        fprintf(f, "  %-16s %-34s wtypes %s\n", vt_op_name(specs[i].op), shape, specs[i].default_wtypes);
+    }
+    fprintf(f, "without --op: MatMul decode for each of its default wtypes\n");
+}
+
+static void json_result(json_writer *w, const bench_case *c, const bench_result *r, double copy_gbps)
+{
+    char shape[128];
+    shape_text(c, shape, sizeof shape);
+    jw_object_begin(w);
+    jw_key(w, "op");
+    jw_string(w, vt_op_name(c->spec->op));
+    jw_key(w, "wtype");
+    jw_string(w, vt_dtype_name((int)c->wtype));
+    jw_key(w, "shape");
+    jw_string(w, shape);
+    jw_key(w, "dims");
+    jw_object_begin(w);
+    for (int i = 0; i < MAX_SHAPE_KEYS && c->spec->keys[i].name; i++) {
+        jw_key(w, c->spec->keys[i].name);
+        jw_int(w, c->v[i]);
+    }
+    jw_object_end(w);
+    jw_key(w, "status");
+    jw_string(w, vt_status_name(r->status));
+    if (r->status != VT_OK) {
+        jw_key(w, "error");
+        jw_string(w, r->error);
+    } else {
+        double gbps = r->bytes / r->median_us * 1e-3;
+        jw_key(w, "median_us");
+        jw_double(w, r->median_us);
+        jw_key(w, "min_us");
+        jw_double(w, r->min_us);
+        jw_key(w, "reps");
+        jw_int(w, r->reps);
+        jw_key(w, "buffer_sets");
+        jw_int(w, r->sets);
+        jw_key(w, "bytes");
+        jw_double(w, r->bytes);
+        jw_key(w, "gbps");
+        jw_double(w, gbps);
+        jw_key(w, "copy_share");
+        jw_double(w, copy_gbps > 0 ? gbps / copy_gbps : 0.0);
+    }
+    jw_object_end(w);
+}
+
+static void text_result(const bench_case *c, const bench_result *r, double copy_gbps)
+{
+    char shape[128];
+    shape_text(c, shape, sizeof shape);
+    if (r->status != VT_OK) {
+        printf("  %-16s %-7s %-28s failed: %s\n", vt_op_name(c->spec->op), vt_dtype_name((int)c->wtype), shape,
+               r->error);
+        return;
+    }
+    double gbps = r->bytes / r->median_us * 1e-3;
+    printf("  %-16s %-7s %-28s %10.1f %10.1f %9.1f %7.2f %6.0f%% %4d\n", vt_op_name(c->spec->op),
+           vt_dtype_name((int)c->wtype), shape, r->median_us, r->min_us, r->bytes / MIB, gbps,
+           copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, r->sets);
+}
+
+int vtctl_cmd_bench(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"backend", required_argument, NULL, 'b'},
+                                         {"op", required_argument, NULL, 'o'},
+                                         {"shape", required_argument, NULL, 's'},
+                                         {"wtype", required_argument, NULL, 'w'},
+                                         {"reps", required_argument, NULL, 'r'},
+                                         {"warmup", required_argument, NULL, 'u'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    bool json = false;
+    const char *backend = "cpu", *op_name = NULL, *shape = NULL, *wtypes = NULL;
+    int reps = 21, warmup = 3, c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        char *end = NULL;
+        switch (c) {
+        case 'j': json = true; break;
+        case 'b': backend = optarg; break;
+        case 'o': op_name = optarg; break;
+        case 's': shape = optarg; break;
+        case 'w': wtypes = optarg; break;
+        case 'r':
+        case 'u': {
+            long v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < (c == 'r' ? 1 : 0) || v > 100000)
+                return vtctl_usage_error("bench", "--%s wants a count, got '%s'", c == 'r' ? "reps" : "warmup", optarg);
+            *(c == 'r' ? &reps : &warmup) = (int)v;
+            break;
+        }
+        case 'h': usage(stdout); return VTCTL_EXIT_OK;
+        default: return vtctl_usage_error("bench", "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc)
+        return vtctl_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+
+    /* The cases: one op (or MatMul by default) times its wtypes. */
+    const op_spec *spec = spec_of(VT_OP_MATMUL);
+    if (op_name) {
+        vt_op op = vt_op_from_name(op_name);
+        if (op == VT_OP_NONE)
+            return vtctl_usage_error("bench", "no op named '%s' in the catalogue", op_name);
+        if (!(spec = spec_of(op)))
+            return vtctl_usage_error("bench",
+                                     "bench has no plan for %s (it times MatMul, MoeExpertMatMul, GetRows, "
+                                     "Dequantize and Copy)",
+                                     vt_op_name(op));
+    }
+    bench_case cases[MAX_CASES];
+    int n_cases = 0;
+    char list[512], err[256];
+    snprintf(list, sizeof list, "%s", wtypes ? wtypes : spec->default_wtypes);
+    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int t = vt_dtype_from_name(tok);
+        if (t < 0)
+            return vtctl_usage_error("bench", "unknown wtype '%s'", tok);
+        if (!wtype_fits(spec->op, (vt_dtype)t))
+            return vtctl_usage_error("bench", "%s has no signature with %s", vt_op_name(spec->op), tok);
+        if (n_cases == MAX_CASES)
+            return vtctl_usage_error("bench", "at most %d wtypes", MAX_CASES);
+        bench_case *bc = &cases[n_cases++];
+        bc->spec = spec;
+        bc->wtype = (vt_dtype)t;
+        for (int k = 0; k < MAX_SHAPE_KEYS; k++)
+            bc->v[k] = spec->keys[k].value;
+        if (shape && !apply_shape(bc, shape, err, sizeof err))
+            return vtctl_usage_error("bench", "%s", err);
+        case_plan plan;
+        if (!plan_case(bc, &plan, err, sizeof err))
+            return vtctl_usage_error("bench", "%s: %s", vt_op_name(spec->op), err);
+    }
+    if (!n_cases)
+        return vtctl_usage_error("bench", "--wtype names no type");
+
+    vt_registry *reg;
+    if (!vtctl_open(&reg))
+        return VTCTL_EXIT_REFUSED;
+    vt_device *dev = NULL;
+    char spec_buf[160];
+    snprintf(spec_buf, sizeof spec_buf, "%s%s", backend, strchr(backend, ':') ? "" : ":0");
+    if (vt_registry_find_device(reg, spec_buf, &dev) != VT_OK) {
+        fprintf(stderr, "vtctl bench: %s\n", vt_last_error());
+        vt_registry_close(reg);
+        return VTCTL_EXIT_REFUSED;
+    }
+    vt_device_caps caps;
+    memset(&caps, 0, sizeof caps);
+    vt_device_probe(dev, &caps);
+    uint64_t llc = host_llc_bytes(), working = 4 * llc > MIN_WORKING ? 4 * llc : MIN_WORKING;
+    const char *threads = getenv("VT_NUM_THREADS");
+
+    /* The copy bandwidth first, the same way. */
+    bench_case copy = {spec_of(VT_OP_COPY), VT_F32, {(int64_t)(COPY_BYTES / 4)}};
+    bench_result cr;
+    run_case(dev, &copy, reps, warmup, working, caps.memory_free, &cr);
+    double copy_gbps = cr.status == VT_OK ? cr.bytes / cr.median_us * 1e-3 : 0.0;
+
+    json_writer w;
+    if (json) {
+        jw_init(&w, stdout);
+        jw_object_begin(&w);
+        jw_key(&w, "device");
+        jw_string(&w, vt_device_id(dev));
+        jw_key(&w, "name");
+        jw_string(&w, caps.name);
+        jw_key(&w, "arch");
+        jw_string(&w, caps.arch);
+        jw_key(&w, "compute_units");
+        jw_uint(&w, caps.compute_units);
+        jw_key(&w, "vt_num_threads");
+        if (threads)
+            jw_string(&w, threads);
+        else
+            jw_null(&w);
+        jw_key(&w, "working_set_bytes");
+        jw_uint(&w, working);
+        jw_key(&w, "copy");
+        json_result(&w, &copy, &cr, copy_gbps);
+        jw_key(&w, "results");
+        jw_array_begin(&w);
+    } else {
+        printf("vtctl bench on %s (%s, %s, %u compute units%s%s)\n", vt_device_id(dev), caps.name, caps.arch,
+               caps.compute_units, threads ? ", VT_NUM_THREADS=" : "", threads ? threads : "");
+        printf("median of %d runs after %d warm-up runs; inputs rotate over >= %.0f MiB\n", reps, warmup,
+               (double)working / MIB);
+        if (cr.status == VT_OK)
+            printf("copy bandwidth: Copy f32->f32 %.0f MiB: median %.1f us, %.2f GB/s (read + write)\n",
+                   (double)COPY_BYTES / MIB, cr.median_us, copy_gbps);
+        else
+            printf("copy bandwidth: unavailable: %s\n", cr.error);
+        printf("  %-16s %-7s %-28s %10s %10s %9s %7s %7s %4s\n", "OP", "WTYPE", "SHAPE", "MEDIAN_US", "MIN_US", "MB",
+               "GB/S", "%COPY", "SETS");
+    }
+    int failed = 0;
+    for (int i = 0; i < n_cases; i++) {
+        bench_result r;
+        run_case(dev, &cases[i], reps, warmup, working, caps.memory_free, &r);
+        failed |= r.status != VT_OK;
+        if (json)
+            json_result(&w, &cases[i], &r, copy_gbps);
+        else
+            text_result(&cases[i], &r, copy_gbps);
+        fflush(stdout);
+    }
+    if (json) {
+        jw_array_end(&w);
+        jw_object_end(&w);
+        jw_finish(&w);
+    }
+    vt_registry_close(reg);
+    return failed ? VTCTL_EXIT_REFUSED : VTCTL_EXIT_OK;
+}
