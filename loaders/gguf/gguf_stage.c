@@ -194,10 +194,11 @@ vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_
         const vt_gguf_tensor *gt = plan->tensors[i];
         const vt_weight_plan *d = &plan->decisions[i];
         if (!(in_place_ok && (int)d->resident_dtype == gt->type)) {
-            need_pool = true;
-            s.total += (int)d->resident_dtype == gt->type
-                           ? gt->n_bytes
-                           : (uint64_t)gt->n_elements * vt_dtype_get((int)d->resident_dtype)->block_bytes;
+            uint64_t bytes = (int)d->resident_dtype == gt->type
+                                 ? gt->n_bytes
+                                 : (uint64_t)gt->n_elements * vt_dtype_get((int)d->resident_dtype)->block_bytes;
+            need_pool |= bytes > 0;
+            s.total += bytes;
         }
     }
     if (need_pool) {
