@@ -741,8 +741,11 @@ vt_status vt_registry_find_device(vt_registry *reg, const char *spec, vt_device 
             if (p->state == VT_BACKEND_READY)
                 return vt_set_error(VT_E_NOT_FOUND, "device %s not found: backend %.*s has %u device%s", spec, (int)len,
                                     spec, p->n_devices, p->n_devices == 1 ? "" : "s");
-            return vt_set_error(VT_E_NOT_FOUND, "device %s not found: backend %.*s is %s: %s", spec, (int)len, spec,
-                                vt_backend_state_name(p->state), p->reason);
+            return vt_set_error(VT_E_NOT_FOUND, "device %s not found: backend %.*s %s: %s", spec, (int)len, spec,
+                                p->state == VT_BACKEND_NO_DEVICES ? "has no devices"
+                                : p->state == VT_BACKEND_SKIPPED  ? "was skipped"
+                                                                  : "was not loaded",
+                                p->reason);
         }
     }
     return vt_set_error(VT_E_NOT_FOUND, "device %s not found: no backend named '%.*s' (searched %s)", spec, (int)len,
