@@ -53,6 +53,15 @@ static uint32_t expand_dtype_of(uint32_t expand)
     return expand == VT_EXPAND_BF16 ? VT_BF16 : expand == VT_EXPAND_F32 ? VT_F32 : VT_F16;
 }
 
+/* A block format vt can expand (the catalogue's "q"). */
+static bool is_q_format(uint32_t dtype)
+{
+    for (uint32_t i = 0; i < vt_n_q_formats; i++)
+        if ((uint32_t)vt_q_formats[i] == dtype)
+            return true;
+    return false;
+}
+
 /* Decide one tensor. Returns VT_E_INVALID_ARG naming the tensor on a bad
  * descriptor or an overflow. */
 static vt_status plan_one(const vt_weight_desc *w, size_t i, const vt_device_caps *caps, uint32_t expand_dtype,
@@ -92,6 +101,15 @@ static vt_status plan_one(const vt_weight_desc *w, size_t i, const vt_device_cap
         return vt_set_error(VT_E_INVALID_ARG, "weight %zu '%s': op class %u is not a vt_op_class", i, name,
                             w->op_class);
     }
+    /* Only conversions the catalogue has (Copy between f32/f16/bf16,
+     * Dequantize of a q format) can expand a tensor at load. */
+    bool plain_float = w->dtype == VT_F32 || w->dtype == VT_F16 || w->dtype == VT_BF16;
+    if (p->resident_dtype != w->dtype && !plain_float && !is_q_format(w->dtype))
+        return vt_set_error(VT_E_UNSUPPORTED,
+                            "weight %zu '%s' is %s: no native kernel on this device consumes it for %s, and vt cannot "
+                            "convert it to %s at load (only f32/f16/bf16 and SPEC 7's block formats expand)",
+                            i, name, info->name, vt_op_class_name((int)w->op_class),
+                            vt_dtype_name((int)p->resident_dtype));
     if (p->residency == VT_RESIDENCY_KEEP_QUANT) {
         p->resident_bytes = p->stored_bytes;
     } else {

@@ -112,6 +112,29 @@ static vt_gguf_writer *build_all_types(void)
     return w;
 }
 
+/* One weight of every block format SPEC 7 calls q (llama names, so they
+ * feed matmul), a q4_0 expert stack, a q4_k embedding and dense f16/f32. */
+static vt_gguf_writer *build_q_formats(void)
+{
+    static const int q[] = {VT_Q4_0, VT_Q4_1, VT_Q5_0, VT_Q5_1,   VT_Q8_0,   VT_Q2_K, VT_Q3_K,
+                            VT_Q4_K, VT_Q5_K, VT_Q6_K, VT_IQ4_NL, VT_IQ4_XS, VT_MXFP4};
+    vt_gguf_writer *w;
+    TRY(vt_gguf_writer_create(&w));
+    TRY(vt_gguf_writer_add_string(w, "general.architecture", "llama"));
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        const vt_dtype_info *info = vt_dtype_get(q[i]);
+        char name[48];
+        snprintf(name, sizeof name, "blk.%zu.attn_%s.weight", i, info->name);
+        add_tensor(w, name, q[i], 2, info->block_elems * 2, 3);
+    }
+    add_tensor(w, "blk.0.ffn_gate_exps.weight", VT_Q4_0, 2, 64, 8);
+    add_tensor(w, "token_embd.weight", VT_Q4_K, 2, 256, 4);
+    add_tensor(w, "output.weight", VT_F16, 2, 64, 4);
+    add_tensor(w, "blk.0.attn_k.weight", VT_F32, 2, 64, 4);
+    add_tensor(w, "output_norm.weight", VT_F32, 1, 64, 1);
+    return w;
+}
+
 static vt_gguf_writer *build_v2(void)
 {
     vt_gguf_writer *w;
@@ -166,6 +189,10 @@ static uint8_t *fx_model(size_t *size)
 static uint8_t *fx_all_types(size_t *size)
 {
     return image(build_all_types, size);
+}
+static uint8_t *fx_q_formats(size_t *size)
+{
+    return image(build_q_formats, size);
 }
 static uint8_t *fx_v2(size_t *size)
 {
@@ -224,7 +251,7 @@ static const struct {
     {"model", fx_model},           {"all-types", fx_all_types},   {"v2", fx_v2},
     {"align1", fx_align1},         {"empty", fx_empty},           {"bad-magic", fx_bad_magic},
     {"version-1", fx_version_1},   {"big-endian", fx_big_endian}, {"truncated", fx_truncated},
-    {"bad-offset", fx_bad_offset},
+    {"bad-offset", fx_bad_offset}, {"q-formats", fx_q_formats},
 };
 
 static int write_fixture(size_t i, const char *path)

@@ -392,43 +392,72 @@ START_TEST(forced_expansion_costs_the_expanded_size)
     vt_device_caps caps;
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
     ck_assert_uint_eq(caps.alloc_alignment, 256);
-    ck_assert(!vt_caps_keeps_quant(&caps, VT_OP_CLASS_MOE_EXPERT, VT_Q4_0));
+    bool keeps = vt_caps_keeps_quant(&caps, VT_OP_CLASS_MOE_EXPERT, VT_Q4_0) &&
+                 vt_caps_keeps_quant(&caps, VT_OP_CLASS_GATHER, VT_Q4_0) &&
+                 vt_caps_keeps_quant(&caps, VT_OP_CLASS_MATMUL, VT_Q4_0);
     vt_device_stats before, after;
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
-    /* Hand arithmetic, alignment 256, nothing admitted: every q4_0 tensor
-     * expands to f16 at 2 bytes per element (32*2/18 = 3.56x its file size).
-     *   experts  8*512*1024*2 = 8388608   (file 8*512*1024/32*18 = 2359296)
-     *   embd     1000*256*2   =  512000
-     *   attn_q   256*256*2    =  131072
-     *   output   1000*256*2   =  512000
-     *   norm     256*4        =    1024
-     *   ssm_a    7*4 = 28 -> padded 256  */
     vt_fit_options o = {sizeof o, VT_EXPAND_F16, 4000000, "--budget", 0, "tiny.gguf"};
     vt_fit_report rep;
     vt_weight_plan plans[N_MODEL];
-    ck_assert_int_eq(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep), VT_E_DOES_NOT_FIT);
-    ck_assert_uint_eq(plans[0].stored_bytes, 2359296);
-    ck_assert_uint_eq(plans[0].resident_bytes, 8388608);
-    ck_assert(plans[0].forced_expand && plans[0].residency == VT_RESIDENCY_EXPAND);
-    ck_assert_uint_eq(plans[0].resident_dtype, VT_F16);
-    ck_assert_uint_eq(plans[5].resident_bytes, 256);
-    ck_assert_uint_eq(rep.keep_quant_bytes, 0);
-    ck_assert_uint_eq(rep.expanded_bytes, 8388608 + 512000 + 131072 + 512000);
-    ck_assert_uint_eq(rep.f32_bytes, 1024 + 256);
-    ck_assert_uint_eq(rep.needed_bytes, 9544960);
-    ck_assert_uint_eq(rep.n_forced, 3);
-    ck_assert_uint_eq(rep.forced_formats, 1ull << VT_Q4_0);
-    const char *m = vt_last_error();
-    ck_assert_msg(contains(m, "needs 9544960 bytes"), "%s", m);
-    ck_assert_msg(
-        contains(m, "expansion to f16 forced for q4_0 (3 tensors; not admitted for matmul gather moe-expert)"), "%s",
-        m);
-    ck_assert_msg(contains(m, "from --budget (4000000 bytes)"), "%s", m);
+    if (keeps) {
+        /* A device with native q4_0 kernels for every class keeps them
+         * (hand arithmetic, alignment 256):
+         *   experts  8*512*(1024/32)*18 = 2359296
+         *   embd     1000*(256/32)*18   =  144000 -> padded 144128
+         *   attn_q   256*(256/32)*18    =   36864
+         *   output   f16 1000*256*2     =  512000
+         *   norm     256*4 = 1024, ssm_a 28 -> 256 */
+        ck_assert_int_eq(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep), VT_OK);
+        ck_assert_int_eq(plans[0].residency, VT_RESIDENCY_KEEP_QUANT);
+        ck_assert_uint_eq(plans[0].resident_bytes, 2359296);
+        ck_assert_uint_eq(plans[1].resident_bytes, 144128);
+        ck_assert_uint_eq(rep.keep_quant_bytes, 2359296 + 144128 + 36864);
+        ck_assert_uint_eq(rep.expanded_bytes, 512000);
+        ck_assert_uint_eq(rep.f32_bytes, 1024 + 256);
+        ck_assert_uint_eq(rep.needed_bytes, 3053568);
+        ck_assert_uint_eq(rep.n_forced, 0);
+        /* The same model with the experts in a format it does not keep
+         * would cost their expanded size: q8_1 is not one vt can expand. */
+        vt_weight_desc odd[1] = {{"x.weight", VT_Q8_1, VT_OP_CLASS_MATMUL, 2, {4, 32}}};
+        ck_assert_int_eq(vt_fit_plan(d, odd, 1, &o, NULL, &rep), VT_E_UNSUPPORTED);
+        ck_assert_msg(contains(vt_last_error(), "'x.weight' is q8_1"), "%s", vt_last_error());
+        o.budget_bytes = 3000000;
+        ck_assert_int_eq(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep), VT_E_DOES_NOT_FIT);
+        ck_assert_msg(contains(vt_last_error(), "keep-quant 2.4 MiB"), "%s", vt_last_error());
+    } else {
+        /* Hand arithmetic, alignment 256, nothing admitted: every q4_0
+         * tensor expands to f16 at 2 bytes per element (32*2/18 = 3.56x).
+         *   experts  8*512*1024*2 = 8388608   (file 2359296)
+         *   embd     1000*256*2   =  512000
+         *   attn_q   256*256*2    =  131072
+         *   output   1000*256*2   =  512000
+         *   norm     256*4        =    1024
+         *   ssm_a    7*4 = 28 -> padded 256  */
+        ck_assert_int_eq(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep), VT_E_DOES_NOT_FIT);
+        ck_assert_uint_eq(plans[0].stored_bytes, 2359296);
+        ck_assert_uint_eq(plans[0].resident_bytes, 8388608);
+        ck_assert(plans[0].forced_expand && plans[0].residency == VT_RESIDENCY_EXPAND);
+        ck_assert_uint_eq(plans[0].resident_dtype, VT_F16);
+        ck_assert_uint_eq(plans[5].resident_bytes, 256);
+        ck_assert_uint_eq(rep.keep_quant_bytes, 0);
+        ck_assert_uint_eq(rep.expanded_bytes, 8388608 + 512000 + 131072 + 512000);
+        ck_assert_uint_eq(rep.f32_bytes, 1024 + 256);
+        ck_assert_uint_eq(rep.needed_bytes, 9544960);
+        ck_assert_uint_eq(rep.n_forced, 3);
+        ck_assert_uint_eq(rep.forced_formats, 1ull << VT_Q4_0);
+        const char *m = vt_last_error();
+        ck_assert_msg(contains(m, "needs 9544960 bytes"), "%s", m);
+        ck_assert_msg(
+            contains(m, "expansion to f16 forced for q4_0 (3 tensors; not admitted for matmul gather moe-expert)"),
+            "%s", m);
+        ck_assert_msg(contains(m, "from --budget (4000000 bytes)"), "%s", m);
+    }
     /* bf16 expansion costs the same; f32 twice as much. */
     o.expand = VT_EXPAND_F32;
     o.budget_bytes = 1ull << 40;
     ck_assert_int_eq(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep), VT_OK);
-    ck_assert_uint_eq(plans[0].resident_bytes, 8388608 * 2);
+    ck_assert_uint_eq(plans[0].resident_bytes, keeps ? 2359296 : 8388608 * 2);
     ck_assert(rep.fits && rep.checked);
     /* The probed budget: free memory minus max(5% of total, 512 MiB). */
     uint64_t budget;

@@ -88,7 +88,9 @@ typedef struct vt_fit_report {
  * may be NULL) and report receive the decisions. Returns VT_OK when the
  * plan fits or the device does not stage weights, VT_E_DOES_NOT_FIT with
  * the full message in vt_last_error otherwise, VT_E_INVALID_ARG for a bad
- * descriptor (named). Allocates nothing on the device. */
+ * descriptor (named), VT_E_UNSUPPORTED for a block format the device does
+ * not consume and vt cannot expand (named). Allocates nothing on the
+ * device. */
 vt_status vt_fit_plan(vt_device *dev, const vt_weight_desc *weights, size_t n, const vt_fit_options *options,
                       vt_weight_plan *plans, vt_fit_report *report);
 
