@@ -7,10 +7,7 @@
 
 #include "cpu_backend.h"
 
-static const struct {
-    const vt_kernel *rows;
-    const uint32_t *n;
-} families[] = {
+static const vt_kernel_family families[] = {
     {vt_cpu_kernels_basic, &vt_cpu_n_kernels_basic},
     {vt_cpu_kernels_nn, &vt_cpu_n_kernels_nn},
     {vt_cpu_kernels_quant, &vt_cpu_n_kernels_quant},
@@ -23,9 +20,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void assemble(void)
 {
-    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
-        for (uint32_t i = 0; i < *families[f].n && n_table < MAX_ROWS; i++)
-            table[n_table++] = families[f].rows[i];
+    n_table = vt_kernel_families_join(families, sizeof families / sizeof families[0], table, MAX_ROWS);
 }
 
 const vt_kernel *vt_cpu_kernel_table(uint32_t *n)

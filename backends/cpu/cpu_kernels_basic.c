@@ -4,40 +4,25 @@
 
 #include "cpu_ops.h"
 
-#define SIG1(a)                                                                                                        \
-    {                                                                                                                  \
-        1,                                                                                                             \
-        {                                                                                                              \
-            (a)                                                                                                        \
-        }                                                                                                              \
-    }
-#define SIG2(a, b)                                                                                                     \
-    {                                                                                                                  \
-        2,                                                                                                             \
-        {                                                                                                              \
-            (a), (b)                                                                                                   \
-        }                                                                                                              \
-    }
-
 const vt_kernel vt_cpu_kernels_basic[] = {
-    {VT_OP_COPY, SIG2(VT_F32, VT_F32), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_F32, VT_F16), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_F32, VT_BF16), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_F16, VT_F32), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_F16, VT_F16), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_F16, VT_BF16), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_BF16, VT_F32), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_BF16, VT_F16), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_BF16, VT_BF16), vt_cpu_copy},
-    {VT_OP_COPY, SIG2(VT_I32, VT_I32), vt_cpu_copy},
-    {VT_OP_ADD, SIG1(VT_F32), vt_cpu_add},
-    {VT_OP_MATMUL, SIG2(VT_F32, VT_F32), vt_cpu_matmul},
-    {VT_OP_MATMUL, SIG2(VT_F32, VT_F16), vt_cpu_matmul},
-    {VT_OP_MATMUL, SIG2(VT_F32, VT_BF16), vt_cpu_matmul},
+    {VT_OP_COPY, VT_SIG2(VT_F32, VT_F32), vt_cpu_copy},
+    {VT_OP_COPY, VT_SIG2(VT_F32, VT_F16), vt_cpu_copy},
+    {VT_OP_COPY, VT_SIG2(VT_F32, VT_BF16), vt_cpu_copy},
+    {VT_OP_COPY, VT_SIG2(VT_F16, VT_F32), vt_cpu_copy},
+    {VT_OP_COPY, VT_SIG2(VT_F16, VT_F16), vt_cpu_copy},
+    {VT_OP_COPY, VT_SIG2(VT_F16, VT_BF16), vt_cpu_copy},
+    {VT_OP_COPY, VT_SIG2(VT_BF16, VT_F32), vt_cpu_copy},
+    {VT_OP_COPY, VT_SIG2(VT_BF16, VT_F16), vt_cpu_copy},
+    {VT_OP_COPY, VT_SIG2(VT_BF16, VT_BF16), vt_cpu_copy},
+    {VT_OP_COPY, VT_SIG2(VT_I32, VT_I32), vt_cpu_copy},
+    {VT_OP_ADD, VT_SIG1(VT_F32), vt_cpu_add},
+    {VT_OP_MATMUL, VT_SIG2(VT_F32, VT_F32), vt_cpu_matmul},
+    {VT_OP_MATMUL, VT_SIG2(VT_F32, VT_F16), vt_cpu_matmul},
+    {VT_OP_MATMUL, VT_SIG2(VT_F32, VT_BF16), vt_cpu_matmul},
 #define IDX(t)                                                                                                         \
-    {VT_OP_INDEX_SELECT, SIG2(t, VT_I32), vt_cpu_index_select},                                                        \
+    {VT_OP_INDEX_SELECT, VT_SIG2(t, VT_I32), vt_cpu_index_select},                                                     \
     {                                                                                                                  \
-        VT_OP_INDEX_SELECT, SIG2(t, VT_I64), vt_cpu_index_select                                                       \
+        VT_OP_INDEX_SELECT, VT_SIG2(t, VT_I64), vt_cpu_index_select                                                    \
     }
     IDX(VT_F32),
     IDX(VT_F16),

@@ -5,28 +5,14 @@
 
 #include "cpu_ops_nn.h"
 
-#define SIG1(a)                                                                                                        \
-    {                                                                                                                  \
-        1,                                                                                                             \
-        {                                                                                                              \
-            (a)                                                                                                        \
-        }                                                                                                              \
-    }
-#define SIG2(a, b)                                                                                                     \
-    {                                                                                                                  \
-        2,                                                                                                             \
-        {                                                                                                              \
-            (a), (b)                                                                                                   \
-        }                                                                                                              \
-    }
 #define F32(op, fn)                                                                                                    \
     {                                                                                                                  \
-        op, SIG1(VT_F32), fn                                                                                           \
+        op, VT_SIG1(VT_F32), fn                                                                                        \
     }
 #define CACHE(op, fn)                                                                                                  \
-    {op, SIG2(VT_F32, VT_F32), fn}, {op, SIG2(VT_F32, VT_F16), fn},                                                    \
+    {op, VT_SIG2(VT_F32, VT_F32), fn}, {op, VT_SIG2(VT_F32, VT_F16), fn},                                              \
     {                                                                                                                  \
-        op, SIG2(VT_F32, VT_BF16), fn                                                                                  \
+        op, VT_SIG2(VT_F32, VT_BF16), fn                                                                               \
     }
 
 const vt_kernel vt_cpu_kernels_nn[] = {

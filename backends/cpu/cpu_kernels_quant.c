@@ -7,21 +7,6 @@
 #include "cpu_ops.h"
 #include "cpu_ops_quant.h"
 
-#define SIG2(a, b)                                                                                                     \
-    {                                                                                                                  \
-        2,                                                                                                             \
-        {                                                                                                              \
-            (a), (b)                                                                                                   \
-        }                                                                                                              \
-    }
-#define SIG3(a, b, c)                                                                                                  \
-    {                                                                                                                  \
-        3,                                                                                                             \
-        {                                                                                                              \
-            (a), (b), (c)                                                                                              \
-        }                                                                                                              \
-    }
-
 /* The q formats of SPEC 7, in catalogue order. */
 #define EACH_Q(X, ...)                                                                                                 \
     X(VT_Q4_0, __VA_ARGS__)                                                                                            \
@@ -38,14 +23,15 @@
     X(VT_IQ4_XS, __VA_ARGS__)                                                                                          \
     X(VT_MXFP4, __VA_ARGS__)
 
-#define MATMUL_ROW(t, _) {VT_OP_MATMUL, SIG2(VT_F32, t), vt_cpu_matmul},
-#define MOE_ROW(t, _)    {VT_OP_MOE_EXPERT_MATMUL, SIG2(VT_F32, t), vt_cpu_moe_expert_matmul},
+#define MATMUL_ROW(t, _) {VT_OP_MATMUL, VT_SIG2(VT_F32, t), vt_cpu_matmul},
+#define MOE_ROW(t, _)    {VT_OP_MOE_EXPERT_MATMUL, VT_SIG2(VT_F32, t), vt_cpu_moe_expert_matmul},
 #define GET_ROWS_ROWS(t, _)                                                                                            \
-    {VT_OP_GET_ROWS, SIG3(t, VT_I32, VT_F32), vt_cpu_get_rows},                                                        \
-        {VT_OP_GET_ROWS, SIG3(t, VT_I32, VT_F16), vt_cpu_get_rows},
+    {VT_OP_GET_ROWS, VT_SIG3(t, VT_I32, VT_F32), vt_cpu_get_rows},                                                     \
+        {VT_OP_GET_ROWS, VT_SIG3(t, VT_I32, VT_F16), vt_cpu_get_rows},
 #define DEQUANT_ROWS(t, _)                                                                                             \
-    {VT_OP_DEQUANTIZE, SIG2(t, VT_F32), vt_cpu_dequantize}, {VT_OP_DEQUANTIZE, SIG2(t, VT_F16), vt_cpu_dequantize},    \
-        {VT_OP_DEQUANTIZE, SIG2(t, VT_BF16), vt_cpu_dequantize},
+    {VT_OP_DEQUANTIZE, VT_SIG2(t, VT_F32), vt_cpu_dequantize},                                                         \
+        {VT_OP_DEQUANTIZE, VT_SIG2(t, VT_F16), vt_cpu_dequantize},                                                     \
+        {VT_OP_DEQUANTIZE, VT_SIG2(t, VT_BF16), vt_cpu_dequantize},
 
 /* clang-format off */
 const vt_kernel vt_cpu_kernels_quant[] = {

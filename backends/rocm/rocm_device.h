@@ -11,97 +11,26 @@
 #include <hip/hip_runtime.h>
 #endif
 
-/* IEEE half bits -> float (exact), as vt_f16_to_f32 on the host. */
-__device__ inline float vt_dev_f16_to_f32(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu;
-    uint32_t man = h & 0x3ffu;
-    uint32_t bits;
-    if (exp == 0) {
-        if (man == 0) {
-            bits = sign;
-        } else {
-            exp = 127 - 15 + 1;
-            while (!(man & 0x400u)) {
-                man <<= 1;
-                exp--;
-            }
-            man &= 0x3ffu;
-            bits = sign | (exp << 23) | (man << 13);
-        }
-    } else if (exp == 0x1f) {
-        bits = sign | 0x7f800000u | (man << 13);
-    } else {
-        bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
-    }
-    return __uint_as_float(bits);
-}
-
-/* float -> IEEE half bits, round to nearest even, as vt_f32_to_f16. */
-__device__ inline uint16_t vt_dev_f32_to_f16(float f)
-{
-    uint32_t x = __float_as_uint(f);
-    uint32_t sign = (x >> 16) & 0x8000u;
-    uint32_t absx = x & 0x7fffffffu;
-    if (absx > 0x7f800000u)
-        return (uint16_t)(sign | 0x7e00u | ((absx >> 13) & 0x3ffu));
-    if (absx >= 0x477ff000u)
-        return (uint16_t)(sign | 0x7c00u);
-    if (absx < 0x38800000u) {
-        if (absx < 0x33000000u)
-            return (uint16_t)sign;
-        uint32_t e = absx >> 23;
-        uint32_t m = (absx & 0x7fffffu) | 0x800000u;
-        uint32_t shift = 126 - e;
-        uint32_t q = m >> shift;
-        uint32_t rem = m & ((1u << shift) - 1u);
-        uint32_t halfway = 1u << (shift - 1);
-        if (rem > halfway || (rem == halfway && (q & 1u)))
-            q++;
-        return (uint16_t)(sign | q);
-    }
-    uint32_t r = absx - 0x38000000u;
-    uint32_t q = r >> 13;
-    uint32_t rem = r & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (q & 1u)))
-        q++;
-    return (uint16_t)(sign | q);
-}
-
-/* bfloat16 bits -> float (exact). */
-__device__ inline float vt_dev_bf16_to_f32(uint16_t h)
-{
-    return __uint_as_float((uint32_t)h << 16);
-}
-
-/* float -> bfloat16 bits, round to nearest even. */
-__device__ inline uint16_t vt_dev_f32_to_bf16(float f)
-{
-    uint32_t x = __float_as_uint(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((x >> 16) | 0x40u);
-    x += 0x7fffu + ((x >> 16) & 1u);
-    return (uint16_t)(x >> 16);
-}
+/* After the runtime headers: device code may then call memcpy. */
+#include <vt/vt_dtype.h>
 
 /* Element i of an f32/f16/bf16 buffer as float (dtype: vt_dtype id). */
 __device__ inline float vt_dev_load(const void *p, uint32_t dtype, int64_t i)
 {
-    if (dtype == 1)
-        return vt_dev_f16_to_f32(((const uint16_t *)p)[i]);
-    if (dtype == 30)
-        return vt_dev_bf16_to_f32(((const uint16_t *)p)[i]);
+    if (dtype == VT_F16)
+        return vt_f16_to_f32(((const uint16_t *)p)[i]);
+    if (dtype == VT_BF16)
+        return vt_bf16_to_f32(((const uint16_t *)p)[i]);
     return ((const float *)p)[i];
 }
 
 /* Store v as element i of an f32/f16/bf16 buffer. */
 __device__ inline void vt_dev_store(void *p, uint32_t dtype, int64_t i, float v)
 {
-    if (dtype == 1)
-        ((uint16_t *)p)[i] = vt_dev_f32_to_f16(v);
-    else if (dtype == 30)
-        ((uint16_t *)p)[i] = vt_dev_f32_to_bf16(v);
+    if (dtype == VT_F16)
+        ((uint16_t *)p)[i] = vt_f32_to_f16(v);
+    else if (dtype == VT_BF16)
+        ((uint16_t *)p)[i] = vt_f32_to_bf16(v);
     else
         ((float *)p)[i] = v;
 }

@@ -44,36 +44,21 @@ static vt_status k_matmul_dense(vt_backend_ctx *c, int dev, const vt_op_args *a,
     return vt_rocm_done(e, "MatMul (20)", c, dev, why, why_size);
 }
 
-#define SIG1(a)                                                                                                        \
-    {                                                                                                                  \
-        1,                                                                                                             \
-        {                                                                                                              \
-            (a)                                                                                                        \
-        }                                                                                                              \
-    }
-#define SIG2(a, b)                                                                                                     \
-    {                                                                                                                  \
-        2,                                                                                                             \
-        {                                                                                                              \
-            (a), (b)                                                                                                   \
-        }                                                                                                              \
-    }
-
 const vt_kernel vt_rocm_kernels_basic[] = {
-    {VT_OP_COPY, SIG2(VT_F32, VT_F32), k_copy},
-    {VT_OP_COPY, SIG2(VT_F32, VT_F16), k_copy},
-    {VT_OP_COPY, SIG2(VT_F32, VT_BF16), k_copy},
-    {VT_OP_COPY, SIG2(VT_F16, VT_F32), k_copy},
-    {VT_OP_COPY, SIG2(VT_F16, VT_F16), k_copy},
-    {VT_OP_COPY, SIG2(VT_F16, VT_BF16), k_copy},
-    {VT_OP_COPY, SIG2(VT_BF16, VT_F32), k_copy},
-    {VT_OP_COPY, SIG2(VT_BF16, VT_F16), k_copy},
-    {VT_OP_COPY, SIG2(VT_BF16, VT_BF16), k_copy},
-    {VT_OP_COPY, SIG2(VT_I32, VT_I32), k_copy},
-    {VT_OP_ADD, SIG1(VT_F32), k_add},
-    {VT_OP_MATMUL, SIG2(VT_F32, VT_F32), k_matmul_dense},
-    {VT_OP_MATMUL, SIG2(VT_F32, VT_F16), k_matmul_dense},
-    {VT_OP_MATMUL, SIG2(VT_F32, VT_BF16), k_matmul_dense},
+    {VT_OP_COPY, VT_SIG2(VT_F32, VT_F32), k_copy},
+    {VT_OP_COPY, VT_SIG2(VT_F32, VT_F16), k_copy},
+    {VT_OP_COPY, VT_SIG2(VT_F32, VT_BF16), k_copy},
+    {VT_OP_COPY, VT_SIG2(VT_F16, VT_F32), k_copy},
+    {VT_OP_COPY, VT_SIG2(VT_F16, VT_F16), k_copy},
+    {VT_OP_COPY, VT_SIG2(VT_F16, VT_BF16), k_copy},
+    {VT_OP_COPY, VT_SIG2(VT_BF16, VT_F32), k_copy},
+    {VT_OP_COPY, VT_SIG2(VT_BF16, VT_F16), k_copy},
+    {VT_OP_COPY, VT_SIG2(VT_BF16, VT_BF16), k_copy},
+    {VT_OP_COPY, VT_SIG2(VT_I32, VT_I32), k_copy},
+    {VT_OP_ADD, VT_SIG1(VT_F32), k_add},
+    {VT_OP_MATMUL, VT_SIG2(VT_F32, VT_F32), k_matmul_dense},
+    {VT_OP_MATMUL, VT_SIG2(VT_F32, VT_F16), k_matmul_dense},
+    {VT_OP_MATMUL, VT_SIG2(VT_F32, VT_BF16), k_matmul_dense},
 };
 
 const uint32_t vt_rocm_n_kernels_basic = sizeof vt_rocm_kernels_basic / sizeof vt_rocm_kernels_basic[0];

@@ -314,53 +314,39 @@ static vt_status k_gated_delta(vt_backend_ctx *c, int dev, const vt_op_args *a, 
     return vt_rocm_done(e, op, c, dev, why, why_size);
 }
 
-#define SIG1(a)                                                                                                        \
-    {                                                                                                                  \
-        1,                                                                                                             \
-        {                                                                                                              \
-            (a)                                                                                                        \
-        }                                                                                                              \
-    }
-#define SIG2(a, b)                                                                                                     \
-    {                                                                                                                  \
-        2,                                                                                                             \
-        {                                                                                                              \
-            (a), (b)                                                                                                   \
-        }                                                                                                              \
-    }
 #define IDX(t)                                                                                                         \
-    {VT_OP_INDEX_SELECT, SIG2(t, VT_I32), k_index_select},                                                             \
+    {VT_OP_INDEX_SELECT, VT_SIG2(t, VT_I32), k_index_select},                                                          \
     {                                                                                                                  \
-        VT_OP_INDEX_SELECT, SIG2(t, VT_I64), k_index_select                                                            \
+        VT_OP_INDEX_SELECT, VT_SIG2(t, VT_I64), k_index_select                                                         \
     }
 
 const vt_kernel vt_rocm_kernels_nn[] = {
-    {VT_OP_MUL, SIG1(VT_F32), k_mul},
-    {VT_OP_SCALE, SIG1(VT_F32), k_unary},
-    {VT_OP_RMS_NORM, SIG1(VT_F32), k_norm},
-    {VT_OP_L2_NORM, SIG1(VT_F32), k_norm},
-    {VT_OP_CAUSAL_CONV1D_SPEC_UPDATE, SIG1(VT_F32), k_conv_spec},
-    {VT_OP_CAUSAL_CONV1D, SIG1(VT_F32), k_conv},
-    {VT_OP_CAUSAL_CONV1D_UPDATE, SIG1(VT_F32), k_conv_update},
-    {VT_OP_SOFTMAX, SIG1(VT_F32), k_softmax},
-    {VT_OP_SILU, SIG1(VT_F32), k_unary},
-    {VT_OP_GELU, SIG1(VT_F32), k_unary},
-    {VT_OP_SIGMOID, SIG1(VT_F32), k_unary},
-    {VT_OP_SWIGLU, SIG1(VT_F32), k_swiglu},
-    {VT_OP_GATED_RMS_NORM, SIG1(VT_F32), k_norm},
-    {VT_OP_GDN_GATE, SIG1(VT_F32), k_gdn_gate},
-    {VT_OP_ROPE, SIG1(VT_F32), k_rope},
-    {VT_OP_MOE_COMBINE, SIG1(VT_F32), k_moe_combine},
-    {VT_OP_GATED_DELTA_RULE, SIG1(VT_F32), k_gated_delta},
-    {VT_OP_ATTENTION, SIG2(VT_F32, VT_F32), k_attention},
-    {VT_OP_ATTENTION, SIG2(VT_F32, VT_F16), k_attention},
-    {VT_OP_ATTENTION, SIG2(VT_F32, VT_BF16), k_attention},
-    {VT_OP_KV_CACHE_WRITE, SIG2(VT_F32, VT_F32), k_kv_write},
-    {VT_OP_KV_CACHE_WRITE, SIG2(VT_F32, VT_F16), k_kv_write},
-    {VT_OP_KV_CACHE_WRITE, SIG2(VT_F32, VT_BF16), k_kv_write},
-    {VT_OP_DSA_INDEXER_LOGITS, SIG2(VT_F32, VT_F32), k_dsa},
-    {VT_OP_DSA_INDEXER_LOGITS, SIG2(VT_F32, VT_F16), k_dsa},
-    {VT_OP_DSA_INDEXER_LOGITS, SIG2(VT_F32, VT_BF16), k_dsa},
+    {VT_OP_MUL, VT_SIG1(VT_F32), k_mul},
+    {VT_OP_SCALE, VT_SIG1(VT_F32), k_unary},
+    {VT_OP_RMS_NORM, VT_SIG1(VT_F32), k_norm},
+    {VT_OP_L2_NORM, VT_SIG1(VT_F32), k_norm},
+    {VT_OP_CAUSAL_CONV1D_SPEC_UPDATE, VT_SIG1(VT_F32), k_conv_spec},
+    {VT_OP_CAUSAL_CONV1D, VT_SIG1(VT_F32), k_conv},
+    {VT_OP_CAUSAL_CONV1D_UPDATE, VT_SIG1(VT_F32), k_conv_update},
+    {VT_OP_SOFTMAX, VT_SIG1(VT_F32), k_softmax},
+    {VT_OP_SILU, VT_SIG1(VT_F32), k_unary},
+    {VT_OP_GELU, VT_SIG1(VT_F32), k_unary},
+    {VT_OP_SIGMOID, VT_SIG1(VT_F32), k_unary},
+    {VT_OP_SWIGLU, VT_SIG1(VT_F32), k_swiglu},
+    {VT_OP_GATED_RMS_NORM, VT_SIG1(VT_F32), k_norm},
+    {VT_OP_GDN_GATE, VT_SIG1(VT_F32), k_gdn_gate},
+    {VT_OP_ROPE, VT_SIG1(VT_F32), k_rope},
+    {VT_OP_MOE_COMBINE, VT_SIG1(VT_F32), k_moe_combine},
+    {VT_OP_GATED_DELTA_RULE, VT_SIG1(VT_F32), k_gated_delta},
+    {VT_OP_ATTENTION, VT_SIG2(VT_F32, VT_F32), k_attention},
+    {VT_OP_ATTENTION, VT_SIG2(VT_F32, VT_F16), k_attention},
+    {VT_OP_ATTENTION, VT_SIG2(VT_F32, VT_BF16), k_attention},
+    {VT_OP_KV_CACHE_WRITE, VT_SIG2(VT_F32, VT_F32), k_kv_write},
+    {VT_OP_KV_CACHE_WRITE, VT_SIG2(VT_F32, VT_F16), k_kv_write},
+    {VT_OP_KV_CACHE_WRITE, VT_SIG2(VT_F32, VT_BF16), k_kv_write},
+    {VT_OP_DSA_INDEXER_LOGITS, VT_SIG2(VT_F32, VT_F32), k_dsa},
+    {VT_OP_DSA_INDEXER_LOGITS, VT_SIG2(VT_F32, VT_F16), k_dsa},
+    {VT_OP_DSA_INDEXER_LOGITS, VT_SIG2(VT_F32, VT_BF16), k_dsa},
     IDX(VT_F32),
     IDX(VT_F16),
     IDX(VT_BF16),

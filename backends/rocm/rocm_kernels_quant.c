@@ -92,34 +92,21 @@ static vt_status k_moe_matmul(vt_backend_ctx *c, int dev, const vt_op_args *a, c
     return vt_rocm_done(e, "MoeExpertMatMul (23)", c, dev, why, why_size);
 }
 
-#define SIG2(a, b)                                                                                                     \
-    {                                                                                                                  \
-        2,                                                                                                             \
-        {                                                                                                              \
-            (a), (b)                                                                                                   \
-        }                                                                                                              \
-    }
-#define SIG3(a, b, d)                                                                                                  \
-    {                                                                                                                  \
-        3,                                                                                                             \
-        {                                                                                                              \
-            (a), (b), (d)                                                                                              \
-        }                                                                                                              \
-    }
 /* The 13 formats of SPEC 7, and the float types. */
 #define Q_EACH(X)                                                                                                      \
     X(VT_Q4_0)                                                                                                         \
-    X(VT_Q4_1) X(VT_Q5_0) X(VT_Q5_1) X(VT_Q8_0) X(VT_Q2_K) X(VT_Q3_K) X(VT_Q4_K) X(VT_Q5_K) X(VT_Q6_K) X(VT_IQ4_NL)    \
-        X(VT_IQ4_XS) X(VT_MXFP4)
+    X(VT_Q4_1)                                                                                                         \
+    X(VT_Q5_0) X(VT_Q5_1) X(VT_Q8_0) X(VT_Q2_K) X(VT_Q3_K) X(VT_Q4_K) X(VT_Q5_K) X(VT_Q6_K) X(VT_IQ4_NL) X(VT_IQ4_XS)  \
+        X(VT_MXFP4)
 #define F_EACH(X) X(VT_F32) X(VT_F16) X(VT_BF16)
 
 #define DEQ(t)                                                                                                         \
-    {VT_OP_DEQUANTIZE, SIG2(t, VT_F32), k_dequantize}, {VT_OP_DEQUANTIZE, SIG2(t, VT_F16), k_dequantize},              \
-        {VT_OP_DEQUANTIZE, SIG2(t, VT_BF16), k_dequantize},
+    {VT_OP_DEQUANTIZE, VT_SIG2(t, VT_F32), k_dequantize}, {VT_OP_DEQUANTIZE, VT_SIG2(t, VT_F16), k_dequantize},        \
+        {VT_OP_DEQUANTIZE, VT_SIG2(t, VT_BF16), k_dequantize},
 #define ROWS(t)                                                                                                        \
-    {VT_OP_GET_ROWS, SIG3(t, VT_I32, VT_F32), k_get_rows}, {VT_OP_GET_ROWS, SIG3(t, VT_I32, VT_F16), k_get_rows},
-#define MMQ(t) {VT_OP_MATMUL, SIG2(VT_F32, t), k_matmul_q},
-#define MOE(t) {VT_OP_MOE_EXPERT_MATMUL, SIG2(VT_F32, t), k_moe_matmul},
+    {VT_OP_GET_ROWS, VT_SIG3(t, VT_I32, VT_F32), k_get_rows}, {VT_OP_GET_ROWS, VT_SIG3(t, VT_I32, VT_F16), k_get_rows},
+#define MMQ(t) {VT_OP_MATMUL, VT_SIG2(VT_F32, t), k_matmul_q},
+#define MOE(t) {VT_OP_MOE_EXPERT_MATMUL, VT_SIG2(VT_F32, t), k_moe_matmul},
 
 const vt_kernel vt_rocm_kernels_quant[] = {Q_EACH(DEQ) Q_EACH(ROWS) F_EACH(ROWS) Q_EACH(MMQ) Q_EACH(MOE) F_EACH(MOE)};
 

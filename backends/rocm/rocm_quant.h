@@ -12,7 +12,7 @@
 /* Little-endian f16 at p. */
 __device__ inline float vt_q_half(const uint8_t *p)
 {
-    return vt_dev_f16_to_f32((uint16_t)(p[0] | (p[1] << 8)));
+    return vt_f16_to_f32((uint16_t)(p[0] | (p[1] << 8)));
 }
 
 /* MXFP4's E8M0 scale e as 2^(e-128) (the code book is doubled). */

@@ -77,6 +77,32 @@ typedef struct vt_kernel {
     vt_kernel_fn run; /* never NULL */
 } vt_kernel;
 
+/* Signature initialisers for static kernel tables:
+ * {VT_OP_MATMUL, VT_SIG2(VT_F32, VT_Q4_0), my_kernel}. */
+/* clang-format off */
+#define VT_SIG1(a) {1, {(a)}}
+#define VT_SIG2(a, b) {2, {(a), (b)}}
+#define VT_SIG3(a, b, c) {3, {(a), (b), (c)}}
+/* clang-format on */
+
+/* One family of rows of a backend's kernel table (an op family's file). */
+typedef struct vt_kernel_family {
+    const vt_kernel *rows;
+    const uint32_t *n;
+} vt_kernel_family;
+
+/* Concatenate families into out (at most max rows); returns the rows
+ * written. Header-only, for plugins that build their table once. */
+static inline uint32_t vt_kernel_families_join(const vt_kernel_family *families, size_t n_families, vt_kernel *out,
+                                               uint32_t max)
+{
+    uint32_t n = 0;
+    for (size_t f = 0; f < n_families; f++)
+        for (uint32_t i = 0; i < *families[f].n && n < max; i++)
+            out[n++] = families[f].rows[i];
+    return n;
+}
+
 /* The (op, sig) row of a kernel table, or NULL. */
 const vt_kernel *vt_kernel_find(const vt_kernel *table, uint32_t n, uint32_t op, vt_sig sig);
 

@@ -87,8 +87,16 @@ bool vt_dtype_row_bytes(int id, int64_t n, uint64_t *bytes);
  * overflow checks. Same failure rules as vt_dtype_row_bytes. */
 bool vt_dtype_tensor_bytes(int id, uint32_t ndim, const int64_t *shape, uint64_t *bytes);
 
+/* The conversions below compile as device code too (nvcc, hipcc), so the
+ * GPU kernels round exactly as the host does. */
+#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__)
+#define VT_HOST_DEVICE __host__ __device__
+#else
+#define VT_HOST_DEVICE
+#endif
+
 /* IEEE half -> float, exact. */
-static inline float vt_f16_to_f32(uint16_t h)
+static inline VT_HOST_DEVICE float vt_f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu;
@@ -117,7 +125,7 @@ static inline float vt_f16_to_f32(uint16_t h)
 }
 
 /* float -> IEEE half, round to nearest even; NaN stays NaN. */
-static inline uint16_t vt_f32_to_f16(float f)
+static inline VT_HOST_DEVICE uint16_t vt_f32_to_f16(float f)
 {
     uint32_t x;
     memcpy(&x, &f, sizeof x);
@@ -149,7 +157,7 @@ static inline uint16_t vt_f32_to_f16(float f)
 }
 
 /* bfloat16 -> float, exact. */
-static inline float vt_bf16_to_f32(uint16_t h)
+static inline VT_HOST_DEVICE float vt_bf16_to_f32(uint16_t h)
 {
     uint32_t bits = (uint32_t)h << 16;
     float f;
@@ -158,7 +166,7 @@ static inline float vt_bf16_to_f32(uint16_t h)
 }
 
 /* float -> bfloat16, round to nearest even; NaN stays NaN. */
-static inline uint16_t vt_f32_to_bf16(float f)
+static inline VT_HOST_DEVICE uint16_t vt_f32_to_bf16(float f)
 {
     uint32_t x;
     memcpy(&x, &f, sizeof x);
