@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "vt_internal.h"
@@ -160,6 +161,50 @@ static void close_handle(vt_plugin *p)
     p->iface = NULL;
 }
 
+bool vt_op_disabled(const char *backend, uint32_t op)
+{
+    const char *spec = getenv("VT_DISABLE_OPS");
+    const char *name = vt_op_name((int)op);
+    size_t blen = strlen(backend);
+    for (const char *e = spec; e && *e;) {
+        const char *end = strchr(e, ',');
+        size_t len = end ? (size_t)(end - e) : strlen(e);
+        const char *colon = memchr(e, ':', len);
+        if (colon && (size_t)(colon - e) == blen && !strncmp(e, backend, blen)) {
+            size_t olen = len - blen - 1;
+            if ((olen == 1 && colon[1] == '*') || (name && strlen(name) == olen && !strncasecmp(colon + 1, name, olen)))
+                return true;
+        }
+        e = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+/* The plugin's kernel table less the rows VT_DISABLE_OPS hides (a test and
+ * triage switch: a hidden kernel resolves as missing). */
+static bool effective_table(vt_plugin *p, bool debug)
+{
+    const vt_backend_iface *f = p->iface;
+    p->kernels = f->kernels;
+    p->n_kernels = f->n_kernels;
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < f->n_kernels; i++)
+        keep += !vt_op_disabled(p->name, f->kernels[i].op);
+    if (keep == f->n_kernels)
+        return true;
+    p->filtered = malloc(sizeof *p->filtered * (keep ? keep : 1));
+    if (!p->filtered)
+        return false;
+    keep = 0;
+    for (uint32_t i = 0; i < f->n_kernels; i++)
+        if (!vt_op_disabled(p->name, f->kernels[i].op))
+            p->filtered[keep++] = f->kernels[i];
+    vt_loader_log(debug, "%s: VT_DISABLE_OPS hides %u of %u kernels", p->path, f->n_kernels - keep, f->n_kernels);
+    p->kernels = p->filtered;
+    p->n_kernels = keep;
+    return true;
+}
+
 /* Function pointers cannot be cast from void * in ISO C; copy the bits. */
 static vt_plugin_entry_fn entry_from_symbol(void *sym)
 {
@@ -280,6 +325,11 @@ void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd)
         return;
     }
     p->iface = f;
+    if (!effective_table(p, debug)) {
+        close_handle(p);
+        set_reason(p, VT_BACKEND_SKIPPED, vt_strdup("out of memory filtering the kernel table"));
+        return;
+    }
     if (f->flags & VT_BACKEND_FLAG_RESIDENT) {
         vt_ltdl_lock();
         keep_resident(p->handle);
@@ -317,6 +367,10 @@ void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd)
 
 void vt_plugin_unload(vt_plugin *p)
 {
+    free(p->filtered);
+    p->filtered = NULL;
+    p->kernels = NULL;
+    p->n_kernels = 0;
     if (p->iface && p->ctx)
         p->iface->fini(p->ctx);
     p->ctx = NULL;

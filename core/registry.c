@@ -698,8 +698,8 @@ vt_status vt_registry_backend_kernels(const vt_registry *reg, const char *backen
     const vt_plugin *p = find_loaded(reg, backend, strlen(backend));
     if (!p)
         return vt_set_error(VT_E_NOT_FOUND, "backend '%s' is not loaded", backend);
-    *kernels = p->iface->kernels;
-    *n_kernels = p->iface->n_kernels;
+    *kernels = p->kernels;
+    *n_kernels = p->n_kernels;
     return VT_OK;
 }
 
@@ -776,8 +776,8 @@ vt_status vt_device_kernels(const vt_device *dev, const vt_kernel **kernels, uin
 {
     if (!dev || !kernels || !n_kernels)
         return vt_set_error(VT_E_INVALID_ARG, "vt_device_kernels: NULL argument");
-    *kernels = dev->plugin->iface->kernels;
-    *n_kernels = dev->plugin->iface->n_kernels;
+    *kernels = dev->plugin->kernels;
+    *n_kernels = dev->plugin->n_kernels;
     return VT_OK;
 }
 
@@ -804,7 +804,7 @@ vt_status vt_device_probe(vt_device *dev, vt_device_caps *out)
         free(bad);
         return VT_E_PLUGIN;
     }
-    vt_caps_derive_keep_quant(&caps, f->kernels, f->n_kernels);
+    vt_caps_derive_keep_quant(&caps, dev->plugin->kernels, dev->plugin->n_kernels);
     *out = caps;
     return VT_OK;
 }

@@ -44,8 +44,7 @@ static vt_status resolve_one(vt_device *dev, vt_op op, vt_sig sig, uint32_t flag
         snprintf(out->reason, sizeof out->reason, "op id %d is not in the catalogue", (int)op);
         return VT_E_NOT_FOUND;
     }
-    const vt_backend_iface *f = dev->plugin->iface;
-    if (vt_kernel_find(f->kernels, f->n_kernels, op, sig)) {
+    if (vt_kernel_find(dev->plugin->kernels, dev->plugin->n_kernels, op, sig)) {
         out->tier = VT_TIER_NATIVE;
         snprintf(out->reason, sizeof out->reason, "native kernel of %s", dev->plugin->name);
         return VT_OK;
@@ -62,8 +61,12 @@ static vt_status resolve_one(vt_device *dev, vt_op op, vt_sig sig, uint32_t flag
             return st;
         }
     }
-    char sigbuf[96];
+    char sigbuf[160];
     vt_sig_format(sig, sigbuf, sizeof sigbuf);
+    if (vt_op_disabled(dev->plugin->name, op)) {
+        size_t len = strlen(sigbuf);
+        snprintf(sigbuf + len, sizeof sigbuf - len, " (hidden by VT_DISABLE_OPS)");
+    }
     int n = snprintf(out->reason, sizeof out->reason,
                      "missing op %s (%d) on %s (device type %u, %s%s%s): no native kernel for %s", name, (int)op,
                      dev->id, caps.type, caps.name, caps.arch[0] ? " " : "", caps.arch, sigbuf);
@@ -87,7 +90,7 @@ static vt_status resolve_one(vt_device *dev, vt_op op, vt_sig sig, uint32_t flag
     } else if (!cpu) {
         out->tier = VT_TIER_REFUSED;
         snprintf(tail, room, "; portable CPU tier unavailable: the cpu backend is not loaded");
-    } else if (!vt_kernel_find(cpu->iface->kernels, cpu->iface->n_kernels, op, sig)) {
+    } else if (!vt_kernel_find(cpu->kernels, cpu->n_kernels, op, sig)) {
         out->tier = VT_TIER_REFUSED;
         snprintf(tail, room, "; the portable CPU tier has no kernel for %s either", sigbuf);
     } else {

@@ -245,7 +245,7 @@ vt_status vt_op_run(vt_device *dev, vt_op op, const vt_tensor *const *in, uint32
     }
     const vt_backend_iface *f = dev->plugin->iface;
     if (r.tier == VT_TIER_NATIVE) {
-        const vt_kernel *k = vt_kernel_find(f->kernels, f->n_kernels, op, sig);
+        const vt_kernel *k = vt_kernel_find(dev->plugin->kernels, dev->plugin->n_kernels, op, sig);
         st = k->run(dev->plugin->ctx, dev->index, &args, why, sizeof why);
         if (st != VT_OK)
             return vt_set_error(st, "%s (%d) on %s failed: %s", name, (int)op, dev->id, why);
@@ -255,7 +255,7 @@ vt_status vt_op_run(vt_device *dev, vt_op op, const vt_tensor *const *in, uint32
     /* Portable CPU tier: the cpu backend's kernel on this device's pointers,
      * with the device synchronised around it. */
     vt_plugin *cpu = vt_registry_cpu(dev->reg);
-    const vt_kernel *k = vt_kernel_find(cpu->iface->kernels, cpu->iface->n_kernels, op, sig);
+    const vt_kernel *k = vt_kernel_find(cpu->kernels, cpu->n_kernels, op, sig);
     st = f->synchronize(dev->plugin->ctx, dev->index, why, sizeof why);
     if (st == VT_OK)
         st = k->run(cpu->ctx, 0, &args, why, sizeof why);

@@ -35,6 +35,9 @@ typedef struct vt_plugin {
     vt_backend_ctx *ctx;           /* plugin state from init */
     uint32_t n_devices;
     bool pending; /* discovered, not yet loaded */
+    const vt_kernel *kernels; /* the effective table: the plugin's, less VT_DISABLE_OPS */
+    uint32_t n_kernels;
+    vt_kernel *filtered;      /* owned copy when VT_DISABLE_OPS removed rows, else NULL */
 } vt_plugin;
 
 struct vt_device {
@@ -94,6 +97,10 @@ void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd);
 
 /* Write "stage NAME\n" to fd when fd >= 0. */
 void vt_plugin_stage(int fd, const char *name);
+
+/* True when VT_DISABLE_OPS hides op on backend (entries "backend:Op" or
+ * "backend:*"). */
+bool vt_op_disabled(const char *backend, uint32_t op);
 
 /* Unload a loaded candidate (fini, dlclose). */
 void vt_plugin_unload(vt_plugin *p);

@@ -26,7 +26,8 @@ typedef struct rocm_device {
     rocm_allocation *allocs;
     size_t n_allocs, cap_allocs;
     vt_backend_counters counters;
-    bool readback_probed; /* sampled-token readback probe done */
+    unsigned long long *err_word; /* device word the refusal scans report through */
+    bool readback_probed;         /* sampled-token readback probe done */
     bool readback_ok;
     char readback_reason[VT_CAPS_TEXT];
 } rocm_device;

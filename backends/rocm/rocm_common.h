@@ -29,5 +29,7 @@ extern const vt_kernel vt_rocm_kernels_nn[];
 extern const uint32_t vt_rocm_n_kernels_nn;
 extern const vt_kernel vt_rocm_kernels_quant[];
 extern const uint32_t vt_rocm_n_kernels_quant;
+extern const vt_kernel vt_rocm_kernels_select[];
+extern const uint32_t vt_rocm_n_kernels_select;
 
 #endif

@@ -10,6 +10,7 @@ static const vt_kernel_family families[] = {
     {vt_rocm_kernels_basic, &vt_rocm_n_kernels_basic},
     {vt_rocm_kernels_nn, &vt_rocm_n_kernels_nn},
     {vt_rocm_kernels_quant, &vt_rocm_n_kernels_quant},
+    {vt_rocm_kernels_select, &vt_rocm_n_kernels_select},
 };
 
 #define MAX_ROWS 1024

@@ -96,8 +96,8 @@ static vt_status k_moe_matmul(vt_backend_ctx *c, int dev, const vt_op_args *a, c
 #define Q_EACH(X)                                                                                                      \
     X(VT_Q4_0)                                                                                                         \
     X(VT_Q4_1)                                                                                                         \
-    X(VT_Q5_0) X(VT_Q5_1) X(VT_Q8_0) X(VT_Q2_K) X(VT_Q3_K) X(VT_Q4_K) X(VT_Q5_K) X(VT_Q6_K) X(VT_IQ4_NL) X(VT_IQ4_XS)  \
-        X(VT_MXFP4)
+    X(VT_Q5_0)                                                                                                         \
+    X(VT_Q5_1) X(VT_Q8_0) X(VT_Q2_K) X(VT_Q3_K) X(VT_Q4_K) X(VT_Q5_K) X(VT_Q6_K) X(VT_IQ4_NL) X(VT_IQ4_XS) X(VT_MXFP4)
 #define F_EACH(X) X(VT_F32) X(VT_F16) X(VT_BF16)
 
 #define DEQ(t)                                                                                                         \

@@ -8,6 +8,8 @@
 
 #include "vt_hip.h"
 
+#include <vt/vt_params.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -130,6 +132,38 @@ hipError_t vt_rocm_launch_matmul_q(const float *x, const void *w, uint32_t w_dty
 hipError_t vt_rocm_launch_moe_matmul(const float *x, int x_per_slot, const void *w, uint32_t w_dtype, int block_elems,
                                      int block_bytes, const int32_t *ids, float *y, int64_t T, int64_t K, int64_t m,
                                      int64_t k, hipStream_t stream);
+
+/* Selection (kernels_select.hip). */
+
+/* MoeRouter's largest expert count (per-thread arrays). */
+#define VT_ROCM_ROUTER_MAX_E 1024
+
+/* Refusal scan of rows of x: *err (initialised to all ones) receives the
+ * first offence: a NaN (row << 32 | index), or when sampling, with bit 63
+ * set, row << 34 | kind << 32 | index, kind 1 a +inf, 2 nothing finite. */
+hipError_t vt_rocm_launch_scan(const float *x, int64_t rows, int64_t n, int sampling, unsigned long long *err,
+                               hipStream_t stream);
+
+/* Argmax per row (ties to the lower index). */
+hipError_t vt_rocm_launch_argmax(const float *x, int64_t rows, int64_t n, int32_t *out, hipStream_t stream);
+
+/* Sort each row's (value, index) candidates into scratch (rows x p pairs,
+ * p a power of two >= n): value descending, ties by ascending index. */
+hipError_t vt_rocm_launch_sort_rows(const float *x, int64_t rows, int64_t n, int64_t p, void *scratch,
+                                    hipStream_t stream);
+
+/* TopK from sorted rows: the first k values and indices of each row. */
+hipError_t vt_rocm_launch_topk_out(const void *scratch, int64_t rows, int64_t p, int64_t k, float *values,
+                                   int32_t *indices, hipStream_t stream);
+
+/* Sample from sorted rows (temperature > 0); prob is rows x p doubles. */
+hipError_t vt_rocm_launch_sample(const void *scratch, int64_t rows, int64_t n, int64_t p,
+                                 const vt_params_sample *params, void *prob, int32_t *tokens, hipStream_t stream);
+
+/* MoeRouter per token (E <= VT_ROCM_ROUTER_MAX_E); bias may be NULL. */
+hipError_t vt_rocm_launch_router(const float *logits, const float *bias, int64_t T, int64_t E, int32_t k, int32_t score,
+                                 int32_t renormalize, float routed_scale, int32_t *ids, float *weights,
+                                 hipStream_t stream);
 
 #ifdef __cplusplus
 }

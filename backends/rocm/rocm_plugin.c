@@ -77,7 +77,8 @@ static vt_status rocm_init(vt_backend_ctx **out, char *why, size_t why_size)
     for (int d = 0; d < n; d++) {
         pthread_mutex_init(&c->dev[d].lock, NULL);
         if (hipSetDevice(d) == hipSuccess &&
-            hipStreamCreateWithFlags(&c->dev[d].stream, hipStreamNonBlocking) == hipSuccess)
+            hipStreamCreateWithFlags(&c->dev[d].stream, hipStreamNonBlocking) == hipSuccess &&
+            hipMalloc((void **)&c->dev[d].err_word, sizeof *c->dev[d].err_word) == hipSuccess)
             c->dev[d].stream_ok = true;
         else
             snprintf(c->dev[d].readback_reason, sizeof c->dev[d].readback_reason, "stream creation failed: %s",
@@ -96,6 +97,8 @@ static void rocm_fini(vt_backend_ctx *c)
         if (hipSetDevice(d) == hipSuccess) {
             for (size_t i = 0; i < rd->n_allocs; i++)
                 (void)hipFree(rd->allocs[i].ptr);
+            if (rd->err_word)
+                (void)hipFree(rd->err_word);
             if (rd->stream_ok)
                 (void)hipStreamDestroy(rd->stream);
         }

@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include <vt/vt_dtype.h> /* VT_HOST_DEVICE */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -97,7 +99,7 @@ typedef struct vt_params_index_select {
 
 /* The counter-based uniform of Sample: a splitmix64 chain over
  * (seed, step, row), 53 bits -> [0, 1). Identical on every backend. */
-static inline uint64_t vt_sample_mix(uint64_t z)
+static inline VT_HOST_DEVICE uint64_t vt_sample_mix(uint64_t z)
 {
     z += 0x9e3779b97f4a7c15ull;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -106,7 +108,7 @@ static inline uint64_t vt_sample_mix(uint64_t z)
 }
 
 /* Uniform in [0, 1) for (seed, step, row). */
-static inline double vt_sample_uniform(uint64_t seed, uint64_t step, uint64_t row)
+static inline VT_HOST_DEVICE double vt_sample_uniform(uint64_t seed, uint64_t step, uint64_t row)
 {
     uint64_t h = vt_sample_mix(vt_sample_mix(vt_sample_mix(seed) ^ step) ^ row);
     return (double)(h >> 11) * (1.0 / 9007199254740992.0);

@@ -92,7 +92,7 @@ static vt_status host_convert(stager *s, const char *name, uint32_t op, int src_
     if (!cpu)
         return vt_set_error(VT_E_UNSUPPORTED, "expanding '%s' from %s to %s needs the cpu backend, which is not loaded",
                             name, vt_dtype_name(src_type), vt_dtype_name(dst_type));
-    const vt_kernel *k = vt_kernel_find(cpu->iface->kernels, cpu->iface->n_kernels, op, sig);
+    const vt_kernel *k = vt_kernel_find(cpu->kernels, cpu->n_kernels, op, sig);
     if (!k) {
         char sb[64];
         return vt_set_error(VT_E_UNSUPPORTED, "expanding '%s': the cpu backend has no %s %s kernel", name,

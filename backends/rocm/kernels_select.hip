@@ -1,0 +1,301 @@
+// kernels_select.hip - selection ops of the rocm backend, matching the cpu
+// oracle's order exactly (value descending, ties to the lower index, -0 ==
+// +0): Argmax, TopK and Sample per row, MoeRouter per token, and the scan
+// that refuses NaN (and, for sampling, +inf and rows with nothing finite)
+// before anything is written. TopK and Sample sort each row's candidates
+// with a block-wide bitonic sort in device scratch.
+#include "rocm_device.h"
+#include "rocm_launch.h"
+
+#include <vt/vt_params.h>
+
+namespace {
+
+struct cand {
+    float v;
+    int32_t i;
+};
+
+__device__ inline bool before(cand a, cand b)
+{
+    return a.v > b.v || (a.v == b.v && a.i < b.i);
+}
+
+// Minimum of v over the block through shared memory (fixed order).
+__device__ inline int64_t block_min(int64_t v, int64_t *shm)
+{
+    shm[threadIdx.x] = v;
+    __syncthreads();
+    for (int s = VT_ROCM_BLOCK / 2; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s && shm[threadIdx.x + s] < shm[threadIdx.x])
+            shm[threadIdx.x] = shm[threadIdx.x + s];
+        __syncthreads();
+    }
+    int64_t r = shm[0];
+    __syncthreads();
+    return r;
+}
+
+// One block per row: the first NaN (always), and when sampling the first
+// +inf and whether the row has a finite value; the first offence of the
+// whole call wins through atomicMin on an encoded word.
+__global__ void scan_kernel(const float *x, int64_t rows, int64_t n, int sampling, unsigned long long *err)
+{
+    __shared__ int64_t shm[VT_ROCM_BLOCK];
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        int64_t first_nan = n, first_inf = n, first_finite = n;
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+            float v = x[r * n + i];
+            if (v != v && i < first_nan)
+                first_nan = i;
+            if (v == INFINITY && i < first_inf)
+                first_inf = i;
+            if (v - v == 0.0f && i < first_finite)
+                first_finite = i;
+        }
+        first_nan = block_min(first_nan, shm);
+        first_inf = block_min(first_inf, shm);
+        first_finite = block_min(first_finite, shm);
+        if (threadIdx.x == 0) {
+            unsigned long long code = ~0ull;
+            if (first_nan < n) /* NaN first, in row-major order */
+                code = ((unsigned long long)r << 32) | (unsigned long long)first_nan;
+            else if (sampling && first_inf < n)
+                code = (1ull << 63) | ((unsigned long long)r << 34) | (1ull << 32) | (unsigned long long)first_inf;
+            else if (sampling && first_finite == n)
+                code = (1ull << 63) | ((unsigned long long)r << 34) | (2ull << 32);
+            if (code != ~0ull)
+                atomicMin(err, code);
+        }
+    }
+}
+
+__global__ void argmax_kernel(const float *x, int64_t rows, int64_t n, int32_t *out)
+{
+    __shared__ float sv[VT_ROCM_BLOCK];
+    __shared__ int32_t si[VT_ROCM_BLOCK];
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        cand best = {-INFINITY, INT32_MAX};
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+            cand c = {x[r * n + i], (int32_t)i};
+            if (best.i == INT32_MAX || before(c, best))
+                best = c;
+        }
+        sv[threadIdx.x] = best.v;
+        si[threadIdx.x] = best.i;
+        __syncthreads();
+        for (int s = VT_ROCM_BLOCK / 2; s > 0; s >>= 1) {
+            if ((int)threadIdx.x < s) {
+                cand a = {sv[threadIdx.x], si[threadIdx.x]}, b = {sv[threadIdx.x + s], si[threadIdx.x + s]};
+                if (b.i != INT32_MAX && (a.i == INT32_MAX || before(b, a))) {
+                    sv[threadIdx.x] = b.v;
+                    si[threadIdx.x] = b.i;
+                }
+            }
+            __syncthreads();
+        }
+        if (threadIdx.x == 0)
+            out[r] = si[0];
+        __syncthreads();
+    }
+}
+
+// Bitonic sort of each row's candidates (padded to p, a power of two, with
+// entries that come after every real one), one block per row.
+__global__ void sort_kernel(const float *x, int64_t rows, int64_t n, int64_t p, cand *scratch)
+{
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        cand *c = scratch + r * p;
+        for (int64_t i = threadIdx.x; i < p; i += blockDim.x)
+            c[i] = i < n ? cand{x[r * n + i], (int32_t)i} : cand{-INFINITY, INT32_MAX};
+        __syncthreads();
+        for (int64_t size = 2; size <= p; size <<= 1)
+            for (int64_t stride = size >> 1; stride > 0; stride >>= 1) {
+                for (int64_t i = threadIdx.x; i < p; i += blockDim.x) {
+                    int64_t j = i ^ stride;
+                    if (j > i) {
+                        bool ascending_block = (i & size) == 0; // "before" order in this block
+                        cand a = c[i], b = c[j];
+                        bool swap = ascending_block ? before(b, a) : before(a, b);
+                        if (swap) {
+                            c[i] = b;
+                            c[j] = a;
+                        }
+                    }
+                }
+                __syncthreads();
+            }
+        __syncthreads();
+    }
+}
+
+__global__ void topk_out_kernel(const cand *scratch, int64_t rows, int64_t p, int64_t k, float *values,
+                                int32_t *indices)
+{
+    int64_t total = rows * k, stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
+        cand c = scratch[(e / k) * p + e % k];
+        values[e] = c.v;
+        indices[e] = c.i;
+    }
+}
+
+// Sample (vt_params.h) on sorted candidates: one thread per row, the cpu
+// oracle's double-precision sums in candidate order.
+__global__ void sample_kernel(const cand *scratch, int64_t rows, int64_t n, int64_t p, vt_params_sample sp,
+                              double *prob, int32_t *tokens)
+{
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += stride) {
+        const cand *c = scratch + r * p;
+        double *pr = prob + r * p;
+        int64_t k = sp.top_k > 0 && sp.top_k < n ? sp.top_k : n;
+        double lmax = c[0].v, temp = sp.temperature, z = 0.0;
+        for (int64_t i = 0; i < k; i++) {
+            pr[i] = exp(((double)c[i].v - lmax) / temp);
+            z += pr[i];
+        }
+        int64_t m = k;
+        double run = 0.0;
+        for (int64_t i = 0; i < k; i++) {
+            run += pr[i];
+            if (run / z >= (double)sp.top_p) {
+                m = i + 1;
+                break;
+            }
+        }
+        double total = 0.0;
+        for (int64_t i = 0; i < m; i++)
+            total += pr[i];
+        double u = vt_sample_uniform(sp.seed, sp.step, (uint64_t)r);
+        int32_t token = c[m - 1].i;
+        run = 0.0;
+        for (int64_t i = 0; i < m; i++) {
+            run += pr[i];
+            if (run / total > u) {
+                token = c[i].i;
+                break;
+            }
+        }
+        tokens[r] = token;
+    }
+}
+
+// MoeRouter (op 22): one thread per token, the oracle's order of sums.
+__global__ void router_kernel(const float *logits, const float *bias, int64_t T, int64_t E, int32_t k, int32_t score,
+                              int32_t renorm, float routed_scale, int32_t *ids, float *weights)
+{
+    float sc[VT_ROCM_ROUTER_MAX_E], key[VT_ROCM_ROUTER_MAX_E];
+    unsigned char taken[VT_ROCM_ROUTER_MAX_E];
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < T; t += stride) {
+        const float *l = logits + t * E;
+        if (score == 0) {
+            float mx = l[0];
+            for (int64_t e = 1; e < E; e++)
+                if (l[e] > mx)
+                    mx = l[e];
+            float sum = 0.0f;
+            for (int64_t e = 0; e < E; e++) {
+                sc[e] = expf(l[e] - mx);
+                sum += sc[e];
+            }
+            for (int64_t e = 0; e < E; e++)
+                sc[e] = sc[e] / sum;
+        } else {
+            for (int64_t e = 0; e < E; e++)
+                sc[e] = 1.0f / (1.0f + expf(-l[e]));
+        }
+        for (int64_t e = 0; e < E; e++) {
+            key[e] = bias ? sc[e] + bias[e] : sc[e];
+            taken[e] = 0;
+        }
+        int32_t *id = ids + t * k;
+        float *w = weights + t * k;
+        for (int32_t i = 0; i < k; i++) {
+            int64_t best = -1;
+            for (int64_t e = 0; e < E; e++)
+                if (!taken[e] && (best < 0 || key[e] > key[best]))
+                    best = e;
+            taken[best] = 1;
+            id[i] = (int32_t)best;
+            w[i] = sc[best];
+        }
+        if (renorm) {
+            float sum = 0.0f;
+            for (int32_t i = 0; i < k; i++)
+                sum += w[i];
+            float denom = sum > 0x1p-14f ? sum : 0x1p-14f;
+            for (int32_t i = 0; i < k; i++)
+                w[i] = w[i] / denom;
+        }
+        for (int32_t i = 0; i < k; i++)
+            w[i] = w[i] * routed_scale;
+    }
+}
+
+unsigned row_blocks(int64_t rows)
+{
+    return (unsigned)(rows < 65535 ? (rows > 0 ? rows : 1) : 65535);
+}
+
+} // namespace
+
+extern "C" hipError_t vt_rocm_launch_scan(const float *x, int64_t rows, int64_t n, int sampling,
+                                          unsigned long long *err, hipStream_t stream)
+{
+    if (rows <= 0 || n <= 0)
+        return hipSuccess;
+    hipLaunchKernelGGL(scan_kernel, dim3(row_blocks(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, sampling, err);
+    return hipGetLastError();
+}
+
+extern "C" hipError_t vt_rocm_launch_argmax(const float *x, int64_t rows, int64_t n, int32_t *out, hipStream_t stream)
+{
+    if (rows <= 0 || n <= 0)
+        return hipSuccess;
+    hipLaunchKernelGGL(argmax_kernel, dim3(row_blocks(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, out);
+    return hipGetLastError();
+}
+
+extern "C" hipError_t vt_rocm_launch_sort_rows(const float *x, int64_t rows, int64_t n, int64_t p, void *scratch,
+                                               hipStream_t stream)
+{
+    if (rows <= 0 || n <= 0)
+        return hipSuccess;
+    hipLaunchKernelGGL(sort_kernel, dim3(row_blocks(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, p,
+                       (cand *)scratch);
+    return hipGetLastError();
+}
+
+extern "C" hipError_t vt_rocm_launch_topk_out(const void *scratch, int64_t rows, int64_t p, int64_t k, float *values,
+                                              int32_t *indices, hipStream_t stream)
+{
+    if (rows <= 0 || k <= 0)
+        return hipSuccess;
+    hipLaunchKernelGGL(topk_out_kernel, dim3(vt_grid_for(rows * k, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream,
+                       (const cand *)scratch, rows, p, k, values, indices);
+    return hipGetLastError();
+}
+
+extern "C" hipError_t vt_rocm_launch_sample(const void *scratch, int64_t rows, int64_t n, int64_t p,
+                                            const vt_params_sample *sp, void *prob, int32_t *tokens,
+                                            hipStream_t stream)
+{
+    if (rows <= 0)
+        return hipSuccess;
+    hipLaunchKernelGGL(sample_kernel, dim3(vt_grid_for(rows, 64)), dim3(64), 0, stream, (const cand *)scratch, rows, n,
+                       p, *sp, (double *)prob, tokens);
+    return hipGetLastError();
+}
+
+extern "C" hipError_t vt_rocm_launch_router(const float *logits, const float *bias, int64_t T, int64_t E, int32_t k,
+                                            int32_t score, int32_t renormalize, float routed_scale, int32_t *ids,
+                                            float *weights, hipStream_t stream)
+{
+    if (T <= 0)
+        return hipSuccess;
+    hipLaunchKernelGGL(router_kernel, dim3(vt_grid_for(T, 64)), dim3(64), 0, stream, logits, bias, T, E, k, score,
+                       renormalize, routed_scale, ids, weights);
+    return hipGetLastError();
+}
