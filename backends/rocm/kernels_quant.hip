@@ -41,10 +41,13 @@ __device__ inline float q_row_dot(const float *x, const uint8_t *w, int64_t k, i
     for (int64_t u = lane; u < units; u += 32) {
         const uint8_t *blk = w + (u / subs) * bb;
         const int j0 = (int)(u % subs) * 32;
-        const float *xu = x + u * 32;
-#pragma unroll 8
-        for (int l = 0; l < 32; l++)
-            acc += xu[l] * vt_q_value(DT, blk, j0 + l);
+        const float4 *xu = (const float4 *)(x + u * 32); /* x rows are 16-byte aligned (launcher) */
+#pragma unroll
+        for (int l = 0; l < 32; l += 4) {
+            const float4 xv = xu[l / 4];
+            acc += xv.x * vt_q_value(DT, blk, j0 + l) + xv.y * vt_q_value(DT, blk, j0 + l + 1) +
+                   xv.z * vt_q_value(DT, blk, j0 + l + 2) + xv.w * vt_q_value(DT, blk, j0 + l + 3);
+        }
     }
     for (int s = 16; s > 0; s >>= 1)
         acc += __shfl_xor(acc, s, 32);
@@ -157,7 +160,7 @@ extern "C" hipError_t vt_rocm_launch_matmul_q(const float *x, const void *w, uin
     if (n <= 0 || m <= 0)
         return hipSuccess;
     const unsigned grid = out_grid((n * m + VT_ROCM_BLOCK / 32 - 1) / (VT_ROCM_BLOCK / 32));
-    switch (w_dtype) {
+    switch ((uintptr_t)x % 16 == 0 ? w_dtype : 0) {
 #define VT_ROCM_MATMUL_Q(DT)                                                                                           \
     case DT:                                                                                                           \
         hipLaunchKernelGGL(matmul_q_rows_kernel<DT>, dim3(grid), dim3(VT_ROCM_BLOCK), 0, stream, x,                    \
@@ -178,7 +181,7 @@ extern "C" hipError_t vt_rocm_launch_moe_matmul(const float *x, int x_per_slot, 
     if (T <= 0 || K <= 0 || m <= 0)
         return hipSuccess;
     const unsigned grid = out_grid((T * K * m + VT_ROCM_BLOCK / 32 - 1) / (VT_ROCM_BLOCK / 32));
-    switch (w_dtype) {
+    switch ((uintptr_t)x % 16 == 0 ? w_dtype : 0) {
 #define VT_ROCM_MOE_Q(DT)                                                                                              \
     case DT:                                                                                                           \
         hipLaunchKernelGGL(moe_matmul_q_rows_kernel<DT>, dim3(grid), dim3(VT_ROCM_BLOCK), 0, stream, x, x_per_slot,    \

@@ -28,16 +28,19 @@ __device__ inline int vt_q_nib(const uint8_t *qs, int l)
     return l < 16 ? qs[l] & 0xF : qs[l - 16] >> 4;
 }
 
+/* The code books in constant memory (a local array would live on the stack). */
+static __constant__ int8_t vt_q_iq4nl_book[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                                  1,    13,   25,  38,  53,  69,  89,  113};
+static __constant__ int8_t vt_q_fp4x2_book[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
 __device__ inline float vt_q_iq4nl(int n)
 {
-    const int8_t book[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
-    return (float)book[n];
+    return (float)vt_q_iq4nl_book[n];
 }
 
 __device__ inline float vt_q_fp4x2(int n)
 {
-    const int8_t book[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
-    return (float)book[n];
+    return (float)vt_q_fp4x2_book[n];
 }
 
 /* Scale and min (6 bits) of group j of Q4_K/Q5_K's 12 scale bytes. */

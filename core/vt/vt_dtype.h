@@ -98,26 +98,20 @@ bool vt_dtype_tensor_bytes(int id, uint32_t ndim, const int64_t *shape, uint64_t
 /* IEEE half -> float, exact. */
 static inline VT_HOST_DEVICE float vt_f16_to_f32(uint16_t h)
 {
+    /* Normal halves rebias the exponent by 127 - 15 in one add; subnormals
+     * are man * 2^-24, a normal float, exact without a loop or a denormal
+     * intermediate (so flush-to-zero modes cannot touch it). */
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu;
-    uint32_t man = h & 0x3ffu;
+    uint32_t exp = h & 0x7c00u;
     uint32_t bits;
-    if (exp == 0) {
-        if (man == 0) {
-            bits = sign;
-        } else { /* subnormal: normalise */
-            exp = 127 - 15 + 1;
-            while (!(man & 0x400u)) {
-                man <<= 1;
-                exp--;
-            }
-            man &= 0x3ffu;
-            bits = sign | (exp << 23) | (man << 13);
-        }
-    } else if (exp == 0x1f) {
-        bits = sign | 0x7f800000u | (man << 13);
+    if (exp == 0x7c00u) {
+        bits = sign | 0x7f800000u | ((uint32_t)(h & 0x3ffu) << 13);
+    } else if (exp != 0) {
+        bits = sign | (((uint32_t)(h & 0x7fffu) << 13) + 0x38000000u);
     } else {
-        bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+        float f = (float)(h & 0x3ffu) * 5.9604644775390625e-8f; /* 2^-24 */
+        memcpy(&bits, &f, sizeof bits);
+        bits |= sign;
     }
     float f;
     memcpy(&f, &bits, sizeof f);
