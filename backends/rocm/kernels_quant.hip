@@ -27,6 +27,76 @@ __global__ void get_rows_kernel(const void *table, uint32_t tt, int be, int bb, 
     }
 }
 
+// x[0..32) of sub-block sub of the block at blk, dotted with its 32 decoded
+// weights. The common decode-bound formats take their scales out of the
+// sum (d * sum(x * code), as ggml does: the same values, summed in another
+// order, within SPEC 7's MatMul tolerance); the rest decode element by
+// element with vt_q_value.
+template <uint32_t DT> __device__ inline float q_unit_dot(const uint8_t *blk, int sub, const float *x)
+{
+    const float4 *x4 = (const float4 *)x; /* 16-byte aligned: the launcher checks */
+    float xs[32];
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const float4 v = x4[i];
+        xs[4 * i] = v.x;
+        xs[4 * i + 1] = v.y;
+        xs[4 * i + 2] = v.z;
+        xs[4 * i + 3] = v.w;
+    }
+    float acc = 0.0f;
+    if (DT == 2 || DT == 20) { /* q4_0, iq4_nl: d, then 16 bytes of nibbles */
+        const uint8_t *qs = blk + 2;
+#pragma unroll
+        for (int l = 0; l < 16; l++) {
+            const int lo = qs[l] & 0xF, hi = qs[l] >> 4;
+            if (DT == 2)
+                acc += xs[l] * (float)(lo - 8) + xs[l + 16] * (float)(hi - 8);
+            else
+                acc += xs[l] * vt_q_iq4nl(lo) + xs[l + 16] * vt_q_iq4nl(hi);
+        }
+        return vt_q_half(blk) * acc;
+    }
+    if (DT == 8) { /* q8_0: d, then 32 signed bytes */
+#pragma unroll
+        for (int l = 0; l < 32; l++)
+            acc += xs[l] * (float)(int8_t)blk[2 + l];
+        return vt_q_half(blk) * acc;
+    }
+    if (DT == 12) { /* q4_k: x = d*sc*c - dmin*mn over each 32 */
+        int sc, mn;
+        vt_q_k4_scale_min(blk + 4, sub, &sc, &mn);
+        const uint8_t *q = blk + 16 + 32 * (sub >> 1);
+        const int shift = 4 * (sub & 1);
+        float xsum = 0.0f;
+#pragma unroll
+        for (int l = 0; l < 32; l++) {
+            acc += xs[l] * (float)((q[l] >> shift) & 0xF);
+            xsum += xs[l];
+        }
+        return vt_q_half(blk) * (float)sc * acc - vt_q_half(blk + 2) * (float)mn * xsum;
+    }
+    if (DT == 14) { /* q6_k: two signed scales per 32, codes 6 bits minus 32 */
+        const int h = sub >> 2, r = sub & 3;
+        const uint8_t *ql = blk + 64 * h + 32 * (r & 1), *qh = blk + 128 + 32 * h;
+        const int8_t *scales = (const int8_t *)(blk + 192) + 8 * h + 2 * r;
+        const int lshift = r >= 2 ? 4 : 0;
+        float half_acc[2] = {0.0f, 0.0f};
+#pragma unroll
+        for (int l = 0; l < 32; l++) {
+            const int c = ((ql[l] >> lshift) & 0xF) | (((qh[l] >> (2 * r)) & 3) << 4);
+            half_acc[l >> 4] += xs[l] * (float)(c - 32);
+        }
+        return vt_q_half(blk + 208) * ((float)scales[0] * half_acc[0] + (float)scales[1] * half_acc[1]);
+    }
+    if (DT != 2 && DT != 20 && DT != 8 && DT != 12 && DT != 14) {
+#pragma unroll
+        for (int l = 0; l < 32; l++)
+            acc += xs[l] * vt_q_value(DT, blk, sub * 32 + l);
+    }
+    return acc;
+}
+
 // The dot of a row x[0..k) with one block-format weight row w (k / be
 // blocks of bb bytes), by a group of 32 lanes: lane l takes the 32-element
 // sub-blocks l, l + 32, ...; the partial sums then meet over a fixed xor
@@ -38,17 +108,8 @@ __device__ inline float q_row_dot(const float *x, const uint8_t *w, int64_t k, i
     const int subs = be / 32;
     const int64_t units = k / 32;
     float acc = 0.0f;
-    for (int64_t u = lane; u < units; u += 32) {
-        const uint8_t *blk = w + (u / subs) * bb;
-        const int j0 = (int)(u % subs) * 32;
-        const float4 *xu = (const float4 *)(x + u * 32); /* x rows are 16-byte aligned (launcher) */
-#pragma unroll
-        for (int l = 0; l < 32; l += 4) {
-            const float4 xv = xu[l / 4];
-            acc += xv.x * vt_q_value(DT, blk, j0 + l) + xv.y * vt_q_value(DT, blk, j0 + l + 1) +
-                   xv.z * vt_q_value(DT, blk, j0 + l + 2) + xv.w * vt_q_value(DT, blk, j0 + l + 3);
-        }
-    }
+    for (int64_t u = lane; u < units; u += 32)
+        acc += q_unit_dot<DT>(w + (u / subs) * bb, (int)(u % subs), x + u * 32);
     for (int s = 16; s > 0; s >>= 1)
         acc += __shfl_xor(acc, s, 32);
     return acc;
