@@ -28,19 +28,26 @@ __device__ inline int vt_q_nib(const uint8_t *qs, int l)
     return l < 16 ? qs[l] & 0xF : qs[l - 16] >> 4;
 }
 
-/* The code books in constant memory (a local array would live on the stack). */
-static __constant__ int8_t vt_q_iq4nl_book[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                                  1,    13,   25,  38,  53,  69,  89,  113};
-static __constant__ int8_t vt_q_fp4x2_book[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
-
-__device__ inline float vt_q_iq4nl(int n)
+/* Signed byte n (0..15) of a 16-entry code book packed little-endian in two
+ * words: the book stays in registers (a table in memory would serialise
+ * lanes that index it differently). */
+__device__ inline float vt_q_book(uint64_t lo, uint64_t hi, int n)
 {
-    return (float)vt_q_iq4nl_book[n];
+    const uint64_t word = n < 8 ? lo : hi;
+    return (float)(int8_t)(uint8_t)(word >> (8 * (n & 7)));
 }
 
+/* IQ4_NL's code book: -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25,
+ * 38, 53, 69, 89, 113. */
+__device__ inline float vt_q_iq4nl(int n)
+{
+    return vt_q_book(0xf6eaddcfbfad9881ull, 0x7159453526190d01ull, n);
+}
+
+/* MXFP4's E2M1 values, doubled: 0, 1, 2, 3, 4, 6, 8, 12, then negated. */
 __device__ inline float vt_q_fp4x2(int n)
 {
-    return (float)vt_q_fp4x2_book[n];
+    return vt_q_book(0x0c08060403020100ull, 0xf4f8fafcfdfeff00ull, n);
 }
 
 /* Scale and min (6 bits) of group j of Q4_K/Q5_K's 12 scale bytes. */
