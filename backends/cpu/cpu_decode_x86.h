@@ -94,6 +94,19 @@ VT_X86_FN __m256 x86_factor(const float *a, int k)
     return _mm256_broadcast_ss(a + 8 * k);
 }
 
+/* True for the formats whose one factor is the f16 d at byte 0 of the
+ * block (Q4_0, Q5_0, Q8_0, IQ4_NL). */
+VT_X86_FN int x86_d_only(uint32_t wtype)
+{
+    return wtype == VT_Q4_0 || wtype == VT_Q5_0 || wtype == VT_Q8_0 || wtype == VT_IQ4_NL;
+}
+
+/* The f16 at p as f32 (exact) in all lanes. */
+VT_X86_FN __m256 x86_half_all(const uint8_t *p)
+{
+    return _mm256_cvtph_ps(_mm_set1_epi16((short)x86_u16(p)));
+}
+
 /* Integer lanes to exact f32. */
 VT_X86_FN __m256 x86_f32(__m256i q)
 {

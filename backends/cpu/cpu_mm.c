@@ -100,8 +100,10 @@ void vt_cpu_mm_run(vt_backend_ctx *ctx, const vt_cpu_mm *p)
     int64_t threads = vt_cpu_pool_size(ctx->pool);
     if (threads > j.units / min_units)
         threads = j.units / min_units > 0 ? j.units / min_units : 1;
-    /* about 8 chunks per thread */
-    j.chunk = j.units / (threads * 8);
+    /* about 64 chunks per thread: a thread that finishes while another
+     * still runs its last chunk waits at most ~1/64 of the op (a decode
+     * MatMul's chunk is a few 8-row units, long enough to stream) */
+    j.chunk = j.units / (threads * 64);
     j.chunk = j.chunk < min_units ? min_units : j.chunk;
     atomic_init(&j.next, 0);
     vt_cpu_parallel(ctx->pool, threads, 1, mm_worker, &j);

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "cpu_backend.h"
 #include "cpu_dot.h"
@@ -55,6 +56,25 @@ static vt_status cpu_probe(vt_backend_ctx *ctx, int dev, vt_device_caps *caps, c
     return vt_cpu_probe(caps, why, why_size);
 }
 
+/* Ask for transparent huge pages over the whole 2 MiB pages inside a large
+ * buffer (weights): a decode MatMul streams them once per token, and with
+ * 4 KiB pages every 4 KiB of each row in flight costs a TLB miss. Advice
+ * only; where the kernel has no THP nothing changes. */
+static void advise_huge(void *base, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (bytes < 2 * huge)
+        return;
+    uintptr_t lo = ((uintptr_t)base + huge - 1) & ~(huge - 1), hi = ((uintptr_t)base + bytes) & ~(huge - 1);
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)base;
+    (void)bytes;
+#endif
+}
+
 static vt_status cpu_alloc(vt_backend_ctx *ctx, int dev, uint64_t bytes, void **ptr, char *why, size_t why_size)
 {
     (void)dev;
@@ -66,6 +86,7 @@ static vt_status cpu_alloc(vt_backend_ctx *ctx, int dev, uint64_t bytes, void **
     unsigned char *base = aligned_alloc(VT_CPU_ALIGNMENT, (size_t)padded + VT_CPU_ALIGNMENT);
     if (!base)
         return vt_why(VT_E_DEVICE_OOM, why, why_size, "aligned_alloc of %llu bytes failed", (unsigned long long)padded);
+    advise_huge(base, (size_t)padded + VT_CPU_ALIGNMENT);
     memcpy(base, &padded, sizeof padded);
     *ptr = base + VT_CPU_ALIGNMENT;
     atomic_fetch_add(&ctx->allocs, 1);

@@ -66,13 +66,19 @@ VT_X86_FN void x86_tile_q(vt_cpu_tile *t, const uint32_t wtype, const int NW, co
             acc[r][i] = _mm256_setzero_ps();
     const int64_t nblocks = t->k / ((int64_t)G * VT_CPU_GROUP);
     const size_t bb = t->block_bytes;
-    /* Software prefetch of each row X86_PREFETCH bytes ahead: the hardware
-     * streamers lose track of rows whose blocks are read out of address
-     * order (Q6_K reads its scales at the end of the block first). */
+    /* Software prefetch of each super-block row X86_PREFETCH bytes ahead:
+     * the hardware streamers lose track of rows whose blocks are read out
+     * of address order (Q6_K reads its scales at the end of the block
+     * first). The 32-element formats are read in address order, which the
+     * streamers follow; a prefetch per small block would cost more issue
+     * slots than it saves. */
     const int64_t pf = (X86_PREFETCH + (int64_t)bb - 1) / (int64_t)bb;
+    /* Formats whose only factor is the f16 at the block's start convert it
+     * next to its use; the others go through the prepared table. */
+    const int row_d = x86_d_only(wtype);
     for (int64_t b = 0; b < nblocks; b++) {
         const size_t boff = (size_t)b * bb;
-        if (b + pf < nblocks)
+        if (G > 1 && b + pf < nblocks)
             for (int i = 0; i < NW; i++)
                 for (size_t o = 0; o < bb; o += 64)
                     _mm_prefetch((const char *)(w[i] + boff + (size_t)pf * bb + o), _MM_HINT_T0);
@@ -80,7 +86,7 @@ VT_X86_FN void x86_tile_q(vt_cpu_tile *t, const uint32_t wtype, const int NW, co
 #pragma GCC unroll 8
             for (int i = 0; i < NW; i++)
                 x86_prep_block(wtype, w[i] + boff, tab[i]);
-        } else {
+        } else if (!row_d) {
             x86_prep_rows(wtype, w, boff, NW, tab[0]);
         }
         for (int s = 0; s < G; s++) {
@@ -124,6 +130,7 @@ VT_X86_FN void x86_tile_q(vt_cpu_tile *t, const uint32_t wtype, const int NW, co
                 const float *a = G > 1 ? tp + 32 * i + s : tp + i;
                 __m256 c[4];
                 x86_codes(wtype, bp, s, c);
+                const __m256 d = row_d ? x86_half_all(bp) : _mm256_setzero_ps();
 #pragma GCC unroll 4
                 for (int r = 0; r < NX; r++) {
 #pragma GCC unroll 2
@@ -135,7 +142,7 @@ VT_X86_FN void x86_tile_q(vt_cpu_tile *t, const uint32_t wtype, const int NW, co
 #pragma GCC unroll 4
                         for (int u = u0 + 1; u < u1; u++)
                             p = _mm256_fmadd_ps(c[u], _mm256_loadu_ps(xp[r] + 8 * u), p);
-                        acc[r][i] = _mm256_fmadd_ps(x86_factor(a, 2 * q), p, acc[r][i]);
+                        acc[r][i] = _mm256_fmadd_ps(row_d ? d : x86_factor(a, 2 * q), p, acc[r][i]);
                         if (A == VT_CPU_MIN)
                             acc[r][i] = _mm256_fmadd_ps(x86_factor(a, 2 * q + 1), xs[r][q], acc[r][i]);
                     }
