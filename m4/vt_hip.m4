@@ -94,7 +94,20 @@ AC_DEFUN([VT_CHECK_HIP], [
   AS_IF([test -z "$HIP_PLATFORM" && { test "x$vt_hip_platform" = xnvidia || test "x$vt_hip_platform" = xauto; }], [
     AS_IF([test -z "$vt_cuda"], [
       AC_PATH_PROG([vt_nvcc_path], [nvcc], [], [$PATH:/usr/local/cuda/bin])
-      AS_IF([test -n "$vt_nvcc_path"], [vt_cuda=`dirname "$vt_nvcc_path"`; vt_cuda=`dirname "$vt_cuda"`])
+      dnl nvcc on PATH may be a wrapper script or a link (/usr/local/bin/nvcc
+      dnl exec'ing /usr/local/cuda-13.0/bin/nvcc): ask nvcc for its own root
+      dnl (TOP in --dryrun), then try the resolved link, then the parent of bin/.
+      AS_IF([test -n "$vt_nvcc_path"], [
+        AC_MSG_CHECKING([for the CUDA toolkit root of $vt_nvcc_path])
+        vt_cand=`echo | "$vt_nvcc_path" --dryrun -x cu -c - -o /dev/null 2>&1 | sed -n 's/^#\$ TOP=//p' | head -n 1`
+        vt_real=`readlink -f "$vt_nvcc_path" 2>/dev/null`
+        for c in "$vt_cand" "${vt_real:+`dirname "$vt_real"`/..}" "`dirname "$vt_nvcc_path"`/.."; do
+          AS_IF([test -n "$c" && test -x "$c/bin/nvcc" && test -f "$c/include/cuda_runtime_api.h"],
+            [vt_cuda=`cd "$c" && pwd -P`; break])
+        done
+        AS_IF([test -z "$vt_cuda"], [vt_cuda=`dirname "$vt_nvcc_path"`; vt_cuda=`dirname "$vt_cuda"`])
+        AC_MSG_RESULT([$vt_cuda])
+      ])
     ])
     vt_nv_ok=yes
     AS_IF([test -z "$vt_cuda" || test ! -x "$vt_cuda/bin/nvcc"],
