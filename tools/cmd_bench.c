@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_baseline.h"
 #include "vtctl.h"
 
 #define MIB            (1024.0 * 1024.0)
@@ -276,10 +277,24 @@ static int64_t distinct_ids(const int32_t *ids, int64_t n, int64_t limit)
 }
 
 /* Run one case: allocate the rotating sets, warm up, time. */
+/* Whether `--baseline` has a baseline for case c: a decode MatMul (one
+ * activation row) of a format bench_baseline.h computes. */
+static bool baseline_fits(const bench_case *c)
+{
+    return c->spec->op == VT_OP_MATMUL && key(c, "n") == 1 && bench_baseline_supports(c->wtype);
+}
+
+/* Time case c on dev into r; with br non-NULL (and baseline_fits(c)) also
+ * time the baseline on the same bytes into br, after vt's buffers are
+ * freed. */
 static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, uint64_t working, uint64_t free_mem,
-                     bench_result *r)
+                     bench_result *r, bench_baseline_result *br)
 {
     memset(r, 0, sizeof *r);
+    if (br) {
+        memset(br, 0, sizeof *br);
+        snprintf(br->error, sizeof br->error, "not measured");
+    }
     case_plan p;
     if (!plan_case(c, &p, r->error, sizeof r->error)) {
         r->status = VT_E_SHAPE;
@@ -341,12 +356,26 @@ static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, 
         r->reps = reps;
         r->bytes = p.bytes;
     }
+    float *vt_out = NULL;
+    if (br && st == VT_OK && baseline_fits(c)) {
+        /* every set holds the same bytes: set 0's output is the result */
+        vt_out = malloc((size_t)out_bytes);
+        if (!vt_out || vt_tensor_read(out[0][0], vt_out, (size_t)out_bytes) != VT_OK) {
+            snprintf(br->error, sizeof br->error, "cannot read vt's result back: %s", vt_last_error());
+            free(vt_out);
+            vt_out = NULL;
+        }
+    }
     for (int s = 0; s < sets; s++) {
         for (int i = 0; i < 3; i++)
             vt_tensor_destroy(in[s][i]);
         vt_tensor_destroy(out[s][0]);
     }
     vt_tensor_destroy(fence);
+    if (vt_out)
+        bench_baseline_matmul(c->wtype, host[1], key(c, "m"), key(c, "k"), host[0], vt_out, sets, reps, warmup,
+                              bench_baseline_threads(), br);
+    free(vt_out);
     for (int i = 0; i < 3; i++)
         free(host[i]);
     free(t);
@@ -410,7 +439,7 @@ static bool wtype_fits(vt_op op, vt_dtype t)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: vtctl bench [--backend B[:DEV]] [--op NAME] [--shape k=v,...] [--wtype T[,T...]]\n"
-               "                   [--reps N] [--warmup N] [--json]\n"
+               "                   [--reps N] [--warmup N] [--baseline] [--json]\n"
                "ops and shape keys (defaults):\n");
     for (size_t i = 0; i < N_SPECS; i++) {
         char shape[128];
@@ -420,10 +449,43 @@ static void usage(FILE *f)
         shape_text(&c, shape, sizeof shape);
         fprintf(f, "  %-16s %-34s wtypes %s\n", vt_op_name(specs[i].op), shape, specs[i].default_wtypes);
     }
-    fprintf(f, "without --op: MatMul decode for each of its default wtypes\n");
+    fprintf(f, "without --op: MatMul decode for each of its default wtypes\n"
+               "--baseline (cpu backend): after each decode MatMul of q4_0 or q8_0, the same MatMul on the same\n"
+               "  bytes and threads with x quantized to int8 per 32 elements (llama.cpp's ggml CPU method; about\n"
+               "  1e-2 error, outside SPEC 7, so a yardstick, not vt), and vt's time over the baseline's\n");
 }
 
-static void json_result(json_writer *w, const bench_case *c, const bench_result *r, double copy_gbps)
+/* The "baseline" member of a JSON result row. */
+static void json_baseline(json_writer *w, const bench_result *r, const bench_baseline_result *br)
+{
+    jw_key(w, "baseline");
+    jw_object_begin(w);
+    jw_key(w, "method");
+    jw_string(w, "int8 activations per 32-element block (llama.cpp's ggml CPU method), not vt");
+    jw_key(w, "status");
+    jw_string(w, br->ok ? "ok" : "failed");
+    if (!br->ok) {
+        jw_key(w, "error");
+        jw_string(w, br->error);
+    } else {
+        jw_key(w, "median_us");
+        jw_double(w, br->median_us);
+        jw_key(w, "min_us");
+        jw_double(w, br->min_us);
+        jw_key(w, "rel_err_vs_vt");
+        jw_double(w, br->rel_err);
+        jw_key(w, "path");
+        jw_string(w, br->path);
+        jw_key(w, "threads");
+        jw_int(w, br->threads);
+        jw_key(w, "vt_over_baseline");
+        jw_double(w, r->status == VT_OK ? r->median_us / br->median_us : 0.0);
+    }
+    jw_object_end(w);
+}
+
+static void json_result(json_writer *w, const bench_case *c, const bench_result *r, double copy_gbps,
+                        const bench_baseline_result *br)
 {
     char shape[128];
     shape_text(c, shape, sizeof shape);
@@ -463,7 +525,27 @@ static void json_result(json_writer *w, const bench_case *c, const bench_result 
         jw_key(w, "copy_share");
         jw_double(w, copy_gbps > 0 ? gbps / copy_gbps : 0.0);
     }
+    if (br)
+        json_baseline(w, r, br);
     jw_object_end(w);
+}
+
+/* The baseline's row under vt's row of the same case. */
+static void text_baseline(const bench_case *c, const bench_result *r, const bench_baseline_result *br,
+                          double copy_gbps)
+{
+    char shape[128];
+    shape_text(c, shape, sizeof shape);
+    if (!br->ok) {
+        printf("  %-16s %-7s %-28s failed: %s\n", "int8-x baseline", vt_dtype_name((int)c->wtype), shape, br->error);
+        return;
+    }
+    double gbps = r->bytes / br->median_us * 1e-3;
+    printf("  %-16s %-7s %-28s %10.1f %10.1f %9.1f %7.2f %6.0f%% %4d  vt/baseline %.2f (error vs vt %.1e; %s, %d "
+           "threads)\n",
+           "int8-x baseline", vt_dtype_name((int)c->wtype), shape, br->median_us, br->min_us, r->bytes / MIB, gbps,
+           copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, r->sets, r->status == VT_OK ? r->median_us / br->median_us : 0.0,
+           br->rel_err, br->path, br->threads);
 }
 
 static void text_result(const bench_case *c, const bench_result *r, double copy_gbps)
@@ -490,9 +572,10 @@ int vtctl_cmd_bench(int argc, char **argv)
                                          {"wtype", required_argument, NULL, 'w'},
                                          {"reps", required_argument, NULL, 'r'},
                                          {"warmup", required_argument, NULL, 'u'},
+                                         {"baseline", no_argument, NULL, 'B'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
-    bool json = false;
+    bool json = false, baseline = false;
     const char *backend = "cpu", *op_name = NULL, *shape = NULL, *wtypes = NULL;
     int reps = 21, warmup = 3, c;
     optind = 1;
@@ -501,6 +584,7 @@ int vtctl_cmd_bench(int argc, char **argv)
         char *end = NULL;
         switch (c) {
         case 'j': json = true; break;
+        case 'B': baseline = true; break;
         case 'b': backend = optarg; break;
         case 'o': op_name = optarg; break;
         case 's': shape = optarg; break;
@@ -569,6 +653,13 @@ int vtctl_cmd_bench(int argc, char **argv)
         vt_registry_close(reg);
         return VTCTL_EXIT_REFUSED;
     }
+    if (baseline && strncmp(vt_device_id(dev), "cpu:", 4) != 0) {
+        fprintf(stderr, "vtctl bench: --baseline times a CPU method on this host; it compares with the cpu backend, "
+                        "not %s\n",
+                vt_device_id(dev));
+        vt_registry_close(reg);
+        return VTCTL_EXIT_USAGE;
+    }
     vt_device_caps caps;
     memset(&caps, 0, sizeof caps);
     vt_device_probe(dev, &caps);
@@ -578,7 +669,7 @@ int vtctl_cmd_bench(int argc, char **argv)
     /* The copy bandwidth first, the same way. */
     bench_case copy = {spec_of(VT_OP_COPY), VT_F32, {(int64_t)(COPY_BYTES / 4)}};
     bench_result cr;
-    run_case(dev, &copy, reps, warmup, working, caps.memory_free, &cr);
+    run_case(dev, &copy, reps, warmup, working, caps.memory_free, &cr, NULL);
     double copy_gbps = cr.status == VT_OK ? cr.bytes / cr.median_us * 1e-3 : 0.0;
 
     json_writer w;
@@ -601,7 +692,7 @@ int vtctl_cmd_bench(int argc, char **argv)
         jw_key(&w, "working_set_bytes");
         jw_uint(&w, working);
         jw_key(&w, "copy");
-        json_result(&w, &copy, &cr, copy_gbps);
+        json_result(&w, &copy, &cr, copy_gbps, NULL);
         jw_key(&w, "results");
         jw_array_begin(&w);
     } else {
@@ -614,18 +705,26 @@ int vtctl_cmd_bench(int argc, char **argv)
                    (double)COPY_BYTES / MIB, cr.median_us, copy_gbps);
         else
             printf("copy bandwidth: unavailable: %s\n", cr.error);
+        if (baseline)
+            printf("int8-x baseline rows: the MatMul above them on the same bytes and threads, x quantized to int8\n"
+                   "per 32 elements (llama.cpp's ggml CPU method; ~1e-2 error, outside SPEC 7): a yardstick, not vt\n");
         printf("  %-16s %-7s %-28s %10s %10s %9s %7s %7s %4s\n", "OP", "WTYPE", "SHAPE", "MEDIAN_US", "MIN_US", "MB",
                "GB/S", "%COPY", "SETS");
     }
     int failed = 0;
     for (int i = 0; i < n_cases; i++) {
         bench_result r;
-        run_case(dev, &cases[i], reps, warmup, working, caps.memory_free, &r);
-        failed |= r.status != VT_OK;
-        if (json)
-            json_result(&w, &cases[i], &r, copy_gbps);
-        else
+        bench_baseline_result br;
+        const bool with_baseline = baseline && baseline_fits(&cases[i]);
+        run_case(dev, &cases[i], reps, warmup, working, caps.memory_free, &r, with_baseline ? &br : NULL);
+        failed |= r.status != VT_OK || (with_baseline && !br.ok);
+        if (json) {
+            json_result(&w, &cases[i], &r, copy_gbps, with_baseline ? &br : NULL);
+        } else {
             text_result(&cases[i], &r, copy_gbps);
+            if (with_baseline)
+                text_baseline(&cases[i], &r, &br, copy_gbps);
+        }
         fflush(stdout);
     }
     if (json) {
