@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -117,8 +118,8 @@ AVX2_FN static float row_avx2(vt_dtype wtype, const uint8_t *w, size_t bb, int64
         memcpy(&h0, w, 2);
         memcpy(&h1, w + bb, 2);
         a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(h0) * x[b].d), block_dot(codes(wtype, w), &x[b]), a0);
-        a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(h1) * x[b + 1].d), block_dot(codes(wtype, w + bb), &x[b + 1]),
-                             a1);
+        a1 =
+            _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(h1) * x[b + 1].d), block_dot(codes(wtype, w + bb), &x[b + 1]), a1);
     }
     for (; b < nb; b++, w += bb) {
         uint16_t h;
@@ -243,8 +244,8 @@ void bench_baseline_matmul(vt_dtype wtype, const void *w, int64_t m, int64_t k, 
 {
     memset(r, 0, sizeof *r);
     const vt_dtype_info *ti = vt_dtype_get((int)wtype);
-    if (!bench_baseline_supports(wtype) || !ti || ti->block_elems != QK || k % QK || m <= 0 || sets < 1 ||
-        reps < 1 || threads < 1) {
+    if (!bench_baseline_supports(wtype) || !ti || ti->block_elems != QK || k % QK || m <= 0 || sets < 1 || reps < 1 ||
+        threads < 1) {
         snprintf(r->error, sizeof r->error, "no baseline for %s at m=%lld, k=%lld", vt_dtype_name((int)wtype),
                  (long long)m, (long long)k);
         return;
@@ -260,7 +261,9 @@ void bench_baseline_matmul(vt_dtype wtype, const void *w, int64_t m, int64_t k, 
     j.threads = threads;
 #if defined(__x86_64__)
     __builtin_cpu_init();
-    j.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    unsigned a = 0, b = 0, c = 0, d = 0; /* F16C: CPUID leaf 1, ECX bit 29 (not every compiler's builtin knows it) */
+    j.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __get_cpuid(1, &a, &b, &c, &d) &&
+             (c >> 29 & 1);
 #endif
     r->path = j.avx2 ? "avx2" : "scalar";
     r->threads = threads;

@@ -531,8 +531,7 @@ static void json_result(json_writer *w, const bench_case *c, const bench_result 
 }
 
 /* The baseline's row under vt's row of the same case. */
-static void text_baseline(const bench_case *c, const bench_result *r, const bench_baseline_result *br,
-                          double copy_gbps)
+static void text_baseline(const bench_case *c, const bench_result *r, const bench_baseline_result *br, double copy_gbps)
 {
     char shape[128];
     shape_text(c, shape, sizeof shape);
@@ -544,8 +543,8 @@ static void text_baseline(const bench_case *c, const bench_result *r, const benc
     printf("  %-16s %-7s %-28s %10.1f %10.1f %9.1f %7.2f %6.0f%% %4d  vt/baseline %.2f (error vs vt %.1e; %s, %d "
            "threads)\n",
            "int8-x baseline", vt_dtype_name((int)c->wtype), shape, br->median_us, br->min_us, r->bytes / MIB, gbps,
-           copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, r->sets, r->status == VT_OK ? r->median_us / br->median_us : 0.0,
-           br->rel_err, br->path, br->threads);
+           copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, r->sets,
+           r->status == VT_OK ? r->median_us / br->median_us : 0.0, br->rel_err, br->path, br->threads);
 }
 
 static void text_result(const bench_case *c, const bench_result *r, double copy_gbps)
@@ -565,16 +564,12 @@ static void text_result(const bench_case *c, const bench_result *r, double copy_
 
 int vtctl_cmd_bench(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                         {"backend", required_argument, NULL, 'b'},
-                                         {"op", required_argument, NULL, 'o'},
-                                         {"shape", required_argument, NULL, 's'},
-                                         {"wtype", required_argument, NULL, 'w'},
-                                         {"reps", required_argument, NULL, 'r'},
-                                         {"warmup", required_argument, NULL, 'u'},
-                                         {"baseline", no_argument, NULL, 'B'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},         {"backend", required_argument, NULL, 'b'},
+        {"op", required_argument, NULL, 'o'},     {"shape", required_argument, NULL, 's'},
+        {"wtype", required_argument, NULL, 'w'},  {"reps", required_argument, NULL, 'r'},
+        {"warmup", required_argument, NULL, 'u'}, {"baseline", no_argument, NULL, 'B'},
+        {"help", no_argument, NULL, 'h'},         {0}};
     bool json = false, baseline = false;
     const char *backend = "cpu", *op_name = NULL, *shape = NULL, *wtypes = NULL;
     int reps = 21, warmup = 3, c;
@@ -654,8 +649,9 @@ int vtctl_cmd_bench(int argc, char **argv)
         return VTCTL_EXIT_REFUSED;
     }
     if (baseline && strncmp(vt_device_id(dev), "cpu:", 4) != 0) {
-        fprintf(stderr, "vtctl bench: --baseline times a CPU method on this host; it compares with the cpu backend, "
-                        "not %s\n",
+        fprintf(stderr,
+                "vtctl bench: --baseline times a CPU method on this host; it compares with the cpu backend, "
+                "not %s\n",
                 vt_device_id(dev));
         vt_registry_close(reg);
         return VTCTL_EXIT_USAGE;
