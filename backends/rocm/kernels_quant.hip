@@ -69,10 +69,23 @@ template <uint32_t DT> __device__ inline float q_unit_dot(const uint8_t *blk, in
         const uint8_t *q = blk + 16 + 32 * (sub >> 1);
         const int shift = 4 * (sub & 1);
         float xsum = 0.0f;
+        if (((uintptr_t)q & 3) == 0) { /* the 32 code bytes as 8 words (blocks are 144 bytes) */
+            const uint32_t *qw = (const uint32_t *)(const void *)q;
 #pragma unroll
-        for (int l = 0; l < 32; l++) {
-            acc += xs[l] * (float)((q[l] >> shift) & 0xF);
-            xsum += xs[l];
+            for (int i = 0; i < 8; i++) {
+                const uint32_t v = qw[i] >> shift;
+#pragma unroll
+                for (int b = 0; b < 4; b++) {
+                    acc += xs[4 * i + b] * (float)((v >> (8 * b)) & 0xF);
+                    xsum += xs[4 * i + b];
+                }
+            }
+        } else {
+#pragma unroll
+            for (int l = 0; l < 32; l++) {
+                acc += xs[l] * (float)((q[l] >> shift) & 0xF);
+                xsum += xs[l];
+            }
         }
         return vt_q_half(blk) * (float)sc * acc - vt_q_half(blk + 2) * (float)mn * xsum;
     }
@@ -97,19 +110,97 @@ template <uint32_t DT> __device__ inline float q_unit_dot(const uint8_t *blk, in
     return acc;
 }
 
+// True for the formats whose blocks are 32 elements behind one f16 factor
+// at byte 0 and whose pairs of blocks q_pair_dot reads as 32-bit words.
+__host__ __device__ constexpr bool q_pairable(uint32_t dt)
+{
+    return dt == 2 || dt == 8 || dt == 20; /* q4_0, q8_0, iq4_nl */
+}
+
+// q_words_sum for 16 nibble bytes: low nibble element 4i + b, high nibble
+// 4i + b + 16 (q4_0 codes minus 8, iq4_nl through its book).
+template <uint32_t DT> __device__ inline void q_nibble_words_sum(const uint32_t *c, const float4 *x4, float *sum)
+{
+    float acc = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const float4 lo = x4[i], hi = x4[i + 4];
+        const float xl[4] = {lo.x, lo.y, lo.z, lo.w}, xh[4] = {hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+        for (int b = 0; b < 4; b++) {
+            const int l = (int)(c[i] >> (8 * b)) & 0xF, h = (int)(c[i] >> (8 * b + 4)) & 0xF;
+            if (DT == 2)
+                acc += xl[b] * (float)(l - 8) + xh[b] * (float)(h - 8);
+            else
+                acc += xl[b] * vt_q_iq4nl(l) + xh[b] * vt_q_iq4nl(h);
+        }
+    }
+    *sum = acc;
+}
+
+// One block's sum of x * code from its code bytes held in 32-bit words c
+// (byte b of word i is code byte 4i + b) and x4, its 32 x values.
+template <uint32_t DT> __device__ inline float q_words_sum(const uint32_t *c, const float4 *x4)
+{
+    float acc = 0.0f;
+    if (DT == 8) { /* 32 signed bytes: element 4i + b */
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const float4 v = x4[i];
+            const uint32_t q = c[i];
+            acc += v.x * (float)(int8_t)(q & 0xFF) + v.y * (float)(int8_t)((q >> 8) & 0xFF) +
+                   v.z * (float)(int8_t)((q >> 16) & 0xFF) + v.w * (float)(int8_t)(q >> 24);
+        }
+    } else {
+        q_nibble_words_sum<DT>(c, x4, &acc);
+    }
+    return acc;
+}
+
+// Two consecutive blocks of a pairable format (2 * bb bytes, 4-byte
+// aligned: 36 for q4_0 and iq4_nl, 68 for q8_0) against x[0..64), read as
+// whole 32-bit words instead of byte by byte: block A's factor is the low
+// half of word 0 and its codes start at byte 2 (each code word spans two
+// loaded words); block B's factor is the high half of the middle word and
+// its codes are the words after it.
+template <uint32_t DT> __device__ inline float q_pair_dot(const uint32_t *p, const float *x)
+{
+    constexpr int W = DT == 8 ? 17 : 9, CW = DT == 8 ? 8 : 4;
+    uint32_t w[W];
+#pragma unroll
+    for (int i = 0; i < W; i++)
+        w[i] = p[i];
+    uint32_t ca[CW], cb[CW];
+#pragma unroll
+    for (int i = 0; i < CW; i++) {
+        ca[i] = (w[i] >> 16) | (w[i + 1] << 16);
+        cb[i] = w[W / 2 + 1 + i];
+    }
+    const float4 *x4 = (const float4 *)x; /* 16-byte aligned: the launcher checks */
+    const float da = vt_f16_to_f32((uint16_t)(w[0] & 0xFFFF)), db = vt_f16_to_f32((uint16_t)(w[W / 2] >> 16));
+    return da * q_words_sum<DT>(ca, x4) + db * q_words_sum<DT>(cb, x4 + 8);
+}
+
 // The dot of a row x[0..k) with one block-format weight row w (k / be
 // blocks of bb bytes), by a group of 32 lanes: lane l takes the 32-element
-// sub-blocks l, l + 32, ...; the partial sums then meet over a fixed xor
-// tree. DT is the block format, fixed at compile time so the decoder's
-// switch folds away; every lane of the group returns the same sum.
+// sub-blocks l, l + 32, ... (or, for a pairable format on a 4-byte aligned
+// row of an even number of blocks, the block pairs l, l + 32, ...); the
+// partial sums then meet over a fixed xor tree. DT is the block format,
+// fixed at compile time so the decoder's switch folds away; every lane of
+// the group returns the same sum.
 template <uint32_t DT>
 __device__ inline float q_row_dot(const float *x, const uint8_t *w, int64_t k, int be, int bb, int lane)
 {
     const int subs = be / 32;
     const int64_t units = k / 32;
     float acc = 0.0f;
-    for (int64_t u = lane; u < units; u += 32)
-        acc += q_unit_dot<DT>(w + (u / subs) * bb, (int)(u % subs), x + u * 32);
+    if (q_pairable(DT) && (units & 1) == 0 && ((uintptr_t)w & 3) == 0) {
+        for (int64_t p = lane; p < units / 2; p += 32)
+            acc += q_pair_dot<DT>((const uint32_t *)(const void *)(w + p * 2 * bb), x + p * 64);
+    } else {
+        for (int64_t u = lane; u < units; u += 32)
+            acc += q_unit_dot<DT>(w + (u / subs) * bb, (int)(u % subs), x + u * 32);
+    }
     for (int s = 16; s > 0; s >>= 1)
         acc += __shfl_xor(acc, s, 32);
     return acc;
