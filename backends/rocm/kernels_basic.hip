@@ -64,8 +64,8 @@ template <uint32_t WT> __device__ inline float dot16(uint4 v, const float *x)
 #pragma unroll
     for (int i = 0; i < 4; i++) {
         const uint16_t lo = (uint16_t)(u[i] & 0xFFFF), hi = (uint16_t)(u[i] >> 16);
-        const float flo = WT == VT_F16 ? vt_f16_to_f32(lo) : vt_bf16_to_f32(lo);
-        const float fhi = WT == VT_F16 ? vt_f16_to_f32(hi) : vt_bf16_to_f32(hi);
+        const float flo = WT == VT_F16 ? vt_dev_f16_to_f32_fast(lo) : vt_bf16_to_f32(lo);
+        const float fhi = WT == VT_F16 ? vt_dev_f16_to_f32_fast(hi) : vt_bf16_to_f32(hi);
         acc += flo * xs[2 * i] + fhi * xs[2 * i + 1];
     }
     return acc;

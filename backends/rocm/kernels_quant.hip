@@ -177,7 +177,8 @@ template <uint32_t DT> __device__ inline float q_pair_dot(const uint32_t *p, con
         cb[i] = w[W / 2 + 1 + i];
     }
     const float4 *x4 = (const float4 *)x; /* 16-byte aligned: the launcher checks */
-    const float da = vt_f16_to_f32((uint16_t)(w[0] & 0xFFFF)), db = vt_f16_to_f32((uint16_t)(w[W / 2] >> 16));
+    const float da = vt_dev_f16_to_f32_fast((uint16_t)(w[0] & 0xFFFF));
+    const float db = vt_dev_f16_to_f32_fast((uint16_t)(w[W / 2] >> 16));
     return da * q_words_sum<DT>(ca, x4) + db * q_words_sum<DT>(cb, x4 + 8);
 }
 

@@ -14,6 +14,22 @@
 /* After the runtime headers: device code may then call memcpy. */
 #include <vt/vt_dtype.h>
 
+/* IEEE half -> float for the MatMul sums: exact for every finite and
+ * infinite half, through the hardware conversion under nvcc (cvt.f32.f16,
+ * one instruction where vt_f16_to_f32 takes about ten; a NaN may come out
+ * quieted), vt_f16_to_f32 elsewhere. Copies, gathers and Dequantize keep
+ * vt_f16_to_f32, whose NaNs keep their payload bits. */
+__device__ inline float vt_dev_f16_to_f32_fast(uint16_t h)
+{
+#if defined(VT_HIP_PLATFORM_NVIDIA)
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+#else
+    return vt_f16_to_f32(h);
+#endif
+}
+
 /* Element i of an f32/f16/bf16 buffer as float (dtype: vt_dtype id). */
 __device__ inline float vt_dev_load(const void *p, uint32_t dtype, int64_t i)
 {
