@@ -34,10 +34,10 @@ typedef struct vt_plugin {
     const vt_backend_iface *iface; /* NULL unless ready / no devices */
     vt_backend_ctx *ctx;           /* plugin state from init */
     uint32_t n_devices;
-    bool pending; /* discovered, not yet loaded */
+    bool pending;             /* discovered, not yet loaded */
     const vt_kernel *kernels; /* the effective table: the plugin's, less VT_DISABLE_OPS */
     uint32_t n_kernels;
-    vt_kernel *filtered;      /* owned copy when VT_DISABLE_OPS removed rows, else NULL */
+    vt_kernel *filtered; /* owned copy when VT_DISABLE_OPS removed rows, else NULL */
 } vt_plugin;
 
 struct vt_device {

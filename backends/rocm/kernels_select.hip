@@ -9,7 +9,8 @@
 
 #include <vt/vt_params.h>
 
-namespace {
+namespace
+{
 
 struct cand {
     float v;
@@ -279,8 +280,7 @@ extern "C" hipError_t vt_rocm_launch_topk_out(const void *scratch, int64_t rows,
 }
 
 extern "C" hipError_t vt_rocm_launch_sample(const void *scratch, int64_t rows, int64_t n, int64_t p,
-                                            const vt_params_sample *sp, void *prob, int32_t *tokens,
-                                            hipStream_t stream)
+                                            const vt_params_sample *sp, void *prob, int32_t *tokens, hipStream_t stream)
 {
     if (rows <= 0)
         return hipSuccess;
