@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "bench_baseline.h"
+#include "bench_time.h"
 
 #include <math.h>
 #include <sched.h>
@@ -17,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #if defined(__x86_64__)
@@ -31,19 +31,6 @@ typedef struct qx_block {
     float d;
     int8_t q[QK];
 } qx_block;
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 bool bench_baseline_supports(vt_dtype wtype)
 {
@@ -297,10 +284,10 @@ void bench_baseline_matmul(vt_dtype wtype, const void *w, int64_t m, int64_t k, 
     r->threads = started;
     for (int it = 0; it < warmup + reps; it++) {
         j.w = copies[it % sets];
-        const double t0 = now_us();
+        const double t0 = bench_now_us();
         run_once(&j);
         if (it >= warmup)
-            t[it - warmup] = now_us() - t0;
+            t[it - warmup] = bench_now_us() - t0;
     }
     atomic_store_explicit(&j.quit, true, memory_order_release);
     for (int i = 1; i < started; i++)
@@ -312,9 +299,7 @@ void bench_baseline_matmul(vt_dtype wtype, const void *w, int64_t m, int64_t k, 
         den += (double)vt_out[i] * vt_out[i];
     }
     r->rel_err = den > 0.0 ? sqrt(num / den) : sqrt(num);
-    qsort(t, (size_t)reps, sizeof *t, cmp_double);
-    r->median_us = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
-    r->min_us = t[0];
+    r->median_us = bench_median(t, reps, &r->min_us);
     if (!(r->rel_err <= 5e-2))
         snprintf(r->error, sizeof r->error, "baseline disagrees with vt: relative error %.3g > 5e-2", r->rel_err);
     else

@@ -21,9 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench_baseline.h"
+#include "bench_time.h"
 #include "vtctl.h"
 
 #define MIB            (1024.0 * 1024.0)
@@ -86,19 +86,6 @@ static void shape_text(const bench_case *c, char *buf, size_t size)
     for (int i = 0; i < MAX_SHAPE_KEYS && c->spec->keys[i].name && used < size; i++)
         used +=
             (size_t)snprintf(buf + used, size - used, "%s%s=%" PRId64, i ? "," : "", c->spec->keys[i].name, c->v[i]);
-}
-
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* Bytes of the host's largest cache level (sysfs), 0 when unknown. */
@@ -339,20 +326,18 @@ static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, 
     float fence_value;
     for (int it = 0; st == VT_OK && it < warmup + reps; it++) {
         int s = it % sets;
-        double t0 = now_us();
+        double t0 = bench_now_us();
         st = vt_op_run(dev, c->spec->op, (const vt_tensor *const *)in[s], (uint32_t)p.n_in, out[s], 1, NULL, 0);
         if (st == VT_OK)
             st = vt_tensor_read(fence, &fence_value, sizeof fence_value);
         if (it >= warmup)
-            t[it - warmup] = now_us() - t0;
+            t[it - warmup] = bench_now_us() - t0;
     }
     if (st != VT_OK) {
         r->status = st;
         snprintf(r->error, sizeof r->error, "%s: %s", vt_status_name(st), vt_last_error());
     } else {
-        qsort(t, (size_t)reps, sizeof *t, cmp_double);
-        r->median_us = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
-        r->min_us = t[0];
+        r->median_us = bench_median(t, reps, &r->min_us);
         r->reps = reps;
         r->bytes = p.bytes;
     }
