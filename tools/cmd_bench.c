@@ -263,7 +263,6 @@ static int64_t distinct_ids(const int32_t *ids, int64_t n, int64_t limit)
     return seen ? d : limit;
 }
 
-/* Run one case: allocate the rotating sets, warm up, time. */
 /* Whether `--baseline` has a baseline for case c: a decode MatMul (one
  * activation row) of a format bench_baseline.h computes. */
 static bool baseline_fits(const bench_case *c)
@@ -271,9 +270,9 @@ static bool baseline_fits(const bench_case *c)
     return c->spec->op == VT_OP_MATMUL && key(c, "n") == 1 && bench_baseline_supports(c->wtype);
 }
 
-/* Time case c on dev into r; with br non-NULL (and baseline_fits(c)) also
- * time the baseline on the same bytes into br, after vt's buffers are
- * freed. */
+/* Run one case: allocate the rotating sets, warm up, time case c on dev
+ * into r; with br non-NULL (and baseline_fits(c)) also time the baseline
+ * on the same bytes into br, after vt's buffers are freed. */
 static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, uint64_t working, uint64_t free_mem,
                      bench_result *r, bench_baseline_result *br)
 {
@@ -345,7 +344,10 @@ static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, 
     if (br && st == VT_OK && baseline_fits(c)) {
         /* every set holds the same bytes: set 0's output is the result */
         vt_out = malloc((size_t)out_bytes);
-        if (!vt_out || vt_tensor_read(out[0][0], vt_out, (size_t)out_bytes) != VT_OK) {
+        if (!vt_out) {
+            snprintf(br->error, sizeof br->error, "out of host memory for vt's result (%llu bytes)",
+                     (unsigned long long)out_bytes);
+        } else if (vt_tensor_read(out[0][0], vt_out, (size_t)out_bytes) != VT_OK) {
             snprintf(br->error, sizeof br->error, "cannot read vt's result back: %s", vt_last_error());
             free(vt_out);
             vt_out = NULL;
