@@ -93,23 +93,45 @@ bool vt_dtype_row_bytes(int id, int64_t n, uint64_t *bytes)
     return true;
 }
 
+vt_size_result vt_dtype_shape_size(int id, uint32_t ndim, const int64_t *shape, int64_t *elems, uint64_t *bytes)
+{
+    const vt_dtype_info *info = vt_dtype_get(id);
+    if (!info || ndim > 8 || (ndim && !shape))
+        return VT_SIZE_BAD_TYPE;
+    bool zero = false;
+    for (uint32_t d = 0; d < ndim; d++) {
+        if (shape[d] < 0)
+            return VT_SIZE_NEGATIVE;
+        zero |= shape[d] == 0;
+    }
+    int64_t n = 1;
+    for (uint32_t d = 0; d < ndim; d++) {
+        int64_t dim = shape[d] ? shape[d] : 1;
+        if (dim > INT64_MAX / n)
+            return VT_SIZE_ELEMENTS_OVERFLOW;
+        n *= dim;
+    }
+    int64_t inner = ndim ? shape[ndim - 1] : 1;
+    if (inner % info->block_elems != 0)
+        return VT_SIZE_NOT_BLOCKS;
+    uint64_t blocks = (uint64_t)(inner ? inner : info->block_elems) / info->block_elems;
+    if (blocks > UINT64_MAX / info->block_bytes)
+        return VT_SIZE_BYTES_OVERFLOW;
+    uint64_t total = blocks * info->block_bytes;
+    for (uint32_t d = 0; d + 1 < ndim; d++) {
+        uint64_t dim = shape[d] ? (uint64_t)shape[d] : 1;
+        if (total > UINT64_MAX / dim)
+            return VT_SIZE_BYTES_OVERFLOW;
+        total *= dim;
+    }
+    if (elems)
+        *elems = zero ? 0 : n;
+    if (bytes)
+        *bytes = zero ? 0 : total;
+    return VT_SIZE_OK;
+}
+
 bool vt_dtype_tensor_bytes(int id, uint32_t ndim, const int64_t *shape, uint64_t *bytes)
 {
-    if (ndim > VT_MAX_DIMS)
-        return false;
-    uint64_t total;
-    if (ndim == 0)
-        return vt_dtype_row_bytes(id, 1, bytes);
-    if (!vt_dtype_row_bytes(id, shape[ndim - 1], &total))
-        return false;
-    for (uint32_t i = 0; i + 1 < ndim; i++) {
-        if (shape[i] < 0)
-            return false;
-        uint64_t d = (uint64_t)shape[i];
-        if (d != 0 && total > UINT64_MAX / d)
-            return false;
-        total *= d;
-    }
-    *bytes = total;
-    return true;
+    return ndim <= VT_MAX_DIMS && vt_dtype_shape_size(id, ndim, shape, NULL, bytes) == VT_SIZE_OK;
 }

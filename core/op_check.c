@@ -20,6 +20,14 @@ int64_t vt_operand_elems(const vt_operand *o)
     return n;
 }
 
+bool vt_op_outputs_empty(const vt_op_args *args)
+{
+    for (uint32_t i = 0; i < args->n_out; i++)
+        if (vt_operand_elems(&args->out[i]) != 0)
+            return false;
+    return args->n_out > 0;
+}
+
 /* The call being checked and where its reason goes. */
 typedef struct chk {
     const vt_op_args *a;
@@ -766,6 +774,43 @@ static vt_status check_frame(chk *c)
     return VT_OK;
 }
 
+/* True when the bytes of x and y overlap (empty operands overlap nothing). */
+static bool overlaps(const vt_operand *x, const vt_operand *y)
+{
+    if (!x->data || !y->data || !x->nbytes || !y->nbytes)
+        return false;
+    uintptr_t a = (uintptr_t)x->data, b = (uintptr_t)y->data;
+    return a < b ? b - a < x->nbytes : a - b < y->nbytes;
+}
+
+/* An output shares no byte with an input or another output: a kernel reads
+ * its inputs while it writes, so an aliased output (GetRows writing over
+ * its table) gives a wrong result. In-out states are outputs only. */
+static vt_status check_overlap(chk *c)
+{
+    for (uint32_t j = 0; j < c->a->n_out; j++) {
+        for (uint32_t i = 0; i < c->a->n_in; i++)
+            if (overlaps(out(c, j), in(c, i)))
+                return fail(c, VT_E_INVALID_ARG, "output %s overlaps input %s: give it its own tensor", out_name(c, j),
+                            in_name(c, i));
+        for (uint32_t k = 0; k < j; k++)
+            if (overlaps(out(c, j), out(c, k)))
+                return fail(c, VT_E_INVALID_ARG, "output %s overlaps output %s: give it its own tensor", out_name(c, j),
+                            out_name(c, k));
+    }
+    return VT_OK;
+}
+
+vt_status vt_op_check_args(const vt_op_args *args)
+{
+    if (!args)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_op_check_args: args is NULL");
+    char why[VT_WHY_SIZE] = "";
+    vt_sig sig;
+    vt_status st = vt_op_check(args, &sig, why, sizeof why);
+    return st == VT_OK ? VT_OK : vt_set_error(st, "%s", why);
+}
+
 vt_status vt_op_check(const vt_op_args *a, vt_sig *sig, char *why, size_t n)
 {
     const vt_op_info *info = vt_op_get_info((int)a->op);
@@ -777,6 +822,7 @@ vt_status vt_op_check(const vt_op_args *a, vt_sig *sig, char *why, size_t n)
     if (!rule)
         return fail(&c, VT_E_UNSUPPORTED, "this build has no operand rules for it");
     TRY(rule(&c, sig));
+    TRY(check_overlap(&c));
     if (!vt_op_sig_in_catalog(a->op, *sig)) {
         char b[128];
         return fail(&c, VT_E_SHAPE, "signature %s (%s) is not in the catalogue", vt_sig_format(*sig, b, sizeof b),

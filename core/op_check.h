@@ -7,6 +7,11 @@
 /* Elements of an operand (product of its shape). */
 int64_t vt_operand_elems(const vt_operand *o);
 
+/* True when the call has outputs and every one holds zero elements: there
+ * is nothing to compute, and a kernel must not loop over the other dims of
+ * an empty operand (a [0, 2^61] tensor is valid and empty). */
+bool vt_op_outputs_empty(const vt_op_args *args);
+
 /* Check a call's operand counts, dtypes and shapes against the catalogue
  * and compute its kernel signature. VT_E_SHAPE / VT_E_INVALID_ARG with the
  * reason in why (naming the op and its id) otherwise. */

@@ -243,6 +243,8 @@ vt_status vt_op_run(vt_device *dev, vt_op op, const vt_tensor *const *in, uint32
             atomic_fetch_add(&dev->refusals, 1);
         return st; /* vt_resolve set the message */
     }
+    if (vt_op_outputs_empty(&args))
+        return VT_OK; /* nothing to write; see op_check.h */
     const vt_backend_iface *f = dev->plugin->iface;
     if (r.tier == VT_TIER_NATIVE) {
         const vt_kernel *k = vt_kernel_find(dev->plugin->kernels, dev->plugin->n_kernels, op, sig);

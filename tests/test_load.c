@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -432,6 +433,63 @@ START_TEST(an_allocation_failure_while_staging_frees_everything)
 }
 END_TEST
 
+/* A file truncated after it was opened and planned: staging refuses it
+ * with VT_E_BAD_FILE naming the tensor (pread), never SIGBUS on the map. */
+START_TEST(a_file_that_shrinks_before_staging_is_refused_by_tensor)
+{
+    vt_rng r;
+    vt_rng_init(&r, 56);
+    vt_gguf_writer *w = llama_writer();
+    void *keep[N_DENSE];
+    char *path = write_model(w, dense_model, N_DENSE, keep, &r);
+    vt_gguf *g = NULL;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    vt_device *stub = find(reg, "cuda-stub:0");
+    vt_load_options o = {sizeof o};
+    o.chunk_bytes = 4096;
+    vt_load_plan *plan = NULL;
+    vt_model *m = NULL;
+    ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_OK);
+    const vt_gguf_tensor *first;
+    ck_assert_int_eq(vt_load_plan_entry(plan, 0, &first, NULL, NULL), VT_OK);
+    ck_assert_int_eq(truncate(path, (off_t)(first->file_offset + first->n_bytes / 2)), 0);
+    ck_assert_int_eq(vt_model_stage(plan, &o, &m), VT_E_BAD_FILE);
+    ck_assert_ptr_null(m);
+    char want[160];
+    snprintf(want, sizeof want, "staging '%s'", first->name);
+    ck_assert_msg(strstr(vt_last_error(), want) && strstr(vt_last_error(), "shrank"), "%s", vt_last_error());
+    vt_device_stats ds;
+    ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
+    ck_assert_uint_eq(ds.backend.live_bytes, 0);
+    vt_load_plan_free(plan);
+    vt_registry_close(reg);
+    vt_gguf_close(g);
+    vt_gguf_writer_free(w);
+    for (size_t i = 0; i < N_DENSE; i++)
+        free(keep[i]);
+    remove_model(path);
+}
+END_TEST
+
+/* A FIFO given as a GGUF file is refused at once (a plain open would block
+ * until a writer came). */
+START_TEST(a_fifo_is_refused_without_blocking)
+{
+    char *dir = vt_test_mkdtemp();
+    char path[512];
+    snprintf(path, sizeof path, "%s/fifo.gguf", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    vt_gguf *g = NULL;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_E_IO);
+    ck_assert_ptr_null(g);
+    ck_assert_msg(strstr(vt_last_error(), "not a regular file"), "%s", vt_last_error());
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+}
+END_TEST
+
 int main(void)
 {
     int gate = vt_test_backend_gate("cuda-stub");
@@ -449,6 +507,8 @@ int main(void)
     tcase_add_test(tc, a_copy_failure_while_staging_frees_everything);
     tcase_add_test(tc, a_device_lost_while_staging_frees_everything);
     tcase_add_test(tc, an_allocation_failure_while_staging_frees_everything);
+    tcase_add_test(tc, a_file_that_shrinks_before_staging_is_refused_by_tensor);
+    tcase_add_test(tc, a_fifo_is_refused_without_blocking);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -347,6 +347,29 @@ static int execute(run_state *s, const char *dev_spec, const char *dir, bool jso
     if (vt_registry_find_device(s->reg, dev_spec, &dev) != VT_OK)
         return fail(s, VTCTL_EXIT_REFUSED, "%s", vt_last_error());
     uint32_t n_in = info->n_in, n_out = info->n_out;
+    /* The catalogue's rules on shapes and params before any allocation (a
+     * TopK k of 2e8 on 10 elements is refused, not allocated first). */
+    vt_op_args dry;
+    memset(&dry, 0, sizeof dry);
+    dry.struct_size = sizeof dry;
+    dry.op = info->op;
+    dry.n_in = n_in;
+    dry.n_out = n_out;
+    dry.params = info->params_size ? s->params : NULL;
+    dry.params_size = info->params_size;
+    for (uint32_t i = 0; i < n_in + n_out; i++) {
+        host_array *a = &s->arr[i];
+        vt_operand *o = i < n_in ? &dry.in[i] : &dry.out[i - n_in];
+        if (!a->present)
+            continue;
+        o->data = a; /* present; never read */
+        o->dtype = a->dtype;
+        o->ndim = a->ndim;
+        memcpy(o->shape, a->shape, sizeof o->shape);
+    }
+    vt_status dst = vt_op_check_args(&dry);
+    if (dst != VT_OK)
+        return fail(s, VTCTL_EXIT_REFUSED, "%s: %s", vt_status_name(dst), vt_last_error());
     for (uint32_t i = 0; i < n_in + n_out; i++) {
         host_array *a = &s->arr[i];
         if (!a->present)

@@ -5,10 +5,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "npy.h"
 
@@ -164,9 +167,20 @@ static vt_status fail_file(vt_status st, char *why, size_t why_size, const char 
 vt_status npy_read(const char *path, host_array *out, char *why, size_t why_size)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* O_NONBLOCK and fstat: a FIFO or a device is refused, not waited on. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
         return fail_file(VT_E_IO, why, why_size, path, "cannot open: %s", strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return fail_file(VT_E_IO, why, why_size, path, "not a regular file (a FIFO, device or directory is refused)");
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return fail_file(VT_E_IO, why, why_size, path, "cannot open: %s", strerror(errno));
+    }
     unsigned char pre[12];
     size_t got = fread(pre, 1, 10, f);
     vt_status st = VT_OK;
@@ -232,20 +246,14 @@ vt_status npy_read(const char *path, host_array *out, char *why, size_t why_size
                            "dtype '%s' is not supported: use <f4, <f2, <i4 or <i8 (also <f8, |i1, <i2, |u1)", descr);
         goto out;
     }
-    size_t esize = dtype == NPY_RAW_BYTES ? 1 : vt_dtype_get((int)dtype)->block_bytes;
-    uint64_t n = 1;
-    for (uint32_t i = 0; i < ndim; i++) {
-        if (shape[i] && n > UINT64_MAX / (uint64_t)shape[i]) {
-            st = fail_file(VT_E_BAD_FILE, why, why_size, path, "shape overflows");
-            goto out;
-        }
-        n *= (uint64_t)shape[i];
-    }
-    if (n > (SIZE_MAX - 1) / esize) {
-        st = fail_file(VT_E_BAD_FILE, why, why_size, path, "shape overflows");
+    /* The one size rule (zero dims count as 1 in every overflow check). */
+    uint64_t n;
+    if (vt_dtype_shape_size(dtype == NPY_RAW_BYTES ? VT_I8 : (int)dtype, ndim, shape, NULL, &n) != VT_SIZE_OK ||
+        n > SIZE_MAX - 1) {
+        st = fail_file(VT_E_BAD_FILE, why, why_size, path, "shape overflows (zero dims count as 1)");
         goto out;
     }
-    size_t bytes = (size_t)n * esize;
+    size_t bytes = (size_t)n;
     out->present = true;
     out->dtype = (vt_dtype)dtype;
     out->ndim = ndim;

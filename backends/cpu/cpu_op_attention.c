@@ -75,7 +75,10 @@ typedef struct attn_job {
 static void attn_range(void *arg, int64_t i0, int64_t i1)
 {
     attn_job *j = arg;
-    float *logit = malloc((size_t)(j->S + 1) * sizeof *logit);
+    /* A query sees keys [lo, hi] with hi <= pos < 2^31: the logits never
+     * outnumber min(S, 2^31), whatever S (no product that wraps). */
+    int64_t n_logit = j->S < ((int64_t)1 << 31) ? j->S + 1 : ((int64_t)1 << 31) + 1;
+    float *logit = malloc((size_t)n_logit * sizeof *logit);
     if (!logit) {
         atomic_store(&j->no_memory, 1);
         return;
@@ -135,7 +138,7 @@ VT_CPU_NN_KERNEL(vt_cpu_attention)
     j.window = p->window;
     atomic_init(&j.no_memory, 0);
     int64_t items = q->shape[0] * j.Hq;
-    vt_cpu_parallel(ctx->pool, items, 1 + 8192 / ((j.S + 1) * (j.d + j.dv + 1)), attn_range, &j);
+    vt_cpu_parallel(ctx->pool, items, vt_cpu_grain(8192, j.S + 1, j.d + j.dv + 1), attn_range, &j);
     if (atomic_load(&j.no_memory))
         return vt_cpu_op_error(VT_E_NO_MEMORY, why, why_size, VT_OP_ATTENTION, "no host memory for %lld logits",
                                (long long)j.S);

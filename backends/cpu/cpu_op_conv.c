@@ -128,7 +128,7 @@ static vt_status conv_run(vt_backend_ctx *ctx, const vt_op_args *a, conv_kind ki
     }
     if (j.B * j.D == 0)
         return VT_OK;
-    vt_cpu_parallel(ctx->pool, j.B * j.D, 1 + 4096 / ((j.T + 1) * j.W), conv_range, &j);
+    vt_cpu_parallel(ctx->pool, j.B * j.D, vt_cpu_grain(4096, j.T + 1, j.W), conv_range, &j);
     if (atomic_load(&j.no_memory))
         return vt_cpu_op_error(VT_E_NO_MEMORY, why, why_size, kind, "no host memory for a window of %lld columns",
                                (long long)(j.W - 1 + j.T));

@@ -52,6 +52,6 @@ VT_CPU_NN_KERNEL(vt_cpu_dsa_indexer_logits)
             return vt_cpu_op_error(VT_E_INVALID_ARG, why, why_size, VT_OP_DSA_INDEXER_LOGITS,
                                    "row %lld: window [start, end) = [%d, %d) must satisfy 0 <= start <= end <= S=%lld",
                                    (long long)t, j.start[t], j.end[t], (long long)j.S);
-    vt_cpu_parallel(ctx->pool, T * j.S, 1 + 4096 / (j.H * j.d + 1), dsa_range, &j);
+    vt_cpu_parallel(ctx->pool, T * j.S, vt_cpu_grain(4096, j.H, j.d), dsa_range, &j);
     return VT_OK;
 }

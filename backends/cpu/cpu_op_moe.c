@@ -110,7 +110,7 @@ VT_CPU_NN_KERNEL(vt_cpu_moe_router)
         if (isnan(j.bias[e]))
             return vt_cpu_op_error(VT_E_INVALID_ARG, why, why_size, VT_OP_MOE_ROUTER, "bias[%lld] is NaN",
                                    (long long)e);
-    vt_cpu_parallel(ctx->pool, T, 1 + 1024 / (j.E * (j.p.k + 2)), router_range, &j);
+    vt_cpu_parallel(ctx->pool, T, vt_cpu_grain(1024, j.E, (int64_t)j.p.k + 2), router_range, &j);
     if (atomic_load(&j.no_memory))
         return vt_cpu_op_error(VT_E_NO_MEMORY, why, why_size, VT_OP_MOE_ROUTER, "no host memory for %lld scores",
                                (long long)j.E);
@@ -147,6 +147,6 @@ VT_CPU_NN_KERNEL(vt_cpu_moe_combine)
     (void)why_size;
     const vt_operand *h = &a->in[0];
     combine_job j = {h->data, a->in[1].data, a->out[0].data, h->shape[1], h->shape[2]};
-    vt_cpu_parallel(ctx->pool, h->shape[0], 1 + 2048 / (j.K * j.m + 1), combine_range, &j);
+    vt_cpu_parallel(ctx->pool, h->shape[0], vt_cpu_grain(2048, j.K, j.m), combine_range, &j);
     return VT_OK;
 }

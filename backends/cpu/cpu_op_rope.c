@@ -74,7 +74,7 @@ VT_CPU_NN_KERNEL(vt_cpu_rope)
     j.theta = p->theta;
     atomic_init(&j.no_memory, 0);
     int64_t T = x->shape[0];
-    vt_cpu_parallel(ctx->pool, T, 1 + 2048 / (j.H * j.d + 1), rope_range, &j);
+    vt_cpu_parallel(ctx->pool, T, vt_cpu_grain(2048, j.H, j.d), rope_range, &j);
     if (atomic_load(&j.no_memory))
         return vt_cpu_op_error(VT_E_NO_MEMORY, why, why_size, VT_OP_ROPE, "no host memory for %d angles", p->n_rot);
     return VT_OK;

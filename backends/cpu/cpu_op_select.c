@@ -141,7 +141,7 @@ VT_CPU_NN_KERNEL(vt_cpu_topk)
     vt_status st = refuse_nan(VT_OP_TOPK, "x", j.x, rows, j.n, why, why_size);
     if (st != VT_OK)
         return st;
-    vt_cpu_parallel(ctx->pool, rows, 1 + 2048 / (j.n + 1), topk_range, &j);
+    vt_cpu_parallel(ctx->pool, rows, vt_cpu_grain(2048, j.n, 1), topk_range, &j);
     if (atomic_load(&j.no_memory))
         return vt_cpu_op_error(VT_E_NO_MEMORY, why, why_size, VT_OP_TOPK, "no host memory for %lld candidates",
                                (long long)j.k);
@@ -181,7 +181,7 @@ VT_CPU_NN_KERNEL(vt_cpu_argmax)
     vt_status st = refuse_nan(VT_OP_ARGMAX, "x", j.x, rows, j.n, why, why_size);
     if (st != VT_OK)
         return st;
-    vt_cpu_parallel(ctx->pool, rows, 1 + 2048 / (j.n + 1), argmax_range, &j);
+    vt_cpu_parallel(ctx->pool, rows, vt_cpu_grain(2048, j.n, 1), argmax_range, &j);
     return VT_OK;
 }
 
@@ -277,7 +277,7 @@ VT_CPU_NN_KERNEL(vt_cpu_sample)
                 return vt_cpu_op_error(VT_E_INVALID_ARG, why, why_size, VT_OP_SAMPLE,
                                        "logits row %lld has no finite value to sample from", (long long)r);
         }
-    vt_cpu_parallel(ctx->pool, rows, 1 + 2048 / (j.n + 1), sample_range, &j);
+    vt_cpu_parallel(ctx->pool, rows, vt_cpu_grain(2048, j.n, 1), sample_range, &j);
     if (atomic_load(&j.no_memory))
         return vt_cpu_op_error(VT_E_NO_MEMORY, why, why_size, VT_OP_SAMPLE, "no host memory for %lld candidates",
                                (long long)j.n);

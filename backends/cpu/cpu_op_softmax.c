@@ -65,6 +65,6 @@ VT_CPU_NN_KERNEL(vt_cpu_softmax)
         j.nm = vt_cpu_elems(&a->in[1]);
     }
     int64_t rows = vt_cpu_elems(x) / j.n;
-    vt_cpu_parallel(ctx->pool, rows, 2048 / j.n + 1, softmax_range, &j);
+    vt_cpu_parallel(ctx->pool, rows, vt_cpu_grain(2048, j.n, 1), softmax_range, &j);
     return VT_OK;
 }

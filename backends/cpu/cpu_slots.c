@@ -11,9 +11,12 @@
 vt_status vt_cpu_check_slots(uint32_t op, const char *operand, const int32_t *slots, int64_t rows, int64_t per_row,
                              int64_t n_slots, const unsigned char *row_active, char *why, size_t why_size)
 {
+    int64_t top = 0; /* 1 + the largest slot named: the owner table's size */
     for (int64_t r = 0; r < rows; r++)
         for (int64_t j = 0; j < per_row; j++) {
             int32_t s = slots[r * per_row + j];
+            if ((int64_t)s >= top)
+                top = (int64_t)s + 1;
             if (s < -1 || (int64_t)s >= n_slots) {
                 if (per_row == 1)
                     return vt_cpu_op_error(VT_E_INVALID_ARG, why, why_size, op,
@@ -26,11 +29,12 @@ vt_status vt_cpu_check_slots(uint32_t op, const char *operand, const int32_t *sl
         }
     if (n_slots <= 0 || rows <= 1)
         return VT_OK;
-    int64_t *owner = malloc((size_t)n_slots * sizeof *owner);
-    if (!owner)
-        return vt_cpu_op_error(VT_E_NO_MEMORY, why, why_size, op, "no host memory to check %lld slots",
-                               (long long)n_slots);
-    for (int64_t i = 0; i < n_slots; i++)
+    /* Slots are i32, so top <= 2^31 whatever N (a [2^61, 0, 1] state is
+     * valid and empty): the table never wraps. */
+    int64_t *owner = top ? malloc((size_t)top * sizeof *owner) : NULL;
+    if (top && !owner)
+        return vt_cpu_op_error(VT_E_NO_MEMORY, why, why_size, op, "no host memory to check %lld slots", (long long)top);
+    for (int64_t i = 0; i < top; i++)
         owner[i] = -1;
     vt_status st = VT_OK;
     for (int64_t r = 0; r < rows && st == VT_OK; r++) {

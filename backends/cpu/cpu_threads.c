@@ -173,3 +173,13 @@ void vt_cpu_parallel(vt_cpu_pool *pool, int64_t n, int64_t min_chunk, vt_cpu_ran
     pthread_mutex_unlock(&pool->lock);
     pthread_mutex_unlock(&pool->region);
 }
+
+int64_t vt_cpu_grain(int64_t base, int64_t a, int64_t b)
+{
+    if (a < 0)
+        a = 0;
+    if (b < 0)
+        b = 0;
+    int64_t work = (b && a > (INT64_MAX - 1) / b) ? INT64_MAX - 1 : a * b;
+    return 1 + base / (work + 1);
+}

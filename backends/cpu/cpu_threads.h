@@ -31,6 +31,11 @@ int vt_cpu_pool_size(const vt_cpu_pool *pool);
  * inline). */
 void vt_cpu_parallel(vt_cpu_pool *pool, int64_t n, int64_t min_chunk, vt_cpu_range_fn fn, void *arg);
 
+/* The smallest chunk for items of about a*b units of work each:
+ * 1 + base / (a*b + 1), with the product saturating instead of wrapping
+ * (a, b >= 0), so no shape divides by zero or overflows. */
+int64_t vt_cpu_grain(int64_t base, int64_t a, int64_t b);
+
 /* Thread count from $VT_NUM_THREADS or the affinity mask. */
 int vt_cpu_default_threads(void);
 

@@ -82,9 +82,26 @@ bool vt_dtype_is_removed(int id);
  * a multiple of the block, or the product overflows. */
 bool vt_dtype_row_bytes(int id, int64_t n, uint64_t *bytes);
 
+/* Why vt_dtype_shape_size refused a shape. */
+typedef enum vt_size_result {
+    VT_SIZE_OK = 0,
+    VT_SIZE_BAD_TYPE,          /* type not in the type table, or too many dims */
+    VT_SIZE_NEGATIVE,          /* a dim is negative */
+    VT_SIZE_ELEMENTS_OVERFLOW, /* the element count overflows int64 */
+    VT_SIZE_NOT_BLOCKS,        /* the innermost dim is not a multiple of the block */
+    VT_SIZE_BYTES_OVERFLOW     /* (inner/blck)*block_bytes*other dims overflows 64 bits */
+} vt_size_result;
+
+/* The one tensor-size rule (GGUF parser, tensors, .npy, kernels): element
+ * count and bytes of a tensor of type id with ndim dims (row-major shape,
+ * innermost last, at most 8). Every overflow check counts a zero dim as 1,
+ * so a shape is refused when it would overflow whatever its zero dims: an
+ * empty tensor cannot hide a dim whose products wrap. Outputs (NULL
+ * allowed) are set only on VT_SIZE_OK. */
+vt_size_result vt_dtype_shape_size(int id, uint32_t ndim, const int64_t *shape, int64_t *elems, uint64_t *bytes);
+
 /* Bytes of a tensor of type id with ndim dims (row-major shape, innermost
- * last): the row bytes of the innermost dim times the other dims, with
- * overflow checks. Same failure rules as vt_dtype_row_bytes. */
+ * last): vt_dtype_shape_size's bytes, false where it refuses the shape. */
 bool vt_dtype_tensor_bytes(int id, uint32_t ndim, const int64_t *shape, uint64_t *bytes);
 
 /* The conversions below compile as device code too (nvcc, hipcc), so the

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <vt/vt_backend.h>
 #include <vt/vt_dtype.h>
 #include <vt/vt_op.h>
 #include <vt/vt_registry.h>
@@ -51,6 +52,13 @@ int64_t vt_tensor_dim(const vt_tensor *t, uint32_t i);
 
 /* The device the tensor lives on. */
 vt_device *vt_tensor_device(const vt_tensor *t);
+
+/* Check a call's operand counts, dtypes, shapes and params against the
+ * catalogue without running it, e.g. before allocating its tensors: a
+ * present operand has a non-NULL data pointer (never read); give nbytes 0
+ * to skip the overlap rule. VT_OK, or the catalogue's refusal with its
+ * reason in vt_last_error(). */
+vt_status vt_op_check_args(const vt_op_args *args);
 
 /* Run op on dev over inputs in[0..n_in) and outputs out[0..n_out), all on
  * dev (an absent optional input is NULL). params is the op's params struct

@@ -41,6 +41,7 @@ struct vt_gguf {
     uint64_t size;
     void *map; /* mmap'ed by vt_gguf_open, or NULL (memory image) */
     size_t map_size;
+    int fd; /* the open file (staging reads it with pread), or -1 */
     uint32_t version;
     uint32_t alignment;
     uint64_t data_offset;
@@ -113,6 +114,12 @@ typedef enum gguf_size_result {
  * refused whatever its zero dims (and vt_dtype_tensor_bytes agrees with
  * every accepted shape). Outputs are set only on GGUF_SIZE_OK. */
 gguf_size_result gguf_tensor_size(int type, uint32_t n_dims, const int64_t *ne, int64_t *n_elements, uint64_t *n_bytes);
+
+/* Read n bytes of tensor t's data from byte off of its data into dst:
+ * pread from the file where g has one (a file that shrank since it was
+ * mapped gives VT_E_BAD_FILE naming the tensor, never SIGBUS), else a copy
+ * from the memory image. */
+vt_status gguf_read_tensor(const vt_gguf *g, const vt_gguf_tensor *t, uint64_t off, void *dst, size_t n);
 
 /* Decode one scalar of a fixed-size type (not string) at p. */
 void gguf_decode_scalar(int type, const uint8_t *p, vt_gguf_value *out);

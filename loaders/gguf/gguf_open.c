@@ -30,6 +30,7 @@ static vt_gguf *new_handle(const char *name)
     vt_gguf *g = calloc(1, sizeof *g);
     if (!g)
         return NULL;
+    g->fd = -1;
     g->name = vt_strdup(name);
     if (!g->name) {
         free(g);
@@ -61,7 +62,8 @@ vt_status vt_gguf_open(const char *path, vt_gguf **out)
     *out = NULL;
     if (!path)
         return vt_set_error(VT_E_INVALID_ARG, "vt_gguf_open: path is NULL");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO or a device is refused below, not waited on. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         int e = errno;
         return vt_set_error(e == ENOENT ? VT_E_NOT_FOUND : VT_E_IO, "cannot open GGUF file '%s': %s", path,
@@ -75,7 +77,8 @@ vt_status vt_gguf_open(const char *path, vt_gguf **out)
     }
     if (!S_ISREG(sb.st_mode)) {
         close(fd);
-        return vt_set_error(VT_E_IO, "GGUF file '%s' is not a regular file", path);
+        return vt_set_error(VT_E_IO, "GGUF file '%s' is not a regular file (a FIFO, device or directory is refused)",
+                            path);
     }
     if ((uint64_t)sb.st_size > SIZE_MAX) {
         close(fd);
@@ -102,7 +105,7 @@ vt_status vt_gguf_open(const char *path, vt_gguf **out)
         g->map_size = (size_t)sb.st_size;
         g->base = m;
     }
-    close(fd); /* the mapping stays valid */
+    g->fd = fd; /* staging reads tensors with pread: a shrunk file is an error, not SIGBUS */
     return finish_open(g, out);
 }
 
@@ -113,6 +116,8 @@ void vt_gguf_close(vt_gguf *g)
     gguf_release(g);
     if (g->map)
         munmap(g->map, g->map_size);
+    if (g->fd >= 0)
+        close(g->fd);
     free(g->name);
     free(g);
 }

@@ -33,7 +33,9 @@ typedef struct stager {
     vt_load_plan *plan;
     vt_device *dev;
     const vt_load_options *opt;
-    void *chunk; /* one chunk is enough: copies are synchronous */
+    void *chunk;     /* one chunk is enough: copies are synchronous */
+    void *src_chunk; /* the file bytes of one piece of a conversion */
+    size_t src_size;
     bool pinned;
     uint64_t done, total;
     bool bar; /* draw a progress bar on stderr */
@@ -114,8 +116,10 @@ static vt_status copy_tensor(stager *s, const vt_gguf_tensor *gt, const vt_weigh
     if ((int)d->resident_dtype == gt->type) {
         for (uint64_t off = 0; off < gt->n_bytes; off += chunk) {
             uint64_t n = gt->n_bytes - off < chunk ? gt->n_bytes - off : chunk;
-            memcpy(s->chunk, src + off, (size_t)n);
-            vt_status st = vt_tensor_write_at(t, off, s->chunk, (size_t)n);
+            vt_status st = gguf_read_tensor(s->plan->g, gt, off, s->chunk, (size_t)n);
+            if (st != VT_OK)
+                return st;
+            st = vt_tensor_write_at(t, off, s->chunk, (size_t)n);
             if (st != VT_OK)
                 return vt_set_error(st, "at byte %llu of %llu: %s", (unsigned long long)off,
                                     (unsigned long long)gt->n_bytes, vt_last_error());
@@ -131,13 +135,23 @@ static vt_status copy_tensor(stager *s, const vt_gguf_tensor *gt, const vt_weigh
     int64_t per = (int64_t)(chunk / dst_info->block_bytes) / blk * blk;
     if (per < blk)
         per = blk;
+    size_t src_need = (size_t)(per / blk) * src_info->block_bytes;
+    if (s->src_size < src_need) {
+        void *p = realloc(s->src_chunk, src_need);
+        if (!p)
+            return vt_set_error(VT_E_NO_MEMORY, "no host memory for %zu bytes of '%s'", src_need, gt->name);
+        s->src_chunk = p;
+        s->src_size = src_need;
+    }
     for (int64_t e0 = 0; e0 < total; e0 += per) {
         int64_t n = total - e0 < per ? total - e0 : per;
         uint64_t soff = (uint64_t)(e0 / blk) * src_info->block_bytes,
                  sbytes = (uint64_t)(n / blk) * src_info->block_bytes;
         uint64_t dbytes = (uint64_t)n * dst_info->block_bytes;
-        vt_status st =
-            host_convert(s, gt->name, op, gt->type, src + soff, (int)d->resident_dtype, s->chunk, n, sbytes, dbytes);
+        vt_status st = gguf_read_tensor(s->plan->g, gt, soff, s->src_chunk, (size_t)sbytes);
+        if (st == VT_OK)
+            st = host_convert(s, gt->name, op, gt->type, s->src_chunk, (int)d->resident_dtype, s->chunk, n, sbytes,
+                              dbytes);
         if (st != VT_OK)
             return st;
         st = vt_tensor_write_at(t, (uint64_t)e0 * dst_info->block_bytes, s->chunk, (size_t)dbytes);
@@ -185,7 +199,7 @@ vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_
         return vt_set_error(VT_E_NO_MEMORY, "vt_model_stage: out of host memory");
     }
     m->plan = plan;
-    stager s = {plan, plan->dev, &opt, NULL, false, 0, 0, false, -1};
+    stager s = {plan, plan->dev, &opt, NULL, NULL, 0, false, 0, 0, false, -1};
     s.bar = (opt.flags & VT_LOAD_PROGRESS_BAR) && isatty(2);
     const uint8_t *file = vt_gguf_bytes(plan->g);
     uint64_t file_size = vt_gguf_file_size(plan->g);
@@ -245,6 +259,7 @@ vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_
     m->n = plan->n;
     if (s.chunk)
         vt_device_host_free(plan->dev, s.chunk, s.pinned);
+    free(s.src_chunk);
     if (s.bar && s.done != s.total)
         fputc('\n', stderr);
     if (st != VT_OK) {
