@@ -22,14 +22,12 @@ vt_status vt_fit_budget(vt_device *dev, uint64_t *budget, char *source, size_t s
     }
     const char *env = getenv("VT_DEVICE_WEIGHT_BUDGET_BYTES");
     if (env && *env) {
-        char *end = NULL;
-        errno = 0;
-        unsigned long long v = strtoull(env, &end, 10);
-        if (errno || *end || env[0] == '-' || v == 0)
+        uint64_t v = 0;
+        if (!vt_parse_u64(env, &v) || v == 0)
             return vt_set_error(VT_E_INVALID_ARG,
                                 "VT_DEVICE_WEIGHT_BUDGET_BYTES='%s' is not a positive number of bytes", env);
         *budget = v;
-        snprintf(source, source_size, "VT_DEVICE_WEIGHT_BUDGET_BYTES=%llu", v);
+        snprintf(source, source_size, "VT_DEVICE_WEIGHT_BUDGET_BYTES=%llu", (unsigned long long)v);
         return VT_OK;
     }
     vt_device_caps caps;

@@ -389,8 +389,8 @@ static void load_one(vt_plugin *p, bool debug)
 static int isolate_timeout(void)
 {
     const char *e = getenv("VT_LOADER_ISOLATE_TIMEOUT");
-    long v = e && *e ? strtol(e, NULL, 10) : 0;
-    return v > 0 && v < 3600 ? (int)v : 60;
+    int64_t v = 0;
+    return e && vt_parse_i64(e, 1, 3599, &v) ? (int)v : 60;
 }
 
 /* Load a candidate in a child process first (VT_REGISTRY_ISOLATE): the
@@ -720,12 +720,9 @@ vt_status vt_registry_find_device(vt_registry *reg, const char *spec, vt_device 
     *out = NULL;
     const char *colon = strchr(spec, ':');
     size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
-    long index = 0;
+    int64_t index = 0;
     if (colon) {
-        char *end = NULL;
-        errno = 0;
-        index = strtol(colon + 1, &end, 10);
-        if (!colon[1] || *end || errno || index < 0)
+        if (!vt_parse_i64(colon + 1, 0, INT32_MAX, &index))
             return vt_set_error(VT_E_INVALID_ARG, "device '%s': the index after ':' must be a number >= 0", spec);
     }
     for (size_t i = 0; i < reg->n_devices; i++) {

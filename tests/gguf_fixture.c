@@ -135,6 +135,31 @@ static vt_gguf_writer *build_q_formats(void)
     return w;
 }
 
+/* head_count_kv near 2^63: the run estimate's products wrap (to a 0-byte
+ * KV cache with unchecked arithmetic). */
+static vt_gguf_writer *build_kv_wrap(void)
+{
+    vt_gguf_writer *w;
+    TRY(vt_gguf_writer_create(&w));
+    TRY(vt_gguf_writer_add_string(w, "general.architecture", "llama"));
+    TRY(vt_gguf_writer_add_u32(w, "llama.block_count", 2));
+    TRY(vt_gguf_writer_add_u32(w, "llama.embedding_length", 64));
+    TRY(vt_gguf_writer_add_u32(w, "llama.attention.head_count", 4));
+    TRY(vt_gguf_writer_add_u64(w, "llama.attention.head_count_kv", 1ull << 63));
+    add_tensor(w, "output_norm.weight", VT_F32, 1, 64, 1);
+    return w;
+}
+
+/* Terminal escapes and newlines in the architecture and a tensor name. */
+static vt_gguf_writer *build_escapes(void)
+{
+    vt_gguf_writer *w;
+    TRY(vt_gguf_writer_create(&w));
+    TRY(vt_gguf_writer_add_string(w, "general.architecture", "ll\x1b]0;pwn\x07\nama\x1b[31m"));
+    add_tensor(w, "w\x1b[31m\nFAKE LINE", VT_F32, 2, 64, 4);
+    return w;
+}
+
 static vt_gguf_writer *build_v2(void)
 {
     vt_gguf_writer *w;
@@ -194,6 +219,14 @@ static uint8_t *fx_q_formats(size_t *size)
 {
     return image(build_q_formats, size);
 }
+static uint8_t *fx_kv_wrap(size_t *size)
+{
+    return image(build_kv_wrap, size);
+}
+static uint8_t *fx_escapes(size_t *size)
+{
+    return image(build_escapes, size);
+}
 static uint8_t *fx_v2(size_t *size)
 {
     return image(build_v2, size);
@@ -251,7 +284,8 @@ static const struct {
     {"model", fx_model},           {"all-types", fx_all_types},   {"v2", fx_v2},
     {"align1", fx_align1},         {"empty", fx_empty},           {"bad-magic", fx_bad_magic},
     {"version-1", fx_version_1},   {"big-endian", fx_big_endian}, {"truncated", fx_truncated},
-    {"bad-offset", fx_bad_offset}, {"q-formats", fx_q_formats},
+    {"bad-offset", fx_bad_offset}, {"q-formats", fx_q_formats},   {"kv-wrap", fx_kv_wrap},
+    {"escapes", fx_escapes},
 };
 
 static int write_fixture(size_t i, const char *path)

@@ -454,6 +454,19 @@ START_TEST(bad_op_calls_are_named)
     ck_assert_ptr_null(t);
     int64_t q[1] = {33};
     ck_assert_int_eq(vt_tensor_create(d, VT_Q4_0, 1, q, &t), VT_E_INVALID_ARG);
+    /* An output that is also an input (GetRows over its own table) is
+     * refused by name: the kernel would read rows it already overwrote. */
+    int64_t st[2] = {4, 8}, si[1] = {4};
+    vt_tensor *table = make(d, VT_F32, 2, st), *idx = make(d, VT_I32, 1, si);
+    const int32_t rows[4] = {3, 2, 1, 0};
+    ck_assert_int_eq(vt_tensor_write(idx, rows, sizeof rows), VT_OK);
+    const vt_tensor *gin[2] = {table, idx};
+    vt_tensor *gout[1] = {table};
+    ck_assert_int_eq(vt_op_run(d, VT_OP_GET_ROWS, gin, 2, gout, 1, NULL, 0), VT_E_INVALID_ARG);
+    ck_assert_msg(strstr(vt_last_error(), "GetRows (40)") && strstr(vt_last_error(), "output dst overlaps input table"),
+                  "%s", vt_last_error());
+    vt_tensor_destroy(table);
+    vt_tensor_destroy(idx);
     vt_tensor_destroy(x);
     vt_tensor_destroy(w);
     vt_tensor_destroy(y);

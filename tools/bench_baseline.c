@@ -202,9 +202,8 @@ int bench_baseline_threads(void)
 {
     const char *e = getenv("VT_NUM_THREADS");
     if (e && *e) {
-        char *end = NULL;
-        long v = strtol(e, &end, 10);
-        if (!*end && v >= 1 && v <= 1024)
+        int64_t v = 0;
+        if (vt_parse_i64(e, 1, 1024, &v))
             return (int)v;
     }
     cpu_set_t set;

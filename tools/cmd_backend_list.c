@@ -112,7 +112,9 @@ static int list_text(vt_registry *reg)
     }
     printf("vt %s (plugin ABI %u): %zu plugin%s found, %zu backend%s ready, %zu device%s\n", vt_version(),
            VT_PLUGIN_ABI, nb, nb == 1 ? "" : "s", ready, ready == 1 ? "" : "s", nd, nd == 1 ? "" : "s");
-    printf("search path: %s\n", vt_registry_search_path(reg)[0] ? vt_registry_search_path(reg) : "(none)");
+    char t1[1024], t2[4096], t3[1024];
+    printf("search path: %s\n",
+           vt_registry_search_path(reg)[0] ? vtctl_text(vt_registry_search_path(reg), t2, sizeof t2) : "(none)");
 
     printf("\nBACKENDS\n  %-11s %-11s %-7s %-4s %s\n", "NAME", "STATE", "DEVICES", "ABI", "FILE");
     for (size_t i = 0; i < nb; i++) {
@@ -125,9 +127,10 @@ static int list_text(vt_registry *reg)
         char ndev[16] = "-";
         if (b.state == VT_BACKEND_READY || b.state == VT_BACKEND_NO_DEVICES)
             snprintf(ndev, sizeof ndev, "%u", b.device_count);
-        printf("  %-11s %-11s %-7s %-4s %s\n", b.name, vt_backend_state_name((int)b.state), ndev, abi, b.path);
+        printf("  %-11s %-11s %-7s %-4s %s\n", vtctl_text(b.name, t1, sizeof t1), vt_backend_state_name((int)b.state),
+               ndev, abi, vtctl_text(b.path, t2, sizeof t2));
         if (b.reason[0])
-            printf("  %-11s why: %s\n", "", b.reason);
+            printf("  %-11s why: %s\n", "", vtctl_text(b.reason, t3, sizeof t3));
     }
     if (!nb)
         printf("  (no plugins found)\n");
@@ -158,7 +161,7 @@ static int list_text(vt_registry *reg)
     if (vt_registry_warning_count(reg)) {
         printf("\nWARNINGS\n");
         for (size_t i = 0; i < vt_registry_warning_count(reg); i++)
-            printf("  %s\n", vt_registry_warning(reg, i));
+            printf("  %s\n", vtctl_text(vt_registry_warning(reg, i), t2, sizeof t2));
     }
     return failures ? VTCTL_EXIT_REFUSED : VTCTL_EXIT_OK;
 }

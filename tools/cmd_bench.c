@@ -388,9 +388,8 @@ static bool apply_shape(bench_case *c, const char *text, char *err, size_t err_s
             return false;
         }
         *eq = '\0';
-        char *end = NULL;
-        long long v = strtoll(eq + 1, &end, 10);
-        if (!eq[1] || *end || v < 1 || v > (1ll << 40)) {
+        int64_t v = 0;
+        if (!vt_parse_i64(eq + 1, 1, (int64_t)1 << 40, &v)) {
             snprintf(err, err_size, "shape value '%s' of %s must be a positive integer", eq + 1, tok);
             return false;
         }
@@ -563,7 +562,6 @@ int vtctl_cmd_bench(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        char *end = NULL;
         switch (c) {
         case 'j': json = true; break;
         case 'B': baseline = true; break;
@@ -573,8 +571,8 @@ int vtctl_cmd_bench(int argc, char **argv)
         case 'w': wtypes = optarg; break;
         case 'r':
         case 'u': {
-            long v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v < (c == 'r' ? 1 : 0) || v > 100000)
+            int64_t v = 0;
+            if (!vt_parse_i64(optarg, c == 'r' ? 1 : 0, 100000, &v))
                 return vtctl_usage_error("bench", "--%s wants a count, got '%s'", c == 'r' ? "reps" : "warmup", optarg);
             *(c == 'r' ? &reps : &warmup) = (int)v;
             break;

@@ -134,13 +134,7 @@ static check_counts check_device(vt_device *dev, vt_device *oracle, vt_op only, 
 
 static bool parse_seed(const char *s, uint64_t *out)
 {
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (errno || !*s || *end || s[0] == '-')
-        return false;
-    *out = v;
-    return true;
+    return vt_parse_u64(s, out);
 }
 
 int vtctl_cmd_check(int argc, char **argv)

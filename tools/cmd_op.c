@@ -9,6 +9,7 @@
  * free (Copy's dst, GetRows' dst, Dequantize's dst; default f32). */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -206,18 +207,18 @@ static bool parse_param(const vt_op_info *info, const char *kv, unsigned char *b
         errno = 0;
         if (p->type == VT_PARAM_F32) {
             float v = strtof(val, &end);
-            if (errno || *end || !isfinite(v))
+            if (errno || *end || end == val || isspace((unsigned char)val[0]) || !isfinite(v))
                 return param_error(why, why_size, "%s is f32, got '%s'", key, val);
             memcpy(buf + p->offset, &v, sizeof v);
         } else if (p->type == VT_PARAM_I32) {
-            long v = strtol(val, &end, 0);
-            if (errno || *end || v < INT32_MIN || v > INT32_MAX)
+            int64_t v = 0;
+            if (!vt_parse_i64(val, INT32_MIN, INT32_MAX, &v))
                 return param_error(why, why_size, "%s is i32, got '%s'", key, val);
             int32_t x = (int32_t)v;
             memcpy(buf + p->offset, &x, sizeof x);
         } else {
-            unsigned long long v = strtoull(val, &end, 0);
-            if (errno || *end || val[0] == '-')
+            uint64_t v = 0;
+            if (!vt_parse_u64(val, &v))
                 return param_error(why, why_size, "%s is u64, got '%s'", key, val);
             uint64_t x = v;
             memcpy(buf + p->offset, &x, sizeof x);

@@ -68,8 +68,9 @@ bool vtctl_open_flags(vt_registry **reg, uint32_t flags)
 
 void vtctl_print_warnings(const vt_registry *reg)
 {
+    char text[4096];
     for (size_t i = 0; i < vt_registry_warning_count(reg); i++)
-        fprintf(stderr, "vtctl: warning: %s\n", vt_registry_warning(reg, i));
+        fprintf(stderr, "vtctl: warning: %s\n", vtctl_text(vt_registry_warning(reg, i), text, sizeof text));
 }
 
 int main(int argc, char **argv)
@@ -93,4 +94,10 @@ int main(int argc, char **argv)
     fprintf(stderr, "vtctl: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return VTCTL_EXIT_USAGE;
+}
+
+const char *vtctl_text(const char *s, char *buf, size_t size)
+{
+    vt_gguf_escape(s ? s : "", s ? strlen(s) : 0, buf, size);
+    return buf;
 }

@@ -28,6 +28,10 @@ int vtctl_cmd_op(int argc, char **argv);
 int vtctl_cmd_bench(int argc, char **argv);
 
 /* Report bad usage of cmd on stderr; returns VTCTL_EXIT_USAGE. */
+/* s as one line of safe text in buf (vt_gguf_escape: control bytes and
+ * escape sequences from files or plugin names never reach the terminal). */
+const char *vtctl_text(const char *s, char *buf, size_t size);
+
 int vtctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Open the registry from the environment (plus VT_REGISTRY_* flags), or

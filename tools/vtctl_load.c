@@ -12,11 +12,19 @@
 /* A byte count with an optional K/M/G/T suffix (powers of 1024). */
 static bool parse_bytes(const char *s, uint64_t *out)
 {
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || s[0] == '-')
+    /* the digits by the one strict parser: no space, no sign, no overflow */
+    size_t k = 0;
+    while (s[k] >= '0' && s[k] <= '9')
+        k++;
+    char num[32];
+    uint64_t v;
+    if (k == 0 || k >= sizeof num)
         return false;
+    memcpy(num, s, k);
+    num[k] = '\0';
+    if (!vt_parse_u64(num, &v))
+        return false;
+    const char *end = s + k;
     unsigned shift = 0;
     switch (*end) {
     case '\0': break;

@@ -24,6 +24,7 @@
 #include <vt/vt_gguf.h>
 #include <vt/vt_gguf_writer.h>
 #include <vt/vt_load.h>
+#include <vt/vt_number.h>
 #include <vt/vt_op.h>
 #include <vt/vt_params.h>
 #include <vt/vt_registry.h>

@@ -35,7 +35,7 @@ static bool uint_kv(const vt_gguf *g, const char *key, uint64_t *value, uint64_t
         default: return false;
         }
         mx = x > mx ? x : mx;
-        total += x;
+        total = total > UINT64_MAX - x ? UINT64_MAX : total + x; /* saturates: the estimate refuses */
         pos += x > 0;
     }
     if (value)
@@ -59,6 +59,18 @@ static bool mul_ok(uint64_t *acc, uint64_t v)
     return !__builtin_mul_overflow(*acc, v, acc);
 }
 
+static bool add_ok(uint64_t *acc, uint64_t v)
+{
+    return !__builtin_add_overflow(*acc, v, acc);
+}
+
+/* a * b, or UINT64_MAX when it wraps (the estimate then refuses). */
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 vt_status vt_gguf_run_estimate(const vt_gguf *g, uint64_t ctx, uint64_t batch, vt_run_estimate *out)
 {
     memset(out, 0, sizeof *out);
@@ -71,11 +83,12 @@ vt_status vt_gguf_run_estimate(const vt_gguf *g, uint64_t ctx, uint64_t batch, v
     vt_gguf_str arch_s;
     if (vt_gguf_get_string(g, "general.architecture", &arch_s) != VT_OK || arch_s.len == 0 || arch_s.len > 64)
         return vt_set_error(VT_E_BAD_FILE, "%s: a run estimate needs general.architecture (a string)", vt_gguf_name(g));
-    char arch[72];
+    char arch[72], arch_text[100]; /* the key prefix; the safe text for messages */
     snprintf(arch, sizeof arch, "%.*s", (int)arch_s.len, arch_s.data);
+    vt_gguf_escape(arch_s.data, arch_s.len, arch_text, sizeof arch_text);
     uint64_t n_layer = 0;
     if (!arch_uint(g, arch, "block_count", &n_layer) || n_layer == 0)
-        return vt_set_error(VT_E_BAD_FILE, "%s: a run estimate needs %s.block_count", vt_gguf_name(g), arch);
+        return vt_set_error(VT_E_BAD_FILE, "%s: a run estimate needs %s.block_count", vt_gguf_name(g), arch_text);
 
     uint64_t n_embd = 0, n_ff = 0, n_head = 0, kv_max = 0, kv_sum = 0, kv_layers = 0;
     arch_uint(g, arch, "embedding_length", &n_embd);
@@ -89,7 +102,7 @@ vt_status vt_gguf_run_estimate(const vt_gguf *g, uint64_t ctx, uint64_t batch, v
     if (!uint_kv(g, key, &kv_max, &kv_sum, &kv_layers))
         kv_max = n_head; /* no head_count_kv: one kv head per head */
     if (!per_layer_kv) { /* one value for every layer */
-        kv_sum = kv_max * n_layer;
+        kv_sum = mul_sat(kv_max, n_layer);
         kv_layers = has_heads || kv_max ? n_layer : 0;
     }
     uint64_t k_len = 0, v_len = 0;
@@ -109,7 +122,7 @@ vt_status vt_gguf_run_estimate(const vt_gguf *g, uint64_t ctx, uint64_t batch, v
     if (ssm && arch_uint(g, arch, "full_attention_interval", &interval) && interval > 0) {
         attn_layers = n_layer / interval;
         rec_layers = n_layer - attn_layers;
-        kv_sum = kv_max * attn_layers;
+        kv_sum = mul_sat(kv_max, attn_layers);
     } else if (ssm && !per_layer_kv && !has_heads) {
         attn_layers = 0;
         rec_layers = n_layer;
@@ -120,10 +133,13 @@ vt_status vt_gguf_run_estimate(const vt_gguf *g, uint64_t ctx, uint64_t batch, v
 
     /* KV cache: f16 keys and values for every attention layer. */
     uint64_t kv = ctx;
-    bool ok = mul_ok(&kv, batch) && mul_ok(&kv, kv_sum) && mul_ok(&kv, k_len + v_len) && mul_ok(&kv, 2);
+    uint64_t kv_len = k_len;
+    bool ok = add_ok(&kv_len, v_len) && kv_sum != UINT64_MAX && mul_ok(&kv, batch) && mul_ok(&kv, kv_sum) &&
+              mul_ok(&kv, kv_len) && mul_ok(&kv, 2);
     uint64_t conv = 0, rec = 0;
     if (ssm && rec_layers) {
-        uint64_t ch = d_inner + 2 * (groups ? groups : 1) * d_state;
+        uint64_t ch = 2;
+        ok = ok && mul_ok(&ch, groups ? groups : 1) && mul_ok(&ch, d_state) && add_ok(&ch, d_inner);
         conv = rec_layers;
         ok = ok && mul_ok(&conv, batch) && mul_ok(&conv, conv_k - 1) && mul_ok(&conv, ch) && mul_ok(&conv, 4);
         rec = rec_layers;
@@ -140,8 +156,10 @@ vt_status vt_gguf_run_estimate(const vt_gguf *g, uint64_t ctx, uint64_t batch, v
     else
         arch_uint(g, arch, "vocab_size", &n_vocab);
     uint64_t wide = n_embd > n_ff ? n_embd : n_ff;
-    uint64_t scratch = batch;
-    ok = ok && mul_ok(&scratch, n_vocab + 4 * wide) && mul_ok(&scratch, 4);
+    uint64_t scratch = batch, row = 4;
+    ok = ok && mul_ok(&row, wide) && add_ok(&row, n_vocab) && mul_ok(&scratch, row) && mul_ok(&scratch, 4);
+    uint64_t total = kv;
+    ok = ok && add_ok(&total, conv) && add_ok(&total, rec) && add_ok(&total, scratch);
     if (!ok)
         return vt_set_error(VT_E_INVALID_ARG, "%s: the run estimate for ctx %llu, batch %llu overflows",
                             vt_gguf_name(g), (unsigned long long)ctx, (unsigned long long)batch);
@@ -149,11 +167,11 @@ vt_status vt_gguf_run_estimate(const vt_gguf *g, uint64_t ctx, uint64_t batch, v
     out->conv_state = conv;
     out->recurrent_state = rec;
     out->scratch = scratch;
-    out->total = kv + conv + rec + scratch;
+    out->total = total;
     snprintf(out->detail, sizeof out->detail,
              "%s, ctx %llu, batch %llu: KV %llu attention layers x %llu kv heads x (%llu+%llu) x f16; "
              "%llu recurrent layers; scratch (vocab %llu + 4 x %llu) x f32",
-             arch, (unsigned long long)ctx, (unsigned long long)batch, (unsigned long long)attn_layers,
+             arch_text, (unsigned long long)ctx, (unsigned long long)batch, (unsigned long long)attn_layers,
              (unsigned long long)kv_max, (unsigned long long)k_len, (unsigned long long)v_len,
              (unsigned long long)rec_layers, (unsigned long long)n_vocab, (unsigned long long)wide);
     return VT_OK;

@@ -60,6 +60,14 @@ static void progress(stager *s, const char *tensor)
     }
 }
 
+/* A tensor's name as safe text for a message (the file chose its bytes:
+ * escape sequences and newlines must not reach a terminal). */
+static const char *esc_name(const vt_gguf_tensor *t, char *buf, size_t size)
+{
+    vt_gguf_escape(t->name, t->name_len, buf, size);
+    return buf;
+}
+
 /* Drop the pages of [p, p+n) of a file mapping once copied. */
 static void drop_pages(const vt_gguf *g, const void *p, uint64_t n)
 {
@@ -113,6 +121,8 @@ static vt_status copy_tensor(stager *s, const vt_gguf_tensor *gt, const vt_weigh
     const vt_dtype_info *src_info = vt_dtype_get(gt->type), *dst_info = vt_dtype_get((int)d->resident_dtype);
     const uint8_t *src = gt->data;
     uint64_t chunk = s->opt->chunk_bytes;
+    char en[256];
+    esc_name(gt, en, sizeof en);
     if ((int)d->resident_dtype == gt->type) {
         for (uint64_t off = 0; off < gt->n_bytes; off += chunk) {
             uint64_t n = gt->n_bytes - off < chunk ? gt->n_bytes - off : chunk;
@@ -139,7 +149,7 @@ static vt_status copy_tensor(stager *s, const vt_gguf_tensor *gt, const vt_weigh
     if (s->src_size < src_need) {
         void *p = realloc(s->src_chunk, src_need);
         if (!p)
-            return vt_set_error(VT_E_NO_MEMORY, "no host memory for %zu bytes of '%s'", src_need, gt->name);
+            return vt_set_error(VT_E_NO_MEMORY, "no host memory for %zu bytes of '%s'", src_need, en);
         s->src_chunk = p;
         s->src_size = src_need;
     }
@@ -150,8 +160,7 @@ static vt_status copy_tensor(stager *s, const vt_gguf_tensor *gt, const vt_weigh
         uint64_t dbytes = (uint64_t)n * dst_info->block_bytes;
         vt_status st = gguf_read_tensor(s->plan->g, gt, soff, s->src_chunk, (size_t)sbytes);
         if (st == VT_OK)
-            st = host_convert(s, gt->name, op, gt->type, s->src_chunk, (int)d->resident_dtype, s->chunk, n, sbytes,
-                              dbytes);
+            st = host_convert(s, en, op, gt->type, s->src_chunk, (int)d->resident_dtype, s->chunk, n, sbytes, dbytes);
         if (st != VT_OK)
             return st;
         st = vt_tensor_write_at(t, (uint64_t)e0 * dst_info->block_bytes, s->chunk, (size_t)dbytes);
@@ -225,6 +234,7 @@ vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_
         m->stats.pool_bytes = opt.chunk_bytes;
         m->stats.pinned = s.pinned;
     }
+    char ename[256];
     for (size_t i = 0; i < plan->n && st == VT_OK; i++) {
         const vt_gguf_tensor *gt = plan->tensors[i];
         const vt_weight_desc *desc = &plan->descs[i];
@@ -233,8 +243,8 @@ vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_
         if (gt->file_offset > file_size || gt->n_bytes > file_size - gt->file_offset ||
             (gt->n_bytes && gt->data != file + gt->file_offset)) {
             st = vt_set_error(VT_E_BAD_FILE, "staging '%s': bytes [%llu, +%llu) are not inside the file (%llu bytes)",
-                              gt->name, (unsigned long long)gt->file_offset, (unsigned long long)gt->n_bytes,
-                              (unsigned long long)file_size);
+                              esc_name(gt, ename, sizeof ename), (unsigned long long)gt->file_offset,
+                              (unsigned long long)gt->n_bytes, (unsigned long long)file_size);
             break;
         }
         if (in_place_ok && (int)d->resident_dtype == gt->type) {
@@ -253,8 +263,9 @@ vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_
             m->stats.tensors_expanded += (int)d->resident_dtype != gt->type;
         }
         if (st != VT_OK)
-            st = vt_set_error(st, "staging '%s' (tensor %zu of %zu) to %s failed: %s", gt->name, i + 1, plan->n,
-                              vt_device_id(plan->dev), vt_last_error());
+            st =
+                vt_set_error(st, "staging '%s' (tensor %zu of %zu) to %s failed: %s", esc_name(gt, ename, sizeof ename),
+                             i + 1, plan->n, vt_device_id(plan->dev), vt_last_error());
     }
     m->n = plan->n;
     if (s.chunk)
