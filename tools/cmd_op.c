@@ -12,11 +12,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "input_source.h"
 #include "npy.h"
@@ -339,6 +342,22 @@ static int fail(run_state *s, int code, const char *fmt, ...)
 }
 
 /* Upload, run, read back; the exit code. */
+/* DIR/NAME.npy, or its temporary DIR/.NAME.npy.PID.tmp; false when it
+ * does not fit buf (never a truncated name). */
+static bool out_path(char *buf, size_t size, const char *dir, const char *name, bool temporary)
+{
+    int n = temporary ? snprintf(buf, size, "%s/.%s.npy.%ld.tmp", dir, name, (long)getpid())
+                      : snprintf(buf, size, "%s/%s.npy", dir, name);
+    return n > 0 && (size_t)n < size && (size_t)n < PATH_MAX;
+}
+
+/* Remove the first n temporary outputs. */
+static void unlink_all(char (*paths)[4096], uint32_t n)
+{
+    for (uint32_t j = 0; j < n; j++)
+        unlink(paths[j]);
+}
+
 static int execute(run_state *s, const char *dev_spec, const char *dir, bool json)
 {
     const vt_op_info *info = s->info;
@@ -348,6 +367,12 @@ static int execute(run_state *s, const char *dev_spec, const char *dir, bool jso
     if (vt_registry_find_device(s->reg, dev_spec, &dev) != VT_OK)
         return fail(s, VTCTL_EXIT_REFUSED, "%s", vt_last_error());
     uint32_t n_in = info->n_in, n_out = info->n_out;
+    for (uint32_t j = 0; j < n_out; j++) {
+        char p[4096];
+        if (!out_path(p, sizeof p, dir, info->out[j].name, true))
+            return fail(s, VTCTL_EXIT_USAGE, "--out: the path of %s in '%.60s...' (%zu bytes) is too long",
+                        info->out[j].name, dir, strlen(dir));
+    }
     /* The catalogue's rules on shapes and params before any allocation (a
      * TopK k of 2e8 on 10 elements is refused, not allocated first). */
     vt_op_args dry;
@@ -419,21 +444,43 @@ static int execute(run_state *s, const char *dev_spec, const char *dir, bool jso
     } else {
         printf("%s (%u) ran on %s\n", info->name, info->op, vt_device_id(dev));
     }
+    /* Every output to a temporary name first, then renamed: a failure
+     * leaves no partial .npy file and no mix of new and old outputs. */
+    char final[VT_MAX_OUTPUTS][4096], tmp[VT_MAX_OUTPUTS][4096];
+    uint32_t written = 0;
     for (uint32_t j = 0; j < n_out; j++) {
         host_array *a = &s->arr[n_in + j];
         host_array got;
-        if (host_array_alloc(&got, a->dtype, a->ndim, a->shape) != VT_OK)
+        char why[512];
+        out_path(final[j], sizeof final[j], dir, info->out[j].name, false);
+        out_path(tmp[j], sizeof tmp[j], dir, info->out[j].name, true);
+        if (host_array_alloc(&got, a->dtype, a->ndim, a->shape) != VT_OK) {
+            unlink_all(tmp, written);
             return fail(s, VTCTL_EXIT_REFUSED, "out of memory");
+        }
         if (vt_tensor_read(out[j], got.data, got.nbytes) != VT_OK) {
             host_array_free(&got);
+            unlink_all(tmp, written);
             return fail(s, VTCTL_EXIT_REFUSED, "%s", vt_last_error());
         }
-        char path[4096], why[512], shp[96];
-        snprintf(path, sizeof path, "%s/%s.npy", dir, info->out[j].name);
-        st = npy_write(path, &got, why, sizeof why);
+        st = npy_write(tmp[j], &got, why, sizeof why);
         host_array_free(&got);
-        if (st != VT_OK)
+        written++; /* npy_write may leave a partial file: removed below */
+        if (st != VT_OK) {
+            unlink_all(tmp, written);
             return fail(s, VTCTL_EXIT_REFUSED, "%s", why);
+        }
+    }
+    for (uint32_t j = 0; j < n_out; j++)
+        if (rename(tmp[j], final[j]) != 0) {
+            int e = errno;
+            unlink_all(tmp, n_out);
+            return fail(s, VTCTL_EXIT_REFUSED, "cannot rename %s to %s: %s", tmp[j], final[j], strerror(e));
+        }
+    for (uint32_t j = 0; j < n_out; j++) {
+        host_array *a = &s->arr[n_in + j];
+        const char *path = final[j];
+        char shp[96];
         host_array_shape_str(a, shp, sizeof shp);
         const char *file_dtype = a->dtype == VT_BF16 ? "f32 (widened from bf16)" : vt_dtype_name((int)a->dtype);
         if (json) {
