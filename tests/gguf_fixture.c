@@ -160,6 +160,18 @@ static vt_gguf_writer *build_escapes(void)
     return w;
 }
 
+/* An empty tensor with a dim of 2^61 ([2^61, 1, 0] row-major): valid, and
+ * IndexSelect over it must not loop 2^61 times. */
+static vt_gguf_writer *build_huge_empty(void)
+{
+    vt_gguf_writer *w;
+    TRY(vt_gguf_writer_create(&w));
+    TRY(vt_gguf_writer_add_string(w, "general.architecture", "test"));
+    int64_t ne[3] = {0, 1, (int64_t)1 << 61};
+    TRY(vt_gguf_writer_add_tensor(w, "t", VT_F32, 3, ne, payload, 0));
+    return w;
+}
+
 static vt_gguf_writer *build_v2(void)
 {
     vt_gguf_writer *w;
@@ -227,6 +239,10 @@ static uint8_t *fx_escapes(size_t *size)
 {
     return image(build_escapes, size);
 }
+static uint8_t *fx_huge_empty(size_t *size)
+{
+    return image(build_huge_empty, size);
+}
 static uint8_t *fx_v2(size_t *size)
 {
     return image(build_v2, size);
@@ -285,7 +301,7 @@ static const struct {
     {"align1", fx_align1},         {"empty", fx_empty},           {"bad-magic", fx_bad_magic},
     {"version-1", fx_version_1},   {"big-endian", fx_big_endian}, {"truncated", fx_truncated},
     {"bad-offset", fx_bad_offset}, {"q-formats", fx_q_formats},   {"kv-wrap", fx_kv_wrap},
-    {"escapes", fx_escapes},
+    {"escapes", fx_escapes},       {"huge-empty", fx_huge_empty},
 };
 
 static int write_fixture(size_t i, const char *path)

@@ -71,6 +71,62 @@ START_TEST(byte_sizes_check_blocks_and_overflow)
 }
 END_TEST
 
+/* The one size rule: a zero dim does not hide a product that wraps, in any
+ * position; an empty tensor whose other dims fit is valid (0 bytes). */
+START_TEST(a_zero_dim_hides_no_overflow)
+{
+    uint64_t b = 12345;
+    int64_t e = 12345;
+    int64_t hidden[3] = {0, (int64_t)1 << 59, 8}; /* 2^59 * 8 * 4 bytes wrap */
+    ck_assert(!vt_dtype_tensor_bytes(VT_F32, 3, hidden, &b));
+    ck_assert_int_eq(vt_dtype_shape_size(VT_F32, 3, hidden, &e, &b), VT_SIZE_BYTES_OVERFLOW);
+    int64_t inner[3] = {4294967297, 4294967295, 0}; /* zero innermost */
+    ck_assert(!vt_dtype_tensor_bytes(VT_F32, 3, inner, &b));
+    int64_t elems[2] = {0, INT64_MAX}, elems2[3] = {2, INT64_MAX / 2 + 1, 0};
+    ck_assert_int_eq(vt_dtype_shape_size(VT_I8, 2, elems, &e, &b), VT_SIZE_OK);
+    ck_assert_int_eq(vt_dtype_shape_size(VT_I8, 3, elems2, &e, &b), VT_SIZE_ELEMENTS_OVERFLOW);
+    ck_assert_uint_eq(b, 0);
+    int64_t fits[3] = {(int64_t)1 << 61, 0, 1}; /* 2^61 * 4 bytes fit: valid and empty */
+    ck_assert_int_eq(vt_dtype_shape_size(VT_F32, 3, fits, &e, &b), VT_SIZE_OK);
+    ck_assert_int_eq(e, 0);
+    ck_assert_uint_eq(b, 0);
+    int64_t q[2] = {0, 33};
+    ck_assert_int_eq(vt_dtype_shape_size(VT_Q4_0, 2, q, &e, &b), VT_SIZE_NOT_BLOCKS);
+    int64_t neg[2] = {0, -1};
+    ck_assert_int_eq(vt_dtype_shape_size(VT_F32, 2, neg, &e, &b), VT_SIZE_NEGATIVE);
+}
+END_TEST
+
+/* The one number parser: digits (or 0x and hex digits) and nothing else. */
+START_TEST(numbers_are_parsed_strictly)
+{
+    uint64_t u = 7;
+    ck_assert(vt_parse_u64("18446744073709551615", &u) && u == UINT64_MAX);
+    ck_assert(vt_parse_u64("0x10", &u) && u == 16);
+    ck_assert(vt_parse_u64("0", &u) && u == 0);
+    u = 7;
+    ck_assert(!vt_parse_u64("18446744073709551616", &u));
+    ck_assert(!vt_parse_u64(" 5", &u));
+    ck_assert(!vt_parse_u64(" -1", &u));
+    ck_assert(!vt_parse_u64("-1", &u));
+    ck_assert(!vt_parse_u64("+1", &u));
+    ck_assert(!vt_parse_u64("5 ", &u));
+    ck_assert(!vt_parse_u64("", &u));
+    ck_assert(!vt_parse_u64("0x", &u));
+    ck_assert(!vt_parse_u64(NULL, &u));
+    ck_assert_uint_eq(u, 7);
+    int64_t i = 7;
+    ck_assert(vt_parse_i64("-9223372036854775808", INT64_MIN, INT64_MAX, &i) && i == INT64_MIN);
+    ck_assert(vt_parse_i64("-5", -10, 10, &i) && i == -5);
+    ck_assert(!vt_parse_i64("11", -10, 10, &i));
+    ck_assert(!vt_parse_i64("9223372036854775808", INT64_MIN, INT64_MAX, &i));
+    ck_assert(!vt_parse_i64("- 5", -10, 10, &i));
+    ck_assert(!vt_parse_i64("--5", -10, 10, &i));
+    ck_assert(!vt_parse_i64(" 5", -10, 10, &i));
+    ck_assert_int_eq(i, -5);
+}
+END_TEST
+
 /* Independent half decoding: sign * mantissa * 2^exp with ldexp. */
 static double ref_f16(uint16_t h)
 {
@@ -191,6 +247,8 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, type_table_matches_ggml);
     tcase_add_test(tc, byte_sizes_check_blocks_and_overflow);
+    tcase_add_test(tc, a_zero_dim_hides_no_overflow);
+    tcase_add_test(tc, numbers_are_parsed_strictly);
     tcase_add_test(tc, f16_decode_is_exact_for_every_half);
     tcase_add_test(tc, f16_encode_rounds_to_nearest_even);
     tcase_add_test(tc, bf16_rounds_to_nearest_even);
