@@ -161,7 +161,7 @@ static bool plan_case(const bench_case *c, case_plan *p, char *err, size_t err_s
         p->out[0] = (tensor_plan){VT_F32, 2, {n, m}, FILL_NONE, 0};
         if (!plan_bytes(&p->in[1], &wb))
             break;
-        p->bytes = (double)wb + 4.0 * (double)(n * k + n * m);
+        p->bytes = (double)wb + 4.0 * ((double)n * (double)k + (double)n * (double)m); /* no int64 product */
         return true;
     }
     case VT_OP_MOE_EXPERT_MATMUL: {
@@ -175,7 +175,7 @@ static bool plan_case(const bench_case *c, case_plan *p, char *err, size_t err_s
         if (!plan_bytes(&p->in[1], &wb) || e <= 0 || K > e)
             break;
         /* plus the weights of the distinct experts the ids name (fill_ids) */
-        p->bytes = 4.0 * (double)(t * k + t * K * m + t * K);
+        p->bytes = 4.0 * ((double)t * (double)k + (double)t * (double)K * (double)m + (double)t * (double)K);
         p->expert_bytes = (double)wb / (double)e;
         return true;
     }
@@ -199,7 +199,7 @@ static bool plan_case(const bench_case *c, case_plan *p, char *err, size_t err_s
         p->out[0] = (tensor_plan){VT_F32, 2, {m, k}, FILL_NONE, 0};
         if (!plan_bytes(&p->in[0], &wb))
             break;
-        p->bytes = (double)wb + 4.0 * (double)(m * k);
+        p->bytes = (double)wb + 4.0 * ((double)m * (double)k);
         return true;
     }
     case VT_OP_COPY: {
