@@ -24,9 +24,10 @@
  * (caps, args, why buffers) is owned by the core and only valid during the
  * call. Device memory is a handle (what alloc returned) plus a byte offset:
  * the core never adds offsets to a handle nor dereferences it, except
- * through the portable CPU tier on a device whose caps say host_addressable
- * (and for a version-1 plugin, pointer-based by definition, where the core
- * passes handle + offset with offset 0).
+ * through the portable CPU tier on a device whose caps say host_addressable.
+ * A plugin without queues (version 1, or version 2 without queue_create) is
+ * pointer-based by definition: the core calls its kernels directly, on the
+ * caller's thread, with each offset folded into data (offset 0).
  *
  * Threading (the same rule as vt_registry.h): every function of a plugin
  * may be called from several threads at once, for the same device too;
@@ -344,8 +345,10 @@ typedef struct vt_backend_iface {
     /* (optional) Destroy a graph; NULL is ignored. */
     void (*graph_destroy)(vt_backend_ctx *ctx, int dev, vt_backend_graph *g);
 
-    /* (optional) Shape predicate: can kernel k run these operands (shapes
-     * known, every data NULL, queue NULL)? VT_OK, or VT_E_OP_MISSING with
+    /* (optional) Shape predicate: can kernel k run these operands (shapes,
+     * dtypes and params known; data may be NULL - resolution before
+     * allocation - and is never to be dereferenced; queue NULL; an absent
+     * optional input has ndim 0 and nbytes 0)? VT_OK, or VT_E_OP_MISSING with
      * why ("GatedDeltaRule dk = 512 > 256"). Resolution calls it when shapes
      * are known (vt_resolve_call, vt_op_enqueue), so a kernel's limits refuse
      * at plan time by name, never after "native" at run time. */
