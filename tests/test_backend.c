@@ -111,8 +111,9 @@ START_TEST(caps_invariants)
         for (int cl = 0; cl < VT_OP_CLASS_COUNT; cl++)
             ck_assert_uint_eq(c.keep_quant[cl], want[cl]);
         vt_staging_decisions d = vt_caps_staging_decisions(&c);
-        ck_assert(d.direct_to_device_load == c.needs_weight_staging && d.device_fit_check == c.needs_weight_staging &&
-                  d.device_state_cache_io == c.needs_weight_staging);
+        ck_assert(d.direct_to_device_load == c.needs_weight_staging &&
+                  d.weights_in_place == (!c.needs_weight_staging && !c.managed_memory_enabled) &&
+                  d.device_fit_all_weights == !d.weights_in_place && d.device_state_cache_io == c.needs_weight_staging);
 
         if (strcmp(backend, "cpu") == 0) {
             ck_assert_int_eq(c.type, VT_DEVICE_CPU);
