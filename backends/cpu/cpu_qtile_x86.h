@@ -191,6 +191,10 @@ VT_X86_FN void x86_qtile(vt_cpu_tile *t, const uint32_t wtype, const int NW, con
     const int64_t pf = (X86_PREFETCH + (int64_t)bb - 1) / (int64_t)bb;
     /* the factors a block uses: k = 0 (a of run 0), 1 (m of run 0), 2, 3 (run 1) */
     const int used[4] = {1, A == VT_CPU_MIN, R == 2, R == 2 && A == VT_CPU_MIN};
+    /* formats whose one factor is the f16 d at the block's start multiply
+     * it by dx next to its use (the same product) */
+    const int row_d = x86_d_only(wtype);
+    __m256 dxb[VT_CPU_TILE_X];
     for (int64_t b = 0; b < nblocks; b++) {
         const size_t boff = (size_t)b * bb;
         if (G > 1) {
@@ -211,6 +215,10 @@ VT_X86_FN void x86_qtile(vt_cpu_tile *t, const uint32_t wtype, const int NW, con
                         if (used[k])
                             _mm256_store_ps(ft[r][i][k], _mm256_mul_ps(_mm256_loadu_ps(tab[i][k]), dv));
             }
+        } else if (row_d) {
+#pragma GCC unroll 4
+            for (int r = 0; r < NX; r++)
+                dxb[r] = _mm256_broadcast_ss(xd[r] + b);
         } else {
             x86_prep_rows(wtype, w, boff, NW, tab[0]);
 #pragma GCC unroll 4
@@ -259,12 +267,14 @@ VT_X86_FN void x86_qtile(vt_cpu_tile *t, const uint32_t wtype, const int NW, con
                     __asm__("" : "+r"(bp) : "x"(acc[0][i - 1]));
                 __m256i c[2];
                 x86_codes16(wtype, bp, s, c);
+                const __m256 d = row_d ? x86_half_all(bp) : _mm256_setzero_ps();
 #pragma GCC unroll 4
                 for (int r = 0; r < NX; r++) {
                     const float *a = G > 1 ? &ft[r][i][0][s] : &ft[r][0][0][i];
                     if (R == 1) {
                         const __m256i p = X86_DP16(X86_DP16(p0[r][0], c[0], qa[r]), c[1], qb[r]);
-                        acc[r][i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), x86_factor(a, 0), acc[r][i]);
+                        const __m256 f = row_d ? _mm256_mul_ps(d, dxb[r]) : x86_factor(a, 0);
+                        acc[r][i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), f, acc[r][i]);
                         if (A == VT_CPU_MIN)
                             acc[r][i] = _mm256_fmadd_ps(xs[r][0], x86_factor(a, 1), acc[r][i]);
                     } else {
