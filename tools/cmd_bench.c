@@ -1,11 +1,16 @@
 /* cmd_bench.c - `vtctl bench [--backend B[:DEV]] [--op NAME] [--shape
- * k=v,...] [--wtype T] [--reps N] [--warmup N] [--json]`: time ops through
- * the public API on any backend and put each result beside the device's
- * copy bandwidth measured in the same run.
+ * k=v,...] [--wtype T] [--reps N] [--warmup N] [--sync] [--json]`: time ops
+ * through the public API on any backend and put each result beside the
+ * device's copy bandwidth measured in the same run.
  *
- * Per op and shape: warm-up runs, then the median (and min) wall time of
- * single runs, each followed by a 4-byte read of a fence tensor so that a
- * device with an in-order queue has finished the op. Inputs rotate through
+ * Per op and shape, by default (stream mode, bench_stream.c): warm-up runs,
+ * then reps runs enqueued back to back on one queue with an event after
+ * each and one host wait at the end; the median (and min) of the runs'
+ * times between their events. With --sync: the median (and min) wall time
+ * of single vt_op_run calls, each followed by a 4-byte read of a fence
+ * tensor, so every run pays a host synchronisation. `--op Launch` times the
+ * per-op cost of a stream of 1000 tiny ops (Scale of one f32), enqueued and
+ * replayed from a graph. Inputs rotate through
  * enough buffer sets that the working set is at least max(256 MiB,
  * 4 x the host's last-level cache), so weights stream from memory as in
  * a real decode step. Bytes moved are what the op must read and write at
@@ -25,8 +30,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "bench_peer.h"
+#include "bench_stream.h"
 #include "bench_time.h"
 #include "vtctl.h"
 
@@ -72,6 +79,7 @@ typedef struct bench_result {
     vt_status status;
     char error[512];
     double median_us, min_us, bytes;
+    double wall_us_per_op; /* stream mode: host time from first enqueue to the wait, per run */
     int reps, sets;
     int rounds; /* timings this row's median_us is the median of (--rounds) */
 } bench_result;
@@ -277,9 +285,10 @@ static int64_t distinct_ids(const int32_t *ids, int64_t n, int64_t limit)
 }
 
 /* Run one case: allocate the rotating sets, warm up, time case c on dev
- * into r. */
-static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, uint64_t working, uint64_t free_mem,
-                     bench_result *r)
+ * into r (stream mode, or one vt_op_run and a fence read per run with
+ * sync_mode). */
+static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, bool sync_mode, uint64_t working,
+                     uint64_t free_mem, bench_result *r)
 {
     memset(r, 0, sizeof *r);
     case_plan p;
@@ -324,7 +333,10 @@ static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, 
             st = vt_tensor_create(dev, p.out[0].dtype, p.out[0].ndim, p.out[0].shape, &out[s][0]);
     }
     float fence_value;
-    for (int it = 0; st == VT_OK && it < warmup + reps; it++) {
+    double wall = 0;
+    if (st == VT_OK && !sync_mode)
+        st = bench_stream_time(dev, c->spec->op, in, out, p.n_in, sets, reps, warmup, t, &wall);
+    for (int it = 0; sync_mode && st == VT_OK && it < warmup + reps; it++) {
         int s = it % sets;
         double t0 = bench_now_us();
         st = vt_op_run(dev, c->spec->op, (const vt_tensor *const *)in[s], (uint32_t)p.n_in, out[s], 1, NULL, 0);
@@ -338,6 +350,7 @@ static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, 
         snprintf(r->error, sizeof r->error, "%s: %s", vt_status_name(st), vt_last_error());
     } else {
         r->median_us = bench_median(t, reps, &r->min_us);
+        r->wall_us_per_op = sync_mode ? 0.0 : wall / reps;
         r->reps = reps;
         r->bytes = p.bytes;
     }
@@ -410,7 +423,8 @@ static bool wtype_fits(vt_op op, vt_dtype t)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: vtctl bench [--backend B[:DEV]] [--op NAME] [--shape k=v,...] [--wtype T[,T...]]\n"
-               "                   [--reps N] [--warmup N] [--rounds R] [--peer PATH] [--json]\n"
+               "                   [--reps N] [--warmup N] [--sync] [--rounds R] [--peer PATH] [--json]\n"
+               "       vtctl bench [--backend B[:DEV]] --op Launch [--reps N] [--json]\n"
                "ops and shape keys (defaults):\n");
     for (size_t i = 0; i < N_SPECS; i++) {
         char shape[128];
@@ -420,11 +434,16 @@ static void usage(FILE *f)
         shape_text(&c, shape, sizeof shape);
         fprintf(f, "  %-16s %-34s wtypes %s\n", vt_op_name(specs[i].op), shape, specs[i].default_wtypes);
     }
-    fprintf(f, "without --op: MatMul decode for each of its default wtypes\n"
-               "--peer PATH: after each MatMul row, PATH (ggml's test-backend-ops, ../shared/peers/build-ggml-bench)\n"
-               "  on the same shape: PATH perf -b CPU -o MUL_MAT -p \"type_a=T,type_b=f32,m=M,n=N,k=K,\", its time\n"
-               "  and vt's over it\n"
-               "--rounds R: time each row R times (alternating with the peer) and report the medians\n");
+    fprintf(f,
+            "without --op: MatMul decode for each of its default wtypes\n"
+            "default timing: a stream of enqueues with an event after each run and one wait (median of the\n"
+            "  runs' times between events); --sync: one vt_op_run plus a fence read per run (a host wait each)\n"
+            "--op Launch: per-op cost of a stream of %d Scale ops on one f32, enqueued and replayed from a graph\n"
+            "--peer PATH: after each MatMul row, PATH (ggml's test-backend-ops, ../shared/peers/build-ggml-bench)\n"
+            "  on the same shape: PATH perf -b CPU -o MUL_MAT -p \"type_a=T,type_b=f32,m=M,n=N,k=K,\", its time\n"
+            "  and vt's over it\n"
+            "--rounds R: time each row R times (alternating with the peer) and report the medians\n",
+            BENCH_LAUNCH_OPS);
 }
 
 /* The "peer" member of a JSON result row. */
@@ -484,6 +503,12 @@ static void json_result(json_writer *w, const bench_case *c, const bench_result 
         jw_double(w, r->min_us);
         jw_key(w, "reps");
         jw_int(w, r->reps);
+        jw_key(w, "mode");
+        jw_string(w, r->wall_us_per_op > 0 ? "stream" : "sync");
+        if (r->wall_us_per_op > 0) {
+            jw_key(w, "stream_wall_us_per_op");
+            jw_double(w, r->wall_us_per_op);
+        }
         jw_key(w, "buffer_sets");
         jw_int(w, r->sets);
         jw_key(w, "bytes");
@@ -531,6 +556,60 @@ static void text_result(const bench_case *c, const bench_result *r, double copy_
            copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, r->sets);
 }
 
+/* `--op Launch`: the per-op cost of a stream of tiny ops on backend, enqueued
+ * and replayed from a graph, as microseconds per op (median and min of reps). */
+static int bench_launch(const char *backend, int reps, int warmup, bool json)
+{
+    vt_registry *reg;
+    if (!vtctl_open(&reg))
+        return VTCTL_EXIT_REFUSED;
+    vt_device *dev = NULL;
+    char spec_buf[160];
+    snprintf(spec_buf, sizeof spec_buf, "%s%s", backend, strchr(backend, ':') ? "" : ":0");
+    double *enq = calloc((size_t)reps, sizeof *enq), *graph = calloc((size_t)reps, sizeof *graph);
+    vt_status st = enq && graph ? vt_registry_find_device(reg, spec_buf, &dev) : VT_E_NO_MEMORY;
+    if (st == VT_OK)
+        st = bench_launch_time(dev, reps, warmup, enq, graph);
+    if (st != VT_OK) {
+        fprintf(stderr, "vtctl bench --op Launch: %s: %s\n", vt_status_name(st), vt_last_error());
+    } else {
+        double enq_min, graph_min, enq_med = bench_median(enq, reps, &enq_min);
+        double graph_med = bench_median(graph, reps, &graph_min);
+        if (json) {
+            json_writer w;
+            jw_init(&w, stdout);
+            jw_object_begin(&w);
+            jw_key(&w, "device");
+            jw_string(&w, vt_device_id(dev));
+            jw_key(&w, "op");
+            jw_string(&w, "Launch");
+            jw_key(&w, "ops_per_stream");
+            jw_int(&w, BENCH_LAUNCH_OPS);
+            jw_key(&w, "reps");
+            jw_int(&w, reps);
+            jw_key(&w, "enqueue_us_per_op");
+            jw_double(&w, enq_med);
+            jw_key(&w, "enqueue_us_per_op_min");
+            jw_double(&w, enq_min);
+            jw_key(&w, "graph_us_per_op");
+            jw_double(&w, graph_med);
+            jw_key(&w, "graph_us_per_op_min");
+            jw_double(&w, graph_min);
+            jw_object_end(&w);
+            jw_finish(&w);
+        } else {
+            printf("vtctl bench --op Launch on %s: %d x Scale f32 [1] per stream, median (min) of %d streams\n",
+                   vt_device_id(dev), BENCH_LAUNCH_OPS, reps);
+            printf("  enqueued:             %8.3f us/op (%.3f)\n", enq_med, enq_min);
+            printf("  replayed from graph:  %8.3f us/op (%.3f)\n", graph_med, graph_min);
+        }
+    }
+    free(enq);
+    free(graph);
+    vt_registry_close(reg);
+    return st == VT_OK ? VTCTL_EXIT_OK : VTCTL_EXIT_REFUSED;
+}
+
 int vtctl_cmd_bench(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
@@ -542,9 +621,10 @@ int vtctl_cmd_bench(int argc, char **argv)
                                          {"warmup", required_argument, NULL, 'u'},
                                          {"peer", required_argument, NULL, 'P'},
                                          {"rounds", required_argument, NULL, 'R'},
+                                         {"sync", no_argument, NULL, 'S'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
-    bool json = false;
+    bool json = false, sync_mode = false;
     const char *backend = "cpu", *op_name = NULL, *shape = NULL, *wtypes = NULL, *peer = NULL;
     int reps = 21, warmup = 3, rounds = 1, c;
     optind = 1;
@@ -554,6 +634,7 @@ int vtctl_cmd_bench(int argc, char **argv)
         switch (c) {
         case 'j': json = true; break;
         case 'P': peer = optarg; break;
+        case 'S': sync_mode = true; break;
         case 'b': backend = optarg; break;
         case 'o': op_name = optarg; break;
         case 's': shape = optarg; break;
@@ -578,6 +659,11 @@ int vtctl_cmd_bench(int argc, char **argv)
 
     /* The cases: one op (or MatMul by default) times its wtypes. */
     const op_spec *spec = spec_of(VT_OP_MATMUL);
+    if (op_name && !strcasecmp(op_name, "Launch")) {
+        if (shape || wtypes || peer || rounds > 1 || sync_mode)
+            return vtctl_usage_error("bench", "--op Launch takes no --shape, --wtype, --peer, --rounds or --sync");
+        return bench_launch(backend, reps, warmup, json);
+    }
     if (op_name) {
         vt_op op = vt_op_from_name(op_name);
         if (op == VT_OP_NONE)
@@ -631,7 +717,7 @@ int vtctl_cmd_bench(int argc, char **argv)
         const char *colon = strchr(vt_device_id(dev), ':');
         snprintf(peer_backend, sizeof peer_backend, "CUDA%s", colon ? colon + 1 : "0");
     }
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     memset(&caps, 0, sizeof caps);
     vt_device_probe(dev, &caps);
     uint64_t llc = host_llc_bytes(), working = 4 * llc > MIN_WORKING ? 4 * llc : MIN_WORKING;
@@ -640,7 +726,7 @@ int vtctl_cmd_bench(int argc, char **argv)
     /* The copy bandwidth first, the same way. */
     bench_case copy = {spec_of(VT_OP_COPY), VT_F32, {(int64_t)(COPY_BYTES / 4)}};
     bench_result cr;
-    run_case(dev, &copy, reps, warmup, working, caps.memory_free, &cr);
+    run_case(dev, &copy, reps, warmup, sync_mode, working, caps.memory_free, &cr);
     cr.rounds = 1;
     double copy_gbps = cr.status == VT_OK ? cr.bytes / cr.median_us * 1e-3 : 0.0;
 
@@ -661,6 +747,8 @@ int vtctl_cmd_bench(int argc, char **argv)
             jw_string(&w, threads);
         else
             jw_null(&w);
+        jw_key(&w, "mode");
+        jw_string(&w, sync_mode ? "sync" : "stream");
         jw_key(&w, "working_set_bytes");
         jw_uint(&w, working);
         jw_key(&w, "copy");
@@ -670,7 +758,9 @@ int vtctl_cmd_bench(int argc, char **argv)
     } else {
         printf("vtctl bench on %s (%s, %s, %u compute units%s%s)\n", vt_device_id(dev), caps.name, caps.arch,
                caps.compute_units, threads ? ", VT_NUM_THREADS=" : "", threads ? threads : "");
-        printf("median of %d runs after %d warm-up runs; inputs rotate over >= %.0f MiB\n", reps, warmup,
+        printf("median of %d runs after %d warm-up runs (%s); inputs rotate over >= %.0f MiB\n", reps, warmup,
+               sync_mode ? "--sync: vt_op_run and a fence read each"
+                         : "stream: enqueued, an event after each, one wait",
                (double)working / MIB);
         if (cr.status == VT_OK)
             printf("copy bandwidth: Copy f32->f32 %.0f MiB: median %.1f us, %.2f GB/s (read + write)\n",
@@ -694,7 +784,7 @@ int vtctl_cmd_bench(int argc, char **argv)
         double vt_us[99], peer_us[99], min_us = 0;
         int n_vt = 0, n_peer = 0;
         for (int round = 0; round < rounds; round++) {
-            run_case(dev, bc, reps, warmup, working, caps.memory_free, &r);
+            run_case(dev, bc, reps, warmup, sync_mode, working, caps.memory_free, &r);
             if (r.status != VT_OK)
                 break;
             min_us = n_vt == 0 || r.min_us < min_us ? r.min_us : min_us;
