@@ -612,18 +612,13 @@ static int bench_launch(const char *backend, int reps, int warmup, bool json)
 
 int vtctl_cmd_bench(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                         {"backend", required_argument, NULL, 'b'},
-                                         {"op", required_argument, NULL, 'o'},
-                                         {"shape", required_argument, NULL, 's'},
-                                         {"wtype", required_argument, NULL, 'w'},
-                                         {"reps", required_argument, NULL, 'r'},
-                                         {"warmup", required_argument, NULL, 'u'},
-                                         {"peer", required_argument, NULL, 'P'},
-                                         {"rounds", required_argument, NULL, 'R'},
-                                         {"sync", no_argument, NULL, 'S'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},         {"backend", required_argument, NULL, 'b'},
+        {"op", required_argument, NULL, 'o'},     {"shape", required_argument, NULL, 's'},
+        {"wtype", required_argument, NULL, 'w'},  {"reps", required_argument, NULL, 'r'},
+        {"warmup", required_argument, NULL, 'u'}, {"peer", required_argument, NULL, 'P'},
+        {"rounds", required_argument, NULL, 'R'}, {"sync", no_argument, NULL, 'S'},
+        {"help", no_argument, NULL, 'h'},         {0}};
     bool json = false, sync_mode = false;
     const char *backend = "cpu", *op_name = NULL, *shape = NULL, *wtypes = NULL, *peer = NULL;
     int reps = 21, warmup = 3, rounds = 1, c;
