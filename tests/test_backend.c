@@ -514,6 +514,64 @@ START_TEST(hiding_a_kernel_fails_the_conformance)
 }
 END_TEST
 
+/* Softmax refuses a +inf logit by name on the device as on the cpu
+ * oracle, before writing anything (issue 10 item 6). */
+START_TEST(softmax_refuses_plus_inf_by_name)
+{
+    fixture f;
+    fixture_open(&f);
+    for (size_t d = 0; d < f.n; d++) {
+        int64_t s[2] = {3, 700}, nm = 700;
+        float *x = malloc(sizeof(float) * 2100), *m = calloc(700, sizeof(float)), *y = malloc(sizeof(float) * 2100);
+        for (int i = 0; i < 2100; i++)
+            x[i] = (float)(i % 13) * 0.25f - 1.5f;
+        vt_tensor *tx = make(f.dev[d], VT_F32, 2, s), *tm = make(f.dev[d], VT_F32, 1, &nm);
+        vt_tensor *ty = make(f.dev[d], VT_F32, 2, s);
+        const vt_tensor *in[2] = {tx, tm};
+        vt_tensor *out[1] = {ty};
+        struct {
+            int xi, mi;
+            float xv, mv, scale;
+            const char *want;
+        } cases[] = {
+            {1650, -1, INFINITY, 0, 1.0f, "Softmax (10): x row 2 has +inf at index 250"},
+            {-1, 699, 0, INFINITY, 1.0f, "Softmax (10): mask has +inf at index 699 (x row 0, index 699)"},
+            {1401, -1, -INFINITY, 0, -1.0f, "Softmax (10): x row 2 index 1: x*scale + mask is +inf"},
+            {703, -1, 3e38f, 0, 4.0f, "Softmax (10): x row 1 index 3: x*scale + mask is +inf"},
+            {5, -1, -INFINITY, 0, 0.0f, "Softmax (10): x row 0 index 5: x*scale + mask is NaN from infinite operands"},
+        };
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            float keep_x = cases[c].xi >= 0 ? x[cases[c].xi] : 0;
+            if (cases[c].xi >= 0)
+                x[cases[c].xi] = cases[c].xv;
+            if (cases[c].mi >= 0 && cases[c].mi < 700)
+                m[cases[c].mi] = cases[c].mv;
+            put(tx, x);
+            put(tm, m);
+            poison(ty);
+            vt_params_softmax p = {cases[c].scale};
+            vt_status st = vt_op_run(f.dev[d], VT_OP_SOFTMAX, in, 2, out, 1, &p, sizeof p);
+            ck_assert_msg(st == VT_E_INVALID_ARG, "%s case %zu: %s: %s", vt_device_id(f.dev[d]), c, vt_status_name(st),
+                          vt_last_error());
+            ck_assert_msg(strstr(vt_last_error(), cases[c].want), "%s case %zu: '%s' not in '%s'",
+                          vt_device_id(f.dev[d]), c, cases[c].want, vt_last_error());
+            get(ty, y);
+            for (int i = 0; i < 2100; i++)
+                ck_assert_msg(isnan(y[i]), "%s case %zu: y[%d] was written", vt_device_id(f.dev[d]), c, i);
+            if (cases[c].xi >= 0)
+                x[cases[c].xi] = keep_x;
+            if (cases[c].mi >= 0 && cases[c].mi < 700)
+                m[cases[c].mi] = 0;
+        }
+        vt_tensor_destroy(tx);
+        vt_tensor_destroy(tm);
+        vt_tensor_destroy(ty);
+        free(x), free(m), free(y);
+    }
+    vt_registry_close(f.reg);
+}
+END_TEST
+
 START_TEST(bad_op_calls_are_named)
 {
     fixture f;
@@ -566,6 +624,7 @@ int main(int argc, char **argv)
     if (!strcmp(backend, "cpu") || !strcmp(backend, "rocm")) {
         tcase_add_test(tc, every_signature_passes_the_conformance_strict);
         tcase_add_test(tc, hiding_a_kernel_fails_the_conformance);
+        tcase_add_test(tc, softmax_refuses_plus_inf_by_name);
     }
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
