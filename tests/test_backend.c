@@ -439,14 +439,15 @@ END_TEST
 /* The whole conformance (tools/conformance.h, what `vtctl check` runs):
  * every op and signature of the catalogue, one decode and one prefill case
  * each, on dev against the cpu oracle, under the strict tier (native
- * kernels only). only != VT_OP_NONE restricts it to one op. Returns how
+ * kernels only: reg must be opened with VT_TIER_POLICY=strict, the policy
+ * being the registry's). only != VT_OP_NONE restricts it to one op. Returns how
  * many signatures did not pass (FAIL, refused, or no oracle kernel: none
  * of them checked) and names the first in first. */
 static unsigned conformance_strict(vt_registry *reg, vt_device *dev, vt_op only, char *first, size_t first_size)
 {
     vt_device *oracle = NULL;
     ck_assert_msg(vt_registry_find_device(reg, "cpu:0", &oracle) == VT_OK, "no cpu oracle: %s", vt_last_error());
-    setenv("VT_TIER_POLICY", "strict", 1);
+    ck_assert_int_eq(vt_registry_tier_policy(reg), VT_TIER_POLICY_STRICT);
     unsigned bad = 0, n = 0;
     first[0] = '\0';
     for (uint32_t i = 0; i < vt_op_catalog_size(); i++) {
@@ -467,7 +468,6 @@ static unsigned conformance_strict(vt_registry *reg, vt_device *dev, vt_op only,
                 snprintf(first, first_size, "%s %s: %s: %s", info->name, sig, vtc_outcome_name(r.outcome), r.detail);
         }
     }
-    unsetenv("VT_TIER_POLICY");
     fprintf(stderr, "%s: conformance, strict tier: %u of %u signatures pass\n", vt_device_id(dev), n - bad, n);
     return bad;
 }
@@ -477,6 +477,7 @@ static unsigned conformance_strict(vt_registry *reg, vt_device *dev, vt_op only,
  * rocm kernels were checked in make check, the rest only by a script). */
 START_TEST(every_signature_passes_the_conformance_strict)
 {
+    setenv("VT_TIER_POLICY", "strict", 1);
     fixture f;
     fixture_open(&f);
     for (size_t i = 0; i < f.n; i++) {
@@ -488,6 +489,7 @@ START_TEST(every_signature_passes_the_conformance_strict)
         ck_assert_uint_eq(s.cpu_tier_runs, 0);
     }
     vt_registry_close(f.reg);
+    unsetenv("VT_TIER_POLICY");
 }
 END_TEST
 
@@ -498,6 +500,7 @@ START_TEST(hiding_a_kernel_fails_the_conformance)
     char hide[64];
     snprintf(hide, sizeof hide, "%s:IndexSelect", backend);
     setenv("VT_DISABLE_OPS", hide, 1);
+    setenv("VT_TIER_POLICY", "strict", 1);
     fixture f;
     fixture_open(&f);
     const vt_op_info *info = vt_op_get_info(VT_OP_INDEX_SELECT);
@@ -511,6 +514,7 @@ START_TEST(hiding_a_kernel_fails_the_conformance)
     ck_assert_uint_eq(conformance_strict(f.reg, f.dev[0], VT_OP_ARGMAX, first, sizeof first), 0);
     vt_registry_close(f.reg);
     unsetenv("VT_DISABLE_OPS");
+    unsetenv("VT_TIER_POLICY");
 }
 END_TEST
 
