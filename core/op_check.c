@@ -775,12 +775,24 @@ static vt_status check_frame(chk *c)
 }
 
 /* True when the bytes of x and y overlap (empty operands overlap nothing). */
-static bool overlaps(const vt_operand *x, const vt_operand *y)
+/* True when bytes [xo, xo + x.nbytes) and [yo, yo + y.nbytes) of one
+ * buffer overlap (a tensor and its views share the buffer, at offsets;
+ * distinct buffers never overlap; empty operands overlap nothing). */
+static bool overlaps(const vt_operand *x, uint64_t xo, const vt_operand *y, uint64_t yo)
 {
-    if (!x->data || !y->data || !x->nbytes || !y->nbytes)
+    if (!x->data || x->data != y->data || !x->nbytes || !y->nbytes)
         return false;
-    uintptr_t a = (uintptr_t)x->data, b = (uintptr_t)y->data;
-    return a < b ? b - a < x->nbytes : a - b < y->nbytes;
+    return xo < yo ? yo - xo < x->nbytes : xo - yo < y->nbytes;
+}
+
+/* The byte offset of an operand inside its buffer (0 for a v1 args). */
+static uint64_t in_off(chk *c, uint32_t i)
+{
+    return c->a->struct_size >= sizeof(vt_op_args) ? c->a->in_offset[i] : 0;
+}
+static uint64_t out_off(chk *c, uint32_t i)
+{
+    return c->a->struct_size >= sizeof(vt_op_args) ? c->a->out_offset[i] : 0;
 }
 
 /* An output shares no byte with an input or another output: a kernel reads
@@ -790,11 +802,11 @@ static vt_status check_overlap(chk *c)
 {
     for (uint32_t j = 0; j < c->a->n_out; j++) {
         for (uint32_t i = 0; i < c->a->n_in; i++)
-            if (overlaps(out(c, j), in(c, i)))
+            if (overlaps(out(c, j), out_off(c, j), in(c, i), in_off(c, i)))
                 return fail(c, VT_E_INVALID_ARG, "output %s overlaps input %s: give it its own tensor", out_name(c, j),
                             in_name(c, i));
         for (uint32_t k = 0; k < j; k++)
-            if (overlaps(out(c, j), out(c, k)))
+            if (overlaps(out(c, j), out_off(c, j), out(c, k), out_off(c, k)))
                 return fail(c, VT_E_INVALID_ARG, "output %s overlaps output %s: give it its own tensor", out_name(c, j),
                             out_name(c, k));
     }
