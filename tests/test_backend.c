@@ -1,7 +1,8 @@
 /* test_backend.c - one backend's suite: capability invariants, fresh
- * probes, memory round trips, and every native kernel of its table
- * against an independent reference written here, on random inputs with
- * poisoned outputs.
+ * probes, memory round trips, every native kernel of its table against an
+ * independent reference written here, on random inputs with poisoned
+ * outputs, and (cpu, rocm) the whole conformance against the cpu oracle
+ * under the strict tier, which a kernel hidden with VT_DISABLE_OPS fails.
  *
  *   test_backend BACKEND      (backend-cpu.test etc. run it)
  *
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "conformance.h"
 #include "test_util.h"
 
 static const char *backend;
@@ -75,7 +77,7 @@ START_TEST(caps_invariants)
     fixture f;
     fixture_open(&f);
     for (size_t i = 0; i < f.n; i++) {
-        vt_device_caps c;
+        vt_device_caps c = {.struct_size = sizeof c};
         ck_assert_int_eq(vt_device_probe(f.dev[i], &c), VT_OK);
         const char *id = vt_device_id(f.dev[i]);
         ck_assert_msg(c.name[0] && c.arch[0] && c.platform[0], "%s: identity fields filled", id);
@@ -111,8 +113,9 @@ START_TEST(caps_invariants)
         for (int cl = 0; cl < VT_OP_CLASS_COUNT; cl++)
             ck_assert_uint_eq(c.keep_quant[cl], want[cl]);
         vt_staging_decisions d = vt_caps_staging_decisions(&c);
-        ck_assert(d.direct_to_device_load == c.needs_weight_staging && d.device_fit_check == c.needs_weight_staging &&
-                  d.device_state_cache_io == c.needs_weight_staging);
+        ck_assert(d.direct_to_device_load == c.needs_weight_staging &&
+                  d.weights_in_place == (!c.needs_weight_staging && !c.managed_memory_enabled) &&
+                  d.device_fit_all_weights == !d.weights_in_place && d.device_state_cache_io == c.needs_weight_staging);
 
         if (strcmp(backend, "cpu") == 0) {
             ck_assert_int_eq(c.type, VT_DEVICE_CPU);
@@ -149,7 +152,7 @@ START_TEST(memory_free_is_probed_not_cached)
     fixture f;
     fixture_open(&f);
     vt_device *d = f.dev[0];
-    vt_device_caps before, after;
+    vt_device_caps before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_probe(d, &before), VT_OK);
     if (before.host_addressable && strcmp(backend, "cuda-stub") != 0) {
         /* Host memory is shared with every process: only sanity here. */
@@ -169,7 +172,7 @@ START_TEST(memory_free_is_probed_not_cached)
     char seen[1024] = "";
     bool clean = false;
     for (int trial = 0; trial < 8 && !clean; trial++) {
-        vt_device_caps released;
+        vt_device_caps released = {.struct_size = sizeof released};
         ck_assert_int_eq(vt_device_probe(d, &before), VT_OK);
         vt_tensor *t = make(d, VT_F32, 1, &n);
         ck_assert_int_eq(vt_device_probe(d, &after), VT_OK);
@@ -195,7 +198,7 @@ START_TEST(memory_round_trip_and_counters)
     vt_rng r;
     vt_rng_init(&r, 21);
     for (size_t i = 0; i < f.n; i++) {
-        vt_device_stats s0, s1;
+        vt_device_stats s0 = {.struct_size = sizeof s0}, s1 = {.struct_size = sizeof s1};
         ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s0), VT_OK);
         int64_t n = 100003; /* prime, not a multiple of anything */
         vt_tensor *t = make(f.dev[i], VT_I32, 1, &n);
@@ -424,10 +427,152 @@ START_TEST(native_kernels_match_reference)
         }
         fprintf(stderr, "%s: %u of %u native kernels checked against the reference\n", vt_device_id(f.dev[i]), checked,
                 nk);
-        vt_device_stats s;
+        vt_device_stats s = {.struct_size = sizeof s};
         ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s), VT_OK);
         ck_assert_uint_eq(s.native_runs >= checked, 1);
         ck_assert_uint_eq(s.cpu_tier_runs, 0);
+    }
+    vt_registry_close(f.reg);
+}
+END_TEST
+
+/* The whole conformance (tools/conformance.h, what `vtctl check` runs):
+ * every op and signature of the catalogue, one decode and one prefill case
+ * each, on dev against the cpu oracle, under the strict tier (native
+ * kernels only: reg must be opened with VT_TIER_POLICY=strict, the policy
+ * being the registry's). only != VT_OP_NONE restricts it to one op. Returns how
+ * many signatures did not pass (FAIL, refused, or no oracle kernel: none
+ * of them checked) and names the first in first. */
+static unsigned conformance_strict(vt_registry *reg, vt_device *dev, vt_op only, char *first, size_t first_size)
+{
+    vt_device *oracle = NULL;
+    ck_assert_msg(vt_registry_find_device(reg, "cpu:0", &oracle) == VT_OK, "no cpu oracle: %s", vt_last_error());
+    ck_assert_int_eq(vt_registry_tier_policy(reg), VT_TIER_POLICY_STRICT);
+    unsigned bad = 0, n = 0;
+    first[0] = '\0';
+    for (uint32_t i = 0; i < vt_op_catalog_size(); i++) {
+        const vt_op_info *info = vt_op_catalog_entry(i);
+        if (only != VT_OP_NONE && info->op != (uint32_t)only)
+            continue;
+        for (uint32_t s = 0; s < info->n_sigs; s++) {
+            vtc_result r;
+            vtc_check(dev, oracle, info->op, info->sigs[s], vt_test_seed(), &r);
+            n++;
+            if (r.outcome == VTC_PASS)
+                continue;
+            char sig[96];
+            vt_sig_format(info->sigs[s], sig, sizeof sig);
+            fprintf(stderr, "%s: %s %s: %s: %s\n", vt_device_id(dev), info->name, sig, vtc_outcome_name(r.outcome),
+                    r.detail);
+            if (!bad++)
+                snprintf(first, first_size, "%s %s: %s: %s", info->name, sig, vtc_outcome_name(r.outcome), r.detail);
+        }
+    }
+    fprintf(stderr, "%s: conformance, strict tier: %u of %u signatures pass\n", vt_device_id(dev), n - bad, n);
+    return bad;
+}
+
+/* A backend with the full kernel set (cpu, rocm): every signature of the
+ * catalogue runs natively and matches the oracle (issue 10: 14 of 160
+ * rocm kernels were checked in make check, the rest only by a script). */
+START_TEST(every_signature_passes_the_conformance_strict)
+{
+    setenv("VT_TIER_POLICY", "strict", 1);
+    fixture f;
+    fixture_open(&f);
+    for (size_t i = 0; i < f.n; i++) {
+        char first[1200];
+        unsigned bad = conformance_strict(f.reg, f.dev[i], VT_OP_NONE, first, sizeof first);
+        ck_assert_msg(bad == 0, "%s: %u signature(s) do not pass; first: %s", vt_device_id(f.dev[i]), bad, first);
+        vt_device_stats s = {.struct_size = sizeof s};
+        ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s), VT_OK);
+        ck_assert_uint_eq(s.cpu_tier_runs, 0);
+    }
+    vt_registry_close(f.reg);
+    unsetenv("VT_TIER_POLICY");
+}
+END_TEST
+
+/* The gate above fails when one kernel is gone: IndexSelect hidden with
+ * VT_DISABLE_OPS is named, hidden, in every one of its signatures. */
+START_TEST(hiding_a_kernel_fails_the_conformance)
+{
+    char hide[64];
+    snprintf(hide, sizeof hide, "%s:IndexSelect", backend);
+    setenv("VT_DISABLE_OPS", hide, 1);
+    setenv("VT_TIER_POLICY", "strict", 1);
+    fixture f;
+    fixture_open(&f);
+    const vt_op_info *info = vt_op_get_info(VT_OP_INDEX_SELECT);
+    char first[1200];
+    unsigned bad = conformance_strict(f.reg, f.dev[0], VT_OP_INDEX_SELECT, first, sizeof first);
+    ck_assert_uint_eq(bad, info->n_sigs);
+    ck_assert_msg(strstr(first, "IndexSelect (f32, i32)") && strstr(first, "missing op IndexSelect (90)") &&
+                      strstr(first, "(hidden by VT_DISABLE_OPS)"),
+                  "%s", first);
+    /* The other ops are untouched. */
+    ck_assert_uint_eq(conformance_strict(f.reg, f.dev[0], VT_OP_ARGMAX, first, sizeof first), 0);
+    vt_registry_close(f.reg);
+    unsetenv("VT_DISABLE_OPS");
+    unsetenv("VT_TIER_POLICY");
+}
+END_TEST
+
+/* Softmax refuses a +inf logit by name on the device as on the cpu
+ * oracle, before writing anything (issue 10 item 6). */
+START_TEST(softmax_refuses_plus_inf_by_name)
+{
+    fixture f;
+    fixture_open(&f);
+    for (size_t d = 0; d < f.n; d++) {
+        int64_t s[2] = {3, 700}, nm = 700;
+        float *x = malloc(sizeof(float) * 2100), *m = calloc(700, sizeof(float)), *y = malloc(sizeof(float) * 2100);
+        for (int i = 0; i < 2100; i++)
+            x[i] = (float)(i % 13) * 0.25f - 1.5f;
+        vt_tensor *tx = make(f.dev[d], VT_F32, 2, s), *tm = make(f.dev[d], VT_F32, 1, &nm);
+        vt_tensor *ty = make(f.dev[d], VT_F32, 2, s);
+        const vt_tensor *in[2] = {tx, tm};
+        vt_tensor *out[1] = {ty};
+        struct {
+            int xi, mi;
+            float xv, mv, scale;
+            const char *want;
+        } cases[] = {
+            {1650, -1, INFINITY, 0, 1.0f, "x row 2 has +inf at index 250"},
+            {-1, 699, 0, INFINITY, 1.0f, "mask has +inf at index 699 (x row 0, index 699)"},
+            {1401, -1, -INFINITY, 0, -1.0f, "x row 2 index 1: x*scale + mask is +inf"},
+            {703, -1, 3e38f, 0, 4.0f, "x row 1 index 3: x*scale + mask is +inf"},
+            {5, -1, -INFINITY, 0, 0.0f, "x row 0 index 5: x*scale + mask is NaN from infinite operands"},
+        };
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            float keep_x = cases[c].xi >= 0 ? x[cases[c].xi] : 0;
+            if (cases[c].xi >= 0)
+                x[cases[c].xi] = cases[c].xv;
+            if (cases[c].mi >= 0 && cases[c].mi < 700)
+                m[cases[c].mi] = cases[c].mv;
+            put(tx, x);
+            put(tm, m);
+            poison(ty);
+            vt_params_softmax p = {cases[c].scale};
+            vt_status st = vt_op_run(f.dev[d], VT_OP_SOFTMAX, in, 2, out, 1, &p, sizeof p);
+            ck_assert_msg(st == VT_E_INVALID_ARG, "%s case %zu: %s: %s", vt_device_id(f.dev[d]), c, vt_status_name(st),
+                          vt_last_error());
+            char head[64];
+            snprintf(head, sizeof head, "Softmax (10) on %s: ", vt_device_id(f.dev[d]));
+            ck_assert_msg(strstr(vt_last_error(), head) && strstr(vt_last_error(), cases[c].want),
+                          "%s case %zu: '%s' not in '%s'", vt_device_id(f.dev[d]), c, cases[c].want, vt_last_error());
+            get(ty, y);
+            for (int i = 0; i < 2100; i++)
+                ck_assert_msg(isnan(y[i]), "%s case %zu: y[%d] was written", vt_device_id(f.dev[d]), c, i);
+            if (cases[c].xi >= 0)
+                x[cases[c].xi] = keep_x;
+            if (cases[c].mi >= 0 && cases[c].mi < 700)
+                m[cases[c].mi] = 0;
+        }
+        vt_tensor_destroy(tx);
+        vt_tensor_destroy(tm);
+        vt_tensor_destroy(ty);
+        free(x), free(m), free(y);
     }
     vt_registry_close(f.reg);
 }
@@ -480,6 +625,13 @@ int main(int argc, char **argv)
     tcase_add_test(tc, memory_round_trip_and_counters);
     tcase_add_test(tc, native_kernels_match_reference);
     tcase_add_test(tc, bad_op_calls_are_named);
+    /* cpu and rocm carry every catalogue signature; cuda-stub is a test
+     * double without kernels (its refusals: vtctl-check.test). */
+    if (!strcmp(backend, "cpu") || !strcmp(backend, "rocm")) {
+        tcase_add_test(tc, every_signature_passes_the_conformance_strict);
+        tcase_add_test(tc, hiding_a_kernel_fails_the_conformance);
+        tcase_add_test(tc, softmax_refuses_plus_inf_by_name);
+    }
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

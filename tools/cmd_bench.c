@@ -1,11 +1,16 @@
 /* cmd_bench.c - `vtctl bench [--backend B[:DEV]] [--op NAME] [--shape
- * k=v,...] [--wtype T] [--reps N] [--warmup N] [--json]`: time ops through
- * the public API on any backend and put each result beside the device's
- * copy bandwidth measured in the same run.
+ * k=v,...] [--wtype T] [--reps N] [--warmup N] [--sync] [--json]`: time ops
+ * through the public API on any backend and put each result beside the
+ * device's copy bandwidth measured in the same run.
  *
- * Per op and shape: warm-up runs, then the median (and min) wall time of
- * single runs, each followed by a 4-byte read of a fence tensor so that a
- * device with an in-order queue has finished the op. Inputs rotate through
+ * Per op and shape, by default (stream mode, bench_stream.c): warm-up runs,
+ * then reps runs enqueued back to back on one queue with an event after
+ * each and one host wait at the end; the median (and min) of the runs'
+ * times between their events. With --sync: the median (and min) wall time
+ * of single vt_op_run calls, each followed by a 4-byte read of a fence
+ * tensor, so every run pays a host synchronisation. `--op Launch` times the
+ * per-op cost of a stream of 1000 tiny ops (Scale of one f32), enqueued and
+ * replayed from a graph. Inputs rotate through
  * enough buffer sets that the working set is at least max(256 MiB,
  * 4 x the host's last-level cache), so weights stream from memory as in
  * a real decode step. Bytes moved are what the op must read and write at
@@ -13,7 +18,11 @@
  * that GB/s over the GB/s of Copy f32->f32 of 64 MiB buffers (read + write
  * counted), measured the same way before the ops. Input bytes are random
  * in [0x04, 0x7b], which makes every f16/bf16/f32/E8M0 field a normal
- * finite number (no NaN, infinity or subnormal slow paths). */
+ * finite number (no NaN, infinity or subnormal slow paths).
+ *
+ * --peer PATH runs the reference library's op benchmark (bench_peer.h) on
+ * each MatMul row's shape right after vt's row; --rounds R alternates vt
+ * and the peer R times and reports the median of each. */
 #include "config.h"
 
 #include <getopt.h>
@@ -21,8 +30,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-#include "bench_baseline.h"
+#include "bench_peer.h"
+#include "bench_stream.h"
 #include "bench_time.h"
 #include "vtctl.h"
 
@@ -68,8 +79,18 @@ typedef struct bench_result {
     vt_status status;
     char error[512];
     double median_us, min_us, bytes;
+    double wall_us_per_op; /* stream mode: host time from first enqueue to the wait, per run */
     int reps, sets;
+    int rounds; /* timings this row's median_us is the median of (--rounds) */
 } bench_result;
+
+/* The peer's row of a MatMul case (--peer). */
+typedef struct peer_row {
+    bool ok;
+    double median_us; /* median over the rounds of its per-run time */
+    int rounds, runs; /* rounds measured; runs per round (the peer's last) */
+    char error[256];
+} peer_row;
 
 static int64_t key(const bench_case *c, const char *name)
 {
@@ -263,24 +284,13 @@ static int64_t distinct_ids(const int32_t *ids, int64_t n, int64_t limit)
     return seen ? d : limit;
 }
 
-/* Whether `--baseline` has a baseline for case c: a decode MatMul (one
- * activation row) of a format bench_baseline.h computes. */
-static bool baseline_fits(const bench_case *c)
-{
-    return c->spec->op == VT_OP_MATMUL && key(c, "n") == 1 && bench_baseline_supports(c->wtype);
-}
-
 /* Run one case: allocate the rotating sets, warm up, time case c on dev
- * into r; with br non-NULL (and baseline_fits(c)) also time the baseline
- * on the same bytes into br, after vt's buffers are freed. */
-static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, uint64_t working, uint64_t free_mem,
-                     bench_result *r, bench_baseline_result *br)
+ * into r (stream mode, or one vt_op_run and a fence read per run with
+ * sync_mode). */
+static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, bool sync_mode, uint64_t working,
+                     uint64_t free_mem, bench_result *r)
 {
     memset(r, 0, sizeof *r);
-    if (br) {
-        memset(br, 0, sizeof *br);
-        snprintf(br->error, sizeof br->error, "not measured");
-    }
     case_plan p;
     if (!plan_case(c, &p, r->error, sizeof r->error)) {
         r->status = VT_E_SHAPE;
@@ -323,7 +333,10 @@ static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, 
             st = vt_tensor_create(dev, p.out[0].dtype, p.out[0].ndim, p.out[0].shape, &out[s][0]);
     }
     float fence_value;
-    for (int it = 0; st == VT_OK && it < warmup + reps; it++) {
+    double wall = 0;
+    if (st == VT_OK && !sync_mode)
+        st = bench_stream_time(dev, c->spec->op, in, out, p.n_in, sets, reps, warmup, t, &wall);
+    for (int it = 0; sync_mode && st == VT_OK && it < warmup + reps; it++) {
         int s = it % sets;
         double t0 = bench_now_us();
         st = vt_op_run(dev, c->spec->op, (const vt_tensor *const *)in[s], (uint32_t)p.n_in, out[s], 1, NULL, 0);
@@ -337,21 +350,9 @@ static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, 
         snprintf(r->error, sizeof r->error, "%s: %s", vt_status_name(st), vt_last_error());
     } else {
         r->median_us = bench_median(t, reps, &r->min_us);
+        r->wall_us_per_op = sync_mode ? 0.0 : wall / reps;
         r->reps = reps;
         r->bytes = p.bytes;
-    }
-    float *vt_out = NULL;
-    if (br && st == VT_OK && baseline_fits(c)) {
-        /* every set holds the same bytes: set 0's output is the result */
-        vt_out = malloc((size_t)out_bytes);
-        if (!vt_out) {
-            snprintf(br->error, sizeof br->error, "out of host memory for vt's result (%llu bytes)",
-                     (unsigned long long)out_bytes);
-        } else if (vt_tensor_read(out[0][0], vt_out, (size_t)out_bytes) != VT_OK) {
-            snprintf(br->error, sizeof br->error, "cannot read vt's result back: %s", vt_last_error());
-            free(vt_out);
-            vt_out = NULL;
-        }
     }
     for (int s = 0; s < sets; s++) {
         for (int i = 0; i < 3; i++)
@@ -359,10 +360,6 @@ static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, 
         vt_tensor_destroy(out[s][0]);
     }
     vt_tensor_destroy(fence);
-    if (vt_out)
-        bench_baseline_matmul(c->wtype, host[1], key(c, "m"), key(c, "k"), host[0], vt_out, sets, reps, warmup,
-                              bench_baseline_threads(), br);
-    free(vt_out);
     for (int i = 0; i < 3; i++)
         free(host[i]);
     free(t);
@@ -426,7 +423,8 @@ static bool wtype_fits(vt_op op, vt_dtype t)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: vtctl bench [--backend B[:DEV]] [--op NAME] [--shape k=v,...] [--wtype T[,T...]]\n"
-               "                   [--reps N] [--warmup N] [--baseline] [--json]\n"
+               "                   [--reps N] [--warmup N] [--sync] [--rounds R] [--peer PATH] [--json]\n"
+               "       vtctl bench [--backend B[:DEV]] --op Launch [--reps N] [--json]\n"
                "ops and shape keys (defaults):\n");
     for (size_t i = 0; i < N_SPECS; i++) {
         char shape[128];
@@ -436,43 +434,45 @@ static void usage(FILE *f)
         shape_text(&c, shape, sizeof shape);
         fprintf(f, "  %-16s %-34s wtypes %s\n", vt_op_name(specs[i].op), shape, specs[i].default_wtypes);
     }
-    fprintf(f, "without --op: MatMul decode for each of its default wtypes\n"
-               "--baseline (cpu backend): after each decode MatMul of q4_0 or q8_0, the same MatMul on the same\n"
-               "  bytes and threads with x quantized to int8 per 32 elements (llama.cpp's ggml CPU method; about\n"
-               "  1e-2 error, outside SPEC 7, so a yardstick, not vt), and vt's time over the baseline's\n");
+    fprintf(f,
+            "without --op: MatMul decode for each of its default wtypes\n"
+            "default timing: a stream of enqueues with an event after each run and one wait (median of the\n"
+            "  runs' times between events); --sync: one vt_op_run plus a fence read per run (a host wait each)\n"
+            "--op Launch: per-op cost of a stream of %d Scale ops on one f32, enqueued and replayed from a graph\n"
+            "--peer PATH: after each MatMul row, PATH (ggml's test-backend-ops, ../shared/peers/build-ggml-bench)\n"
+            "  on the same shape: PATH perf -b CPU -o MUL_MAT -p \"type_a=T,type_b=f32,m=M,n=N,k=K,\", its time\n"
+            "  and vt's over it\n"
+            "--rounds R: time each row R times (alternating with the peer) and report the medians\n",
+            BENCH_LAUNCH_OPS);
 }
 
-/* The "baseline" member of a JSON result row. */
-static void json_baseline(json_writer *w, const bench_result *r, const bench_baseline_result *br)
+/* The "peer" member of a JSON result row. */
+static void json_peer(json_writer *w, const bench_result *r, const peer_row *pr)
 {
-    jw_key(w, "baseline");
+    jw_key(w, "peer");
     jw_object_begin(w);
-    jw_key(w, "method");
-    jw_string(w, "int8 activations per 32-element block (llama.cpp's ggml CPU method), not vt");
+    jw_key(w, "tool");
+    jw_string(w, "ggml test-backend-ops perf");
     jw_key(w, "status");
-    jw_string(w, br->ok ? "ok" : "failed");
-    if (!br->ok) {
+    jw_string(w, pr->ok ? "ok" : "failed");
+    if (!pr->ok) {
         jw_key(w, "error");
-        jw_string(w, br->error);
+        jw_string(w, pr->error);
     } else {
         jw_key(w, "median_us");
-        jw_double(w, br->median_us);
-        jw_key(w, "min_us");
-        jw_double(w, br->min_us);
-        jw_key(w, "rel_err_vs_vt");
-        jw_double(w, br->rel_err);
-        jw_key(w, "path");
-        jw_string(w, br->path);
-        jw_key(w, "threads");
-        jw_int(w, br->threads);
-        jw_key(w, "vt_over_baseline");
-        jw_double(w, r->status == VT_OK ? r->median_us / br->median_us : 0.0);
+        jw_double(w, pr->median_us);
+        jw_key(w, "rounds");
+        jw_int(w, pr->rounds);
+        jw_key(w, "runs");
+        jw_int(w, pr->runs);
+        jw_key(w, "vt_over_peer");
+        jw_double(w, r->status == VT_OK ? r->median_us / pr->median_us : 0.0);
     }
     jw_object_end(w);
 }
 
 static void json_result(json_writer *w, const bench_case *c, const bench_result *r, double copy_gbps,
-                        const bench_baseline_result *br)
+                        const peer_row *pr)
 {
     char shape[128];
     shape_text(c, shape, sizeof shape);
@@ -503,6 +503,12 @@ static void json_result(json_writer *w, const bench_case *c, const bench_result 
         jw_double(w, r->min_us);
         jw_key(w, "reps");
         jw_int(w, r->reps);
+        jw_key(w, "mode");
+        jw_string(w, r->wall_us_per_op > 0 ? "stream" : "sync");
+        if (r->wall_us_per_op > 0) {
+            jw_key(w, "stream_wall_us_per_op");
+            jw_double(w, r->wall_us_per_op);
+        }
         jw_key(w, "buffer_sets");
         jw_int(w, r->sets);
         jw_key(w, "bytes");
@@ -512,26 +518,27 @@ static void json_result(json_writer *w, const bench_case *c, const bench_result 
         jw_key(w, "copy_share");
         jw_double(w, copy_gbps > 0 ? gbps / copy_gbps : 0.0);
     }
-    if (br)
-        json_baseline(w, r, br);
+    jw_key(w, "rounds");
+    jw_int(w, r->rounds);
+    if (pr)
+        json_peer(w, r, pr);
     jw_object_end(w);
 }
 
-/* The baseline's row under vt's row of the same case. */
-static void text_baseline(const bench_case *c, const bench_result *r, const bench_baseline_result *br, double copy_gbps)
+/* The peer's row under vt's row of the same case. */
+static void text_peer(const bench_case *c, const bench_result *r, const peer_row *pr, double copy_gbps)
 {
     char shape[128];
     shape_text(c, shape, sizeof shape);
-    if (!br->ok) {
-        printf("  %-16s %-7s %-28s failed: %s\n", "int8-x baseline", vt_dtype_name((int)c->wtype), shape, br->error);
+    if (!pr->ok) {
+        printf("  %-16s %-7s %-28s failed: %s\n", "peer (ggml)", vt_dtype_name((int)c->wtype), shape, pr->error);
         return;
     }
-    double gbps = r->bytes / br->median_us * 1e-3;
-    printf("  %-16s %-7s %-28s %10.1f %10.1f %9.1f %7.2f %6.0f%% %4d  vt/baseline %.2f (error vs vt %.1e; %s, %d "
-           "threads)\n",
-           "int8-x baseline", vt_dtype_name((int)c->wtype), shape, br->median_us, br->min_us, r->bytes / MIB, gbps,
-           copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, r->sets,
-           r->status == VT_OK ? r->median_us / br->median_us : 0.0, br->rel_err, br->path, br->threads);
+    double gbps = r->bytes / pr->median_us * 1e-3;
+    printf("  %-16s %-7s %-28s %10.1f %10s %9.1f %7.2f %6.0f%% %4s  vt/peer %.2f\n", "peer (ggml)",
+           vt_dtype_name((int)c->wtype), shape, pr->median_us, "-", r->bytes / MIB, gbps,
+           copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, "-",
+           r->status == VT_OK ? r->median_us / pr->median_us : 0.0);
 }
 
 static void text_result(const bench_case *c, const bench_result *r, double copy_gbps)
@@ -549,34 +556,93 @@ static void text_result(const bench_case *c, const bench_result *r, double copy_
            copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, r->sets);
 }
 
+/* `--op Launch`: the per-op cost of a stream of tiny ops on backend, enqueued
+ * and replayed from a graph, as microseconds per op (median and min of reps). */
+static int bench_launch(const char *backend, int reps, int warmup, bool json)
+{
+    vt_registry *reg;
+    if (!vtctl_open(&reg))
+        return VTCTL_EXIT_REFUSED;
+    vt_device *dev = NULL;
+    char spec_buf[160];
+    snprintf(spec_buf, sizeof spec_buf, "%s%s", backend, strchr(backend, ':') ? "" : ":0");
+    double *enq = calloc((size_t)reps, sizeof *enq), *graph = calloc((size_t)reps, sizeof *graph);
+    vt_status st = enq && graph ? vt_registry_find_device(reg, spec_buf, &dev) : VT_E_NO_MEMORY;
+    if (st == VT_OK)
+        st = bench_launch_time(dev, reps, warmup, enq, graph);
+    if (st != VT_OK) {
+        fprintf(stderr, "vtctl bench --op Launch: %s: %s\n", vt_status_name(st), vt_last_error());
+    } else {
+        double enq_min, graph_min, enq_med = bench_median(enq, reps, &enq_min);
+        double graph_med = bench_median(graph, reps, &graph_min);
+        if (json) {
+            json_writer w;
+            jw_init(&w, stdout);
+            jw_object_begin(&w);
+            jw_key(&w, "device");
+            jw_string(&w, vt_device_id(dev));
+            jw_key(&w, "op");
+            jw_string(&w, "Launch");
+            jw_key(&w, "ops_per_stream");
+            jw_int(&w, BENCH_LAUNCH_OPS);
+            jw_key(&w, "reps");
+            jw_int(&w, reps);
+            jw_key(&w, "enqueue_us_per_op");
+            jw_double(&w, enq_med);
+            jw_key(&w, "enqueue_us_per_op_min");
+            jw_double(&w, enq_min);
+            jw_key(&w, "graph_us_per_op");
+            jw_double(&w, graph_med);
+            jw_key(&w, "graph_us_per_op_min");
+            jw_double(&w, graph_min);
+            jw_object_end(&w);
+            jw_finish(&w);
+        } else {
+            printf("vtctl bench --op Launch on %s: %d x Scale f32 [1] per stream, median (min) of %d streams\n",
+                   vt_device_id(dev), BENCH_LAUNCH_OPS, reps);
+            printf("  enqueued:             %8.3f us/op (%.3f)\n", enq_med, enq_min);
+            printf("  replayed from graph:  %8.3f us/op (%.3f)\n", graph_med, graph_min);
+        }
+    }
+    free(enq);
+    free(graph);
+    vt_registry_close(reg);
+    return st == VT_OK ? VTCTL_EXIT_OK : VTCTL_EXIT_REFUSED;
+}
+
 int vtctl_cmd_bench(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"json", no_argument, NULL, 'j'},         {"backend", required_argument, NULL, 'b'},
         {"op", required_argument, NULL, 'o'},     {"shape", required_argument, NULL, 's'},
         {"wtype", required_argument, NULL, 'w'},  {"reps", required_argument, NULL, 'r'},
-        {"warmup", required_argument, NULL, 'u'}, {"baseline", no_argument, NULL, 'B'},
+        {"warmup", required_argument, NULL, 'u'}, {"peer", required_argument, NULL, 'P'},
+        {"rounds", required_argument, NULL, 'R'}, {"sync", no_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},         {0}};
-    bool json = false, baseline = false;
-    const char *backend = "cpu", *op_name = NULL, *shape = NULL, *wtypes = NULL;
-    int reps = 21, warmup = 3, c;
+    bool json = false, sync_mode = false;
+    const char *backend = "cpu", *op_name = NULL, *shape = NULL, *wtypes = NULL, *peer = NULL;
+    int reps = 21, warmup = 3, rounds = 1, c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         char *end = NULL;
         switch (c) {
         case 'j': json = true; break;
-        case 'B': baseline = true; break;
+        case 'P': peer = optarg; break;
+        case 'S': sync_mode = true; break;
         case 'b': backend = optarg; break;
         case 'o': op_name = optarg; break;
         case 's': shape = optarg; break;
         case 'w': wtypes = optarg; break;
         case 'r':
-        case 'u': {
+        case 'u':
+        case 'R': {
             long v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v < (c == 'r' ? 1 : 0) || v > 100000)
-                return vtctl_usage_error("bench", "--%s wants a count, got '%s'", c == 'r' ? "reps" : "warmup", optarg);
-            *(c == 'r' ? &reps : &warmup) = (int)v;
+            const char *name = c == 'r' ? "reps" : c == 'u' ? "warmup" : "rounds";
+            if (!*optarg || *end || v < (c == 'u' ? 0 : 1) || v > (c == 'R' ? 99 : 100000))
+                return vtctl_usage_error("bench", "--%s wants a count%s, got '%s'", name,
+                                         c == 'R' ? " from 1 to 99" : "", optarg);
+            *(c == 'r' ? &reps : c == 'u' ? &warmup : &rounds) = (int)v;
             break;
         }
         case 'h': usage(stdout); return VTCTL_EXIT_OK;
@@ -588,6 +654,11 @@ int vtctl_cmd_bench(int argc, char **argv)
 
     /* The cases: one op (or MatMul by default) times its wtypes. */
     const op_spec *spec = spec_of(VT_OP_MATMUL);
+    if (op_name && !strcasecmp(op_name, "Launch")) {
+        if (shape || wtypes || peer || rounds > 1 || sync_mode)
+            return vtctl_usage_error("bench", "--op Launch takes no --shape, --wtype, --peer, --rounds or --sync");
+        return bench_launch(backend, reps, warmup, json);
+    }
     if (op_name) {
         vt_op op = vt_op_from_name(op_name);
         if (op == VT_OP_NONE)
@@ -635,15 +706,13 @@ int vtctl_cmd_bench(int argc, char **argv)
         vt_registry_close(reg);
         return VTCTL_EXIT_REFUSED;
     }
-    if (baseline && strncmp(vt_device_id(dev), "cpu:", 4) != 0) {
-        fprintf(stderr,
-                "vtctl bench: --baseline times a CPU method on this host; it compares with the cpu backend, "
-                "not %s\n",
-                vt_device_id(dev));
-        vt_registry_close(reg);
-        return VTCTL_EXIT_USAGE;
+    /* the peer's backend: its CPU for ours, else its CUDA device of our index */
+    char peer_backend[32] = "CPU";
+    if (strncmp(vt_device_id(dev), "cpu:", 4) != 0) {
+        const char *colon = strchr(vt_device_id(dev), ':');
+        snprintf(peer_backend, sizeof peer_backend, "CUDA%s", colon ? colon + 1 : "0");
     }
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     memset(&caps, 0, sizeof caps);
     vt_device_probe(dev, &caps);
     uint64_t llc = host_llc_bytes(), working = 4 * llc > MIN_WORKING ? 4 * llc : MIN_WORKING;
@@ -652,7 +721,8 @@ int vtctl_cmd_bench(int argc, char **argv)
     /* The copy bandwidth first, the same way. */
     bench_case copy = {spec_of(VT_OP_COPY), VT_F32, {(int64_t)(COPY_BYTES / 4)}};
     bench_result cr;
-    run_case(dev, &copy, reps, warmup, working, caps.memory_free, &cr, NULL);
+    run_case(dev, &copy, reps, warmup, sync_mode, working, caps.memory_free, &cr);
+    cr.rounds = 1;
     double copy_gbps = cr.status == VT_OK ? cr.bytes / cr.median_us * 1e-3 : 0.0;
 
     json_writer w;
@@ -672,6 +742,8 @@ int vtctl_cmd_bench(int argc, char **argv)
             jw_string(&w, threads);
         else
             jw_null(&w);
+        jw_key(&w, "mode");
+        jw_string(&w, sync_mode ? "sync" : "stream");
         jw_key(&w, "working_set_bytes");
         jw_uint(&w, working);
         jw_key(&w, "copy");
@@ -681,32 +753,68 @@ int vtctl_cmd_bench(int argc, char **argv)
     } else {
         printf("vtctl bench on %s (%s, %s, %u compute units%s%s)\n", vt_device_id(dev), caps.name, caps.arch,
                caps.compute_units, threads ? ", VT_NUM_THREADS=" : "", threads ? threads : "");
-        printf("median of %d runs after %d warm-up runs; inputs rotate over >= %.0f MiB\n", reps, warmup,
+        printf("median of %d runs after %d warm-up runs (%s); inputs rotate over >= %.0f MiB\n", reps, warmup,
+               sync_mode ? "--sync: vt_op_run and a fence read each"
+                         : "stream: enqueued, an event after each, one wait",
                (double)working / MIB);
         if (cr.status == VT_OK)
             printf("copy bandwidth: Copy f32->f32 %.0f MiB: median %.1f us, %.2f GB/s (read + write)\n",
                    (double)COPY_BYTES / MIB, cr.median_us, copy_gbps);
         else
             printf("copy bandwidth: unavailable: %s\n", cr.error);
-        if (baseline)
-            printf("int8-x baseline rows: the MatMul above them on the same bytes and threads, x quantized to int8\n"
-                   "per 32 elements (llama.cpp's ggml CPU method; ~1e-2 error, outside SPEC 7): a yardstick, not vt\n");
+        if (rounds > 1)
+            printf("each row: the median over %d rounds%s\n", rounds, peer ? ", vt and the peer alternating" : "");
+        if (peer)
+            printf("peer rows: %s perf -b %s -o MUL_MAT on the same shape (its own inputs and threads)\n", peer,
+                   peer_backend);
         printf("  %-16s %-7s %-28s %10s %10s %9s %7s %7s %4s\n", "OP", "WTYPE", "SHAPE", "MEDIAN_US", "MIN_US", "MB",
                "GB/S", "%COPY", "SETS");
     }
     int failed = 0;
     for (int i = 0; i < n_cases; i++) {
+        const bench_case *bc = &cases[i];
+        const bool with_peer = peer && bc->spec->op == VT_OP_MATMUL;
         bench_result r;
-        bench_baseline_result br;
-        const bool with_baseline = baseline && baseline_fits(&cases[i]);
-        run_case(dev, &cases[i], reps, warmup, working, caps.memory_free, &r, with_baseline ? &br : NULL);
-        failed |= r.status != VT_OK || (with_baseline && !br.ok);
+        peer_row pr = {.ok = false, .error = "not measured"};
+        double vt_us[99], peer_us[99], min_us = 0;
+        int n_vt = 0, n_peer = 0;
+        for (int round = 0; round < rounds; round++) {
+            run_case(dev, bc, reps, warmup, sync_mode, working, caps.memory_free, &r);
+            if (r.status != VT_OK)
+                break;
+            min_us = n_vt == 0 || r.min_us < min_us ? r.min_us : min_us;
+            vt_us[n_vt++] = r.median_us;
+            if (!with_peer)
+                continue;
+            bench_peer_result p1;
+            bench_peer_matmul(peer, peer_backend, bc->wtype, key(bc, "m"), key(bc, "n"), key(bc, "k"), &p1);
+            if (!p1.ok) {
+                snprintf(pr.error, sizeof pr.error, "%s", p1.error);
+                n_peer = -1;
+                break;
+            }
+            peer_us[n_peer++] = p1.us;
+            pr.runs = p1.runs;
+        }
+        if (r.status == VT_OK) {
+            double ignored;
+            r.median_us = bench_median(vt_us, n_vt, &ignored);
+            r.min_us = min_us;
+            r.rounds = n_vt;
+        }
+        if (with_peer && n_peer > 0) {
+            double ignored;
+            pr.ok = true;
+            pr.median_us = bench_median(peer_us, n_peer, &ignored);
+            pr.rounds = n_peer;
+        }
+        failed |= r.status != VT_OK || (with_peer && r.status == VT_OK && !pr.ok);
         if (json) {
-            json_result(&w, &cases[i], &r, copy_gbps, with_baseline ? &br : NULL);
+            json_result(&w, bc, &r, copy_gbps, with_peer && r.status == VT_OK ? &pr : NULL);
         } else {
-            text_result(&cases[i], &r, copy_gbps);
-            if (with_baseline)
-                text_baseline(&cases[i], &r, &br, copy_gbps);
+            text_result(bc, &r, copy_gbps);
+            if (with_peer && r.status == VT_OK)
+                text_peer(bc, &r, &pr, copy_gbps);
         }
         fflush(stdout);
     }
