@@ -25,6 +25,10 @@ static const struct {
     {"check", vtctl_cmd_check, "[--backend B[:DEV]] [--op NAME] [--seed N]", "conformance against the cpu oracle"},
     {"op", vtctl_cmd_op, "describe OP | run OP --backend B --in N=F.npy --out DIR",
      "describe an op, or run one on .npy files"},
+    {"mkmodel", vtctl_cmd_mkmodel, "--arch A --preset P --wtype T --seed S OUT.gguf",
+     "write a synthetic qwen3/qwen3moe/qwen3next model"},
+    {"generate", vtctl_cmd_generate, "FILE.gguf --backend B --prompt-tokens 1,2 -n N [--temp T]",
+     "generate token ids with the model runner"},
     {"bench", vtctl_cmd_bench, "[--backend B] [--op NAME] [--shape ..]", "time ops against the copy bandwidth"},
 };
 
