@@ -32,7 +32,7 @@ vt_status vt_fit_budget(vt_device *dev, uint64_t *budget, char *source, size_t s
         snprintf(source, source_size, "VT_DEVICE_WEIGHT_BUDGET_BYTES=%llu", v);
         return VT_OK;
     }
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     vt_status st = vt_device_probe(dev, &caps);
     if (st != VT_OK)
         return st;
@@ -223,7 +223,7 @@ vt_status vt_fit_plan(vt_device *dev, const vt_weight_desc *weights, size_t n, c
     memset(report, 0, sizeof *report);
     report->expand_dtype = expand_dtype_of(opt.expand);
 
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     vt_status st = vt_device_probe(dev, &caps);
     if (st != VT_OK)
         return st;

@@ -241,7 +241,7 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
      *   output 51200, norm 1024 (all multiples of 256): 2331648 */
     reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_device *stub = find(reg, "cuda-stub:0");
-    vt_device_stats before, after;
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
     ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_ptr_nonnull(plan);
@@ -342,7 +342,7 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
         free(got);
     }
     vt_model_free(m);
-    vt_device_stats ds;
+    vt_device_stats ds = {.struct_size = sizeof ds};
     ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
     ck_assert_uint_eq(ds.backend.live_bytes, 0);
     vt_load_plan_free(plan);
@@ -394,7 +394,7 @@ static void staging_fault(const char *var, const char *value, vt_status want)
     ck_assert_msg(strstr(vt_last_error(), "staging '") && strstr(vt_last_error(), "to cuda-stub:0 failed"), "%s",
                   vt_last_error());
     fprintf(stderr, "staging fault: %s\n", vt_last_error());
-    vt_device_stats ds;
+    vt_device_stats ds = {.struct_size = sizeof ds};
     ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
     ck_assert_uint_eq(ds.backend.live_bytes, 0); /* every tensor made so far was freed */
     vt_load_plan_free(plan);

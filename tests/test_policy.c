@@ -116,11 +116,11 @@ START_TEST(missing_op_is_refused_by_name)
 {
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     vt_device *d = device0(reg);
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
     ck_assert(!caps.host_addressable);
     op_case oc = pick_case(d);
-    vt_device_stats before, after;
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     float poison[6], got[6];
     vt_poison(poison, sizeof poison);
@@ -217,7 +217,7 @@ START_TEST(cpu_tier_serves_a_host_addressable_device)
     host_addressable_mode();
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     vt_device *d = device0(reg);
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
     ck_assert_msg(caps.host_addressable, "%s", caps.host_addressable_reason);
     ck_assert(!caps.needs_weight_staging);
@@ -234,7 +234,7 @@ START_TEST(cpu_tier_serves_a_host_addressable_device)
     ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, 0, &res), VT_OK);
     ck_assert_int_eq(res.tier, VT_TIER_CPU);
     ck_assert_msg(contains(res.reason, "portable CPU tier"), "%s", res.reason);
-    vt_device_stats before, after;
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     vt_rng r;
     vt_rng_init(&r, 41);
@@ -263,7 +263,15 @@ START_TEST(strict_mode_refuses_the_cpu_tier)
     ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, VT_RESOLVE_STRICT, &res), VT_E_OP_MISSING);
     ck_assert_int_eq(res.tier, VT_TIER_REFUSED);
     ck_assert_msg(contains(res.reason, "portable CPU tier refused: strict tier policy"), "%s", res.reason);
+    /* The policy is the registry's, read at open: a later setenv does not
+     * change an open registry, a registry opened under it is strict. */
     setenv("VT_TIER_POLICY", "strict", 1);
+    ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, 0, &res), VT_OK);
+    ck_assert_int_eq(res.tier, VT_TIER_CPU);
+    vt_registry_close(reg);
+    reg = vt_test_open(NULL, NULL, 0);
+    d = device0(reg);
+    ck_assert_int_eq(vt_registry_tier_policy(reg), VT_TIER_POLICY_STRICT);
     ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, 0, &res), VT_E_OP_MISSING);
     char head[64];
     snprintf(head, sizeof head, "missing op %s", oc.head);
@@ -283,12 +291,26 @@ START_TEST(strict_mode_refuses_the_cpu_tier)
         vt_tensor_destroy(idx);
         vt_tensor_destroy(dst);
     }
-    setenv("VT_TIER_POLICY", "sloppy", 1);
-    ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, 0, &res), VT_E_INVALID_ARG);
-    ck_assert_msg(contains(vt_last_error(), "VT_TIER_POLICY='sloppy'"), "%s", vt_last_error());
-    setenv("VT_TIER_POLICY", "portable", 1);
+    vt_registry_close(reg);
+    /* options.tier_policy overrides the environment. */
+    vt_registry_options o = {.struct_size = sizeof o, .tier_policy = VT_TIER_POLICY_PORTABLE};
+    ck_assert_int_eq(vt_registry_open(&reg, &o), VT_OK);
+    d = device0(reg);
     ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, 0, &res), VT_OK);
     ck_assert_int_eq(res.tier, VT_TIER_CPU);
+    vt_registry_close(reg);
+    setenv("VT_TIER_POLICY", "sloppy", 1);
+    reg = vt_test_open(NULL, NULL, 0);
+    d = device0(reg);
+    ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, 0, &res), VT_E_INVALID_ARG);
+    ck_assert_msg(contains(vt_last_error(), "VT_TIER_POLICY='sloppy'"), "%s", vt_last_error());
+    vt_registry_close(reg);
+    setenv("VT_TIER_POLICY", "portable", 1);
+    reg = vt_test_open(NULL, NULL, 0);
+    d = device0(reg);
+    ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, 0, &res), VT_OK);
+    ck_assert_int_eq(res.tier, VT_TIER_CPU);
+    unsetenv("VT_TIER_POLICY");
     vt_registry_close(reg);
 }
 END_TEST
@@ -320,7 +342,7 @@ START_TEST(a_plan_reports_every_refused_op)
     bool copy_native = vt_kernel_find(k, nk, VT_OP_COPY, plan[3].sig) != NULL;
     vt_resolution res[4];
     size_t refused = 99;
-    vt_device_stats before, after;
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     ck_assert_int_eq(vt_resolve_plan(d, plan, 4, 0, res, &refused), VT_E_OP_MISSING);
     ck_assert_uint_eq(refused, copy_native ? 3 : 4);
@@ -360,7 +382,7 @@ START_TEST(budget_one_refuses_without_allocating)
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     vt_device *d = device0(reg);
     setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1);
-    vt_device_stats before, after;
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     vt_fit_options o = {sizeof o, VT_EXPAND_F16, 0, NULL, 0, "tiny.gguf"};
     vt_fit_report rep;
@@ -391,13 +413,13 @@ START_TEST(forced_expansion_costs_the_expanded_size)
 {
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     vt_device *d = device0(reg);
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
     ck_assert_uint_eq(caps.alloc_alignment, 256);
     bool keeps = vt_caps_keeps_quant(&caps, VT_OP_CLASS_MOE_EXPERT, VT_Q4_0) &&
                  vt_caps_keeps_quant(&caps, VT_OP_CLASS_GATHER, VT_Q4_0) &&
                  vt_caps_keeps_quant(&caps, VT_OP_CLASS_MATMUL, VT_Q4_0);
-    vt_device_stats before, after;
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     vt_fit_options o = {sizeof o, VT_EXPAND_F16, 4000000, "--budget", 0, "tiny.gguf"};
     vt_fit_report rep;
@@ -486,7 +508,7 @@ START_TEST(q4_0_experts_fit_keep_quant_but_not_expanded)
     vt_registry *reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
     vt_device *q = NULL;
     ck_assert_msg(vt_registry_find_device(reg, "test-quantdev:0", &q) == VT_OK, "%s", vt_last_error());
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     ck_assert_int_eq(vt_device_probe(q, &caps), VT_OK);
     ck_assert(caps.needs_weight_staging);
     ck_assert(vt_caps_keeps_quant(&caps, VT_OP_CLASS_MOE_EXPERT, VT_Q4_0));

@@ -643,7 +643,7 @@ int vtctl_cmd_bench(int argc, char **argv)
         vt_registry_close(reg);
         return VTCTL_EXIT_USAGE;
     }
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     memset(&caps, 0, sizeof caps);
     vt_device_probe(dev, &caps);
     uint64_t llc = host_llc_bytes(), working = 4 * llc > MIN_WORKING ? 4 * llc : MIN_WORKING;

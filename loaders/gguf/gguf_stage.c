@@ -173,7 +173,7 @@ vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_
     vt_status st = vt_load_options_resolve(options ? options : &plan->options, &opt);
     if (st != VT_OK)
         return st;
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     st = vt_device_probe(plan->dev, &caps);
     if (st != VT_OK)
         return st;
