@@ -222,8 +222,17 @@ void vt_runner_free(vt_runner *r)
 {
     if (!r)
         return;
+    if (r->q)
+        vt_queue_synchronize(r->q);
+    vt_graph_destroy(r->graph);
+    for (size_t i = 0; i < r->n_graph_views; i++)
+        vt_tensor_destroy(r->graph_views[i]);
+    free(r->graph_views);
+    r->recording = false;
     run_views_free(r);
     free(r->views);
+    if (r->host_io)
+        vt_device_host_free(r->dev, r->host_io, r->host_pinned);
     run_ws_free(r->ws1);
     if (r->layers)
         for (uint32_t il = 0; il < r->hp.L; il++) {
@@ -280,7 +289,7 @@ vt_status vt_runner_create(vt_gguf *g, vt_device *dev, const vt_runner_options *
     *out = NULL;
     if (!g || !dev)
         return vt_set_error(VT_E_INVALID_ARG, "vt_runner_create: NULL file or device");
-    vt_runner_options o = {sizeof o, 0, 0, 0, -1, 0, 0, NULL, NULL};
+    vt_runner_options o = {sizeof o, 0, 0, 0, -1, 0, 0, NULL, NULL, 0};
     if (opt) {
         if (opt->struct_size < sizeof(uint32_t) || opt->struct_size > sizeof o)
             return vt_set_error(VT_E_INVALID_ARG, "vt_runner_options.struct_size %u", opt->struct_size);
@@ -307,6 +316,7 @@ vt_status vt_runner_create(vt_gguf *g, vt_device *dev, const vt_runner_options *
         return vt_set_error(VT_E_INVALID_ARG, "runner: KV cache type %d (VT_RUNNER_KV_F16, _BF16 or _F32)", o.kv_type);
     }
     r->kv_dtype = o.kv_type == VT_RUNNER_KV_F32 ? VT_F32 : o.kv_type == VT_RUNNER_KV_BF16 ? VT_BF16 : VT_F16;
+    r->use_graph = !(o.flags & VT_RUNNER_NO_GRAPH);
     r->layers = calloc(r->hp.L, sizeof *r->layers);
     if (!r->layers) {
         vt_runner_free(r);
@@ -336,6 +346,10 @@ vt_status vt_runner_create(vt_gguf *g, vt_device *dev, const vt_runner_options *
     if (st == VT_OK)
         st = run_for_each_tensor(r, &r->hp, take_tensor, r);
     if (st == VT_OK) {
+        r->q = vt_device_default_queue(dev);
+        st = r->q ? vt_device_host_alloc(dev, 64, (void **)&r->host_io, &r->host_pinned) : VT_E_DEVICE;
+    }
+    if (st == VT_OK) {
         r->info.weight_bytes = vt_load_plan_report(r->plan)->weight_bytes;
         st = allocate_state(r);
     }
@@ -364,6 +378,9 @@ vt_status vt_runner_reset(vt_runner *r)
 {
     if (!r)
         return vt_set_error(VT_E_INVALID_ARG, "vt_runner_reset: NULL runner");
+    vt_status qs = vt_queue_synchronize(r->q);
+    if (qs != VT_OK)
+        return qs;
     r->pos = 0;
     for (uint32_t il = 0; il < r->hp.L; il++) {
         vt_status st = zero_tensor(r->layers[il].conv_state);
@@ -390,6 +407,57 @@ static vt_status write_inputs(run_ws *ws, const int32_t *tokens, uint32_t T, uin
     return st;
 }
 
+/* Record the decode step (position copy from host_io[0], the forward pass
+ * from the token on the device) as a graph. */
+static vt_status record_decode(vt_runner *r)
+{
+    vt_status st = vt_graph_begin(r->q);
+    if (st != VT_OK)
+        return st;
+    r->recording = true;
+    st = vt_tensor_write_async(r->q, run_ws_pos(r->ws1), 0, &r->host_io[0], sizeof(int32_t));
+    if (st == VT_OK)
+        st = run_forward(r, r->ws1, 1, true);
+    r->recording = false;
+    vt_graph *g = NULL;
+    vt_status end = vt_graph_end(r->q, &g);
+    if (st == VT_OK)
+        st = end;
+    if (st != VT_OK) {
+        vt_graph_destroy(g);
+        run_views_free(r);
+        return st;
+    }
+    r->graph = g;
+    r->graph_views = r->views; /* the graph names these views: keep them */
+    r->n_graph_views = r->n_views;
+    r->views = NULL;
+    r->n_views = r->cap_views = 0;
+    return VT_OK;
+}
+
+/* One decode step from the token on the device: replay the graph, sample,
+ * read the token back asynchronously, then wait. */
+static vt_status decode_graph(vt_runner *r, const vt_sampler *s, uint64_t sample_step, int32_t *next)
+{
+    vt_status st;
+    r->host_io[0] = (int32_t)r->pos;
+    st = vt_graph_launch(r->graph, r->q);
+    if (st == VT_OK)
+        st = run_sample(r, r->ws1, s, sample_step);
+    if (st == VT_OK && next)
+        st = vt_tensor_read_async(r->q, r->tok_dev, 0, &r->host_io[1], sizeof(int32_t));
+    vt_status sync = vt_queue_synchronize(r->q);
+    if (st == VT_OK)
+        st = sync;
+    if (st == VT_OK) {
+        r->pos++;
+        if (next)
+            *next = r->host_io[1];
+    }
+    return st;
+}
+
 vt_status vt_runner_step(vt_runner *r, const int32_t *tokens, uint32_t n, const vt_sampler *s, uint64_t sample_step,
                          int32_t *next, float *logits)
 {
@@ -403,36 +471,58 @@ vt_status vt_runner_step(vt_runner *r, const int32_t *tokens, uint32_t n, const 
             return vt_set_error(VT_E_INVALID_ARG, "runner: token %d (index %u) is outside the vocabulary of %u",
                                 tokens[i], i, r->hp.V);
     vt_status st = VT_OK;
-    run_ws *last = NULL, *big = NULL;
-    for (uint32_t done = 0; st == VT_OK && done < n;) {
-        uint32_t T = n - done < r->chunk ? n - done : r->chunk;
-        run_ws *ws = r->ws1;
-        if (T > 1) {
-            if (!big || vt_tensor_dim(run_ws_tokens(big), 0) != (int64_t)T) {
-                run_ws_free(big);
-                big = NULL;
-                st = run_ws_create(r, T, &big);
-                if (st != VT_OK)
-                    break;
-            }
-            ws = big;
-        }
-        st = write_inputs(ws, tokens ? tokens + done : NULL, T, r->pos);
-        if (st == VT_OK)
-            st = run_forward(r, ws, T, tokens == NULL);
-        if (st == VT_OK) {
-            r->pos += T;
-            done += T;
-            last = ws;
-        }
+    run_ws *last = r->ws1, *big = NULL;
+    if (!tokens && r->use_graph && !r->graph && record_decode(r) != VT_OK) {
+        /* A device that cannot record: run the step op by op (nothing ran). */
+        r->use_graph = false;
+        snprintf(r->info.graph_note, sizeof r->info.graph_note, "%s", vt_last_error());
     }
-    if (st == VT_OK)
-        st = run_sample(r, last, s, sample_step);
-    if (st == VT_OK && next)
-        st = vt_tensor_read(r->tok_dev, next, sizeof *next);
+    r->info.decode_graph = r->use_graph;
+    if (!tokens && r->use_graph) {
+        st = decode_graph(r, s, sample_step, next);
+    } else {
+        for (uint32_t done = 0; st == VT_OK && done < n;) {
+            uint32_t T = n - done < r->chunk ? n - done : r->chunk;
+            run_ws *ws = r->ws1;
+            if (T > 1) {
+                if (!big || vt_tensor_dim(run_ws_tokens(big), 0) != (int64_t)T) {
+                    st = vt_queue_synchronize(r->q);
+                    run_ws_free(big);
+                    big = NULL;
+                    if (st == VT_OK)
+                        st = run_ws_create(r, T, &big);
+                    if (st != VT_OK)
+                        break;
+                }
+                ws = big;
+            }
+            /* The inputs are written with blocking copies once the queue's
+             * earlier work (which reads them) is done. */
+            st = vt_queue_synchronize(r->q);
+            if (st == VT_OK)
+                st = write_inputs(ws, tokens ? tokens + done : NULL, T, r->pos);
+            if (st == VT_OK)
+                st = run_forward(r, ws, T, tokens == NULL);
+            if (st == VT_OK) {
+                r->pos += T;
+                done += T;
+                last = ws;
+            }
+        }
+        if (st == VT_OK)
+            st = run_sample(r, last, s, sample_step);
+        vt_status sync = vt_queue_synchronize(r->q);
+        if (st == VT_OK)
+            st = sync;
+        if (st == VT_OK && next)
+            st = vt_tensor_read(r->tok_dev, next, sizeof *next);
+    }
     if (st == VT_OK && logits)
         st = vt_tensor_read(run_ws_logits(last), logits, (size_t)r->hp.V * sizeof *logits);
-    run_ws_free(big);
+    if (big) {
+        vt_queue_synchronize(r->q);
+        run_ws_free(big);
+    }
     return st;
 }
 

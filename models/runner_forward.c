@@ -190,7 +190,7 @@ fail:
 static vt_status op(vt_runner *r, int layer, vt_op id, const vt_tensor *const *in, uint32_t n_in, vt_tensor *const *out,
                     uint32_t n_out, const void *params, size_t params_size)
 {
-    vt_status st = vt_op_run(r->dev, id, in, n_in, out, n_out, params, params ? params_size : 0);
+    vt_status st = vt_op_enqueue(r->q, id, in, n_in, out, n_out, params, params ? params_size : 0);
     if (st != VT_OK) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", vt_last_error());

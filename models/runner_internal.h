@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "vt_internal.h"
+#include "vt/vt_queue.h"
 #include "vt/vt_runner.h"
 
 enum { RUN_QWEN3 = 0, RUN_QWEN3MOE = 1, RUN_QWEN3NEXT = 2 };
@@ -52,6 +53,12 @@ struct vt_runner {
     int kv_dtype;
     vt_tensor **views; /* views made during one step, freed at its end */
     size_t n_views, cap_views;
+    vt_queue *q;             /* the device's default queue: every op is enqueued on it */
+    vt_graph *graph;         /* the decode step, recorded once and replayed */
+    vt_tensor **graph_views; /* views the graph's ops name, kept for its life */
+    size_t n_graph_views;
+    int32_t *host_io; /* [0] position fed to the graph, [1] the sampled token read back */
+    bool host_pinned, use_graph, recording;
 };
 
 /* Read and check the hyper-parameters and every tensor of g. */

@@ -1,7 +1,7 @@
 /* runner_view.c - views of device tensors (a shape over part of another
- * tensor's memory) for the runner's splits and reshapes. Until the core's
- * vt_tensor_view (CONTRACT-v2) lands, built on the internal borrowed-tensor
- * wrap; freed at the end of each step. */
+ * tensor's memory, vt_tensor_view) for the runner's splits and reshapes;
+ * freed at the end of each step, or kept with the decode graph that names
+ * them. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -22,15 +22,10 @@ vt_tensor *run_view(vt_runner *r, vt_tensor *base, int64_t off, uint32_t ndim, c
         r->views = nv;
         r->cap_views = cap;
     }
-    uint64_t esize = vt_dtype_get(base->dtype)->block_bytes, bytes;
-    if (!vt_dtype_tensor_bytes(base->dtype, ndim, shape, &bytes) || (uint64_t)off * esize + bytes > base->nbytes) {
-        vt_set_error(VT_E_INVALID_ARG, "runner: view of %llu bytes at element %lld outside a tensor of %llu bytes",
-                     (unsigned long long)bytes, (long long)off, (unsigned long long)base->nbytes);
-        return NULL;
-    }
+    vt_dtype dt = vt_tensor_dtype(base);
+    uint64_t esize = vt_dtype_get(dt)->block_bytes;
     vt_tensor *t;
-    if (vt_tensor_wrap(base->dev, base->dtype, ndim, shape, (char *)base->data + (uint64_t)off * esize, false, &t) !=
-        VT_OK)
+    if (vt_tensor_view(base, (uint64_t)off * esize, dt, ndim, shape, &t) != VT_OK)
         return NULL;
     r->views[r->n_views++] = t;
     return t;
@@ -38,6 +33,8 @@ vt_tensor *run_view(vt_runner *r, vt_tensor *base, int64_t off, uint32_t ndim, c
 
 void run_views_free(vt_runner *r)
 {
+    if (r->recording)
+        return; /* the graph being recorded names them */
     for (size_t i = 0; i < r->n_views; i++)
         vt_tensor_destroy(r->views[i]);
     r->n_views = 0;

@@ -484,14 +484,14 @@ static char *make_model(const char *arch, int wtype, uint64_t seed)
 }
 
 static vt_runner *open_runner(vt_registry **reg, vt_gguf **g, const char *path, uint32_t ctx, uint32_t chunk,
-                              const char *threads)
+                              const char *threads, uint32_t flags)
 {
     setenv("VT_NUM_THREADS", threads, 1);
     *reg = vt_test_open(NULL, "cpu", 0);
     vt_device *dev;
     ck_assert_int_eq(vt_registry_find_device(*reg, "cpu:0", &dev), VT_OK);
     ck_assert_int_eq(vt_gguf_open(path, g), VT_OK);
-    vt_runner_options o = {sizeof o, ctx, chunk, VT_RUNNER_KV_F32, -1, 0, 0, NULL, NULL};
+    vt_runner_options o = {sizeof o, ctx, chunk, VT_RUNNER_KV_F32, -1, 0, 0, NULL, NULL, flags};
     vt_runner *r = NULL;
     ck_assert_msg(vt_runner_create(*g, dev, &o, &r) == VT_OK, "%s", vt_last_error());
     return r;
@@ -514,7 +514,7 @@ static void compare(const char *arch, int wtype, const vt_sampler *s, double tol
     char *path = make_model(arch, wtype, 11);
     vt_registry *reg;
     vt_gguf *g;
-    vt_runner *r = open_runner(&reg, &g, path, 64, 0, "2");
+    vt_runner *r = open_runner(&reg, &g, path, 64, 0, "2", 0);
     ref_t ref;
     ref_open(&ref, path, 64);
     int V = ref.V;
@@ -574,8 +574,9 @@ START_TEST(qwen3next_matches_reference)
 }
 END_TEST
 
-/* The same tokens and bit-identical logits with 1 and 2 threads, and with
- * the prompt in chunks of 3. */
+/* The same tokens and bit-identical logits with 1 and 2 threads (decode
+ * replaying the recorded graph), and the same tokens with the prompt in
+ * chunks of 3 and every decode step run op by op. */
 static void deterministic(const char *arch)
 {
     char *path = make_model(arch, VT_Q8_0, 5);
@@ -586,7 +587,7 @@ static void deterministic(const char *arch)
     for (int run = 0; run < 3; run++) {
         vt_registry *reg;
         vt_gguf *g;
-        vt_runner *r = open_runner(&reg, &g, path, 64, chunk[run], threads[run]);
+        vt_runner *r = open_runner(&reg, &g, path, 64, chunk[run], threads[run], run == 2 ? VT_RUNNER_NO_GRAPH : 0);
         uint32_t V = vt_runner_get_info(r)->n_vocab;
         logits[run] = malloc(V * sizeof(float));
         vt_generate_stats st;
@@ -594,6 +595,7 @@ static void deterministic(const char *arch)
                       vt_last_error());
         ck_assert_int_eq(st.n_decoded, N_GEN - 1);
         ck_assert_int_eq(vt_runner_position(r), N_PROMPT + N_GEN - 1);
+        ck_assert_int_eq(vt_runner_get_info(r)->decode_graph, run != 2);
         ck_assert_int_eq(vt_runner_step(r, NULL, 1, NULL, 0, NULL, logits[run]), VT_OK);
         close_runner(reg, g, r);
         if (run == 0)
@@ -695,7 +697,7 @@ START_TEST(bad_files_and_inputs_are_refused_by_name)
 
     vt_registry *reg;
     vt_gguf *g;
-    vt_runner *r = open_runner(&reg, &g, good, 8, 0, "1");
+    vt_runner *r = open_runner(&reg, &g, good, 8, 0, "1", 0);
     int32_t bad[2] = {3, 512}, tok;
     ck_assert_int_eq(vt_runner_step(r, bad, 2, NULL, 0, &tok, NULL), VT_E_INVALID_ARG);
     ck_assert_ptr_nonnull(strstr(vt_last_error(), "token 512 (index 1) is outside the vocabulary of 512"));

@@ -1,6 +1,6 @@
 /* cmd_generate.c - `vtctl generate FILE.gguf --backend B[:DEV]
  * --prompt-tokens 1,2,3 -n N [--temp T --top-k K --top-p P --seed S]
- * [--ctx C] [--chunk T] [--kv f16|bf16|f32] [--json]`: token ids in, token
+ * [--ctx C] [--chunk T] [--kv f16|bf16|f32] [--no-graph] [--json]`: token ids in, token
  * ids out through the model runner (vt_runner.h), with prefill and decode
  * tokens/s. Greedy without --temp; sampling through the Sample op. Bad
  * input (architecture, tensors, a token >= vocab, n beyond the context) is
@@ -58,22 +58,19 @@ static int number(const char *cmd, const char *opt, const char *s, double lo, do
 
 int vtctl_cmd_generate(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"backend", required_argument, NULL, 'b'},
-                                             {"prompt-tokens", required_argument, NULL, 'p'},
-                                             {"temp", required_argument, NULL, 't'},
-                                             {"top-k", required_argument, NULL, 'k'},
-                                             {"top-p", required_argument, NULL, 'P'},
-                                             {"seed", required_argument, NULL, 's'},
-                                             {"ctx", required_argument, NULL, 'c'},
-                                             {"chunk", required_argument, NULL, 'C'},
-                                             {"kv", required_argument, NULL, 'v'},
-                                             {"json", no_argument, NULL, 'j'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"backend", required_argument, NULL, 'b'}, {"prompt-tokens", required_argument, NULL, 'p'},
+        {"temp", required_argument, NULL, 't'},    {"top-k", required_argument, NULL, 'k'},
+        {"top-p", required_argument, NULL, 'P'},   {"seed", required_argument, NULL, 's'},
+        {"ctx", required_argument, NULL, 'c'},     {"chunk", required_argument, NULL, 'C'},
+        {"kv", required_argument, NULL, 'v'},      {"no-graph", no_argument, NULL, 'G'},
+        {"json", no_argument, NULL, 'j'},          {NULL, 0, NULL, 0}};
     const char *backend = "cpu:0", *prompt_s = NULL;
     double n_gen = 16, ctx = 0, chunk = 0, d;
     vt_sampler s = {0, 0, 1.0f, 0};
     int kv = VT_RUNNER_KV_F16;
     bool json = false;
+    uint32_t flags = 0;
     int c, rc;
     optind = 1;
     opterr = 0;
@@ -122,6 +119,7 @@ int vtctl_cmd_generate(int argc, char **argv)
                 return vtctl_usage_error(argv[0], "--kv '%s': f16, bf16 or f32", optarg);
             break;
         case 'j': json = true; break;
+        case 'G': flags |= VT_RUNNER_NO_GRAPH; break;
         default: return vtctl_usage_error(argv[0], "unknown option '%s'", argv[optind - 1]);
         }
     }
@@ -168,7 +166,7 @@ int vtctl_cmd_generate(int argc, char **argv)
         fprintf(stderr, "vtctl generate: %s\n", vt_last_error());
         goto done;
     }
-    vt_runner_options o = {sizeof o, want_ctx, (uint32_t)chunk, kv, -1, 0, 0, NULL, NULL};
+    vt_runner_options o = {sizeof o, want_ctx, (uint32_t)chunk, kv, -1, 0, 0, NULL, NULL, flags};
     if (isatty(2))
         o.load_flags |= VT_LOAD_PROGRESS_BAR;
     st = vt_runner_create(g, dev, &o, &r);
@@ -215,14 +213,17 @@ int vtctl_cmd_generate(int argc, char **argv)
         jw_uint(&w, ri->weight_bytes);
         jw_key(&w, "state_bytes");
         jw_uint(&w, ri->state_bytes);
+        jw_key(&w, "decode_graph");
+        jw_bool(&w, ri->decode_graph);
         jw_object_end(&w);
         jw_finish(&w);
     } else {
         printf("tokens:");
         for (uint32_t i = 0; i < (uint32_t)n_gen; i++)
             printf("%s%d", i ? "," : " ", out[i]);
-        printf("\n%s %s on %s: ctx %u, %u planned ops (%u on the CPU tier)\n", ri->arch, argv[optind],
-               vt_device_id(dev), ri->ctx, ri->n_plan_ops, ri->n_cpu_tier);
+        printf("\n%s %s on %s: ctx %u, %u planned ops (%u on the CPU tier), decode %s%s\n", ri->arch, argv[optind],
+               vt_device_id(dev), ri->ctx, ri->n_plan_ops, ri->n_cpu_tier,
+               ri->decode_graph ? "as a replayed graph" : "op by op", ri->graph_note);
         printf("prefill: %u tokens in %.4f s = %.1f tok/s\n", n_prompt, gs.prefill_s, pre);
         printf("decode:  %u tokens in %.4f s = %.1f tok/s\n", gs.n_decoded, gs.decode_s, dec);
     }

@@ -10,8 +10,10 @@
  * stages the weights (vt_model_stage, with progress) and allocates the KV
  * cache, conv and recurrent state on the device. State is only ever
  * written by device kernels (KvCacheWrite, CausalConv1dUpdate,
- * GatedDeltaRule). The sampled token stays on the device and feeds the
- * next decode step; the host reads back 4 bytes per token. */
+ * GatedDeltaRule). Every op is enqueued on the device's default queue;
+ * the decode step is recorded once as a graph (vt_graph) and replayed, the
+ * sampled token stays on the device and feeds the next step, and the host
+ * reads back 4 bytes per token asynchronously (vt_tensor_read_async). */
 #ifndef VT_RUNNER_H
 #define VT_RUNNER_H
 
@@ -45,7 +47,11 @@ typedef struct vt_runner_options {
     uint32_t load_flags;     /* VT_LOAD_* */
     vt_progress_fn progress; /* staging progress, may be NULL */
     void *progress_user;
+    uint32_t flags; /* VT_RUNNER_* */
 } vt_runner_options;
+
+/* Run every decode step op by op instead of replaying the recorded graph. */
+#define VT_RUNNER_NO_GRAPH 0x1u
 
 /* What the file is and what the runner holds. */
 typedef struct vt_runner_info {
@@ -56,6 +62,8 @@ typedef struct vt_runner_info {
     uint64_t weight_bytes; /* resident weight bytes (from the load plan) */
     uint64_t state_bytes;  /* KV cache + conv + recurrent state allocated */
     uint32_t n_cpu_tier;   /* plan ops that resolved to the CPU tier */
+    bool decode_graph;     /* decode steps replay a recorded graph */
+    char graph_note[256];  /* why recording failed, when it did */
 } vt_runner_info;
 
 /* Sampling of the next token; temperature <= 0 is greedy (Argmax). */
