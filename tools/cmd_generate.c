@@ -1,6 +1,6 @@
 /* cmd_generate.c - `vtctl generate FILE.gguf --backend B[:DEV]
  * --prompt-tokens 1,2,3 -n N [--temp T --top-k K --top-p P --seed S]
- * [--ctx C] [--chunk T] [--kv f16|bf16|f32] [--no-graph] [--json]`: token ids in, token
+ * [--ctx C] [--chunk T] [--kv f16|bf16|f32] [--no-graph] [--dump-logits F] [--json]`: token ids in, token
  * ids out through the model runner (vt_runner.h), with prefill and decode
  * tokens/s. Greedy without --temp; sampling through the Sample op. Bad
  * input (architecture, tensors, a token >= vocab, n beyond the context) is
@@ -56,16 +56,45 @@ static int number(const char *cmd, const char *opt, const char *s, double lo, do
     return -1;
 }
 
+/* Generate step by step, writing every step's n_vocab f32 logits to path
+ * (raw, n_gen rows) for a cross-backend comparison; no timing. */
+static vt_status generate_dumping(vt_runner *r, const int32_t *prompt, uint32_t n_prompt, uint32_t n_gen,
+                                  const vt_sampler *s, int32_t *out, const char *path)
+{
+    uint32_t V = vt_runner_get_info(r)->n_vocab;
+    float *l = malloc((size_t)V * sizeof *l);
+    FILE *f = fopen(path, "wb");
+    vt_status st = l && f ? vt_runner_reset(r) : VT_E_IO;
+    if (!l || !f)
+        fprintf(stderr, "vtctl generate: cannot write '%s'\n", path);
+    for (uint32_t i = 0; st == VT_OK && i < n_gen; i++) {
+        st = i == 0 ? vt_runner_step(r, prompt, n_prompt, s, 0, &out[0], l)
+                    : vt_runner_step(r, NULL, 1, s, i, &out[i], l);
+        if (st == VT_OK && fwrite(l, sizeof *l, V, f) != V)
+            st = VT_E_IO;
+    }
+    if (f && fclose(f) != 0)
+        st = VT_E_IO;
+    free(l);
+    return st;
+}
+
 int vtctl_cmd_generate(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"backend", required_argument, NULL, 'b'}, {"prompt-tokens", required_argument, NULL, 'p'},
-        {"temp", required_argument, NULL, 't'},    {"top-k", required_argument, NULL, 'k'},
-        {"top-p", required_argument, NULL, 'P'},   {"seed", required_argument, NULL, 's'},
-        {"ctx", required_argument, NULL, 'c'},     {"chunk", required_argument, NULL, 'C'},
-        {"kv", required_argument, NULL, 'v'},      {"no-graph", no_argument, NULL, 'G'},
-        {"json", no_argument, NULL, 'j'},          {NULL, 0, NULL, 0}};
-    const char *backend = "cpu:0", *prompt_s = NULL;
+    static const struct option longopts[] = {{"backend", required_argument, NULL, 'b'},
+                                             {"prompt-tokens", required_argument, NULL, 'p'},
+                                             {"temp", required_argument, NULL, 't'},
+                                             {"top-k", required_argument, NULL, 'k'},
+                                             {"top-p", required_argument, NULL, 'P'},
+                                             {"seed", required_argument, NULL, 's'},
+                                             {"ctx", required_argument, NULL, 'c'},
+                                             {"chunk", required_argument, NULL, 'C'},
+                                             {"kv", required_argument, NULL, 'v'},
+                                             {"no-graph", no_argument, NULL, 'G'},
+                                             {"json", no_argument, NULL, 'j'},
+                                             {"dump-logits", required_argument, NULL, 'L'},
+                                             {NULL, 0, NULL, 0}};
+    const char *backend = "cpu:0", *prompt_s = NULL, *logits_path = NULL;
     double n_gen = 16, ctx = 0, chunk = 0, d;
     vt_sampler s = {0, 0, 1.0f, 0};
     int kv = VT_RUNNER_KV_F16;
@@ -120,6 +149,7 @@ int vtctl_cmd_generate(int argc, char **argv)
             break;
         case 'j': json = true; break;
         case 'G': flags |= VT_RUNNER_NO_GRAPH; break;
+        case 'L': logits_path = optarg; break;
         default: return vtctl_usage_error(argv[0], "unknown option '%s'", argv[optind - 1]);
         }
     }
@@ -176,7 +206,12 @@ int vtctl_cmd_generate(int argc, char **argv)
     }
     out = calloc((size_t)n_gen + 1, sizeof *out);
     vt_generate_stats gs = {0};
-    st = out ? vt_runner_generate(r, prompt, n_prompt, (uint32_t)n_gen, &s, out, &gs) : VT_E_NO_MEMORY;
+    if (!out)
+        st = VT_E_NO_MEMORY;
+    else if (logits_path)
+        st = generate_dumping(r, prompt, n_prompt, (uint32_t)n_gen, &s, out, logits_path);
+    else
+        st = vt_runner_generate(r, prompt, n_prompt, (uint32_t)n_gen, &s, out, &gs);
     if (st != VT_OK) {
         fprintf(stderr, "vtctl generate: %s\n", out ? vt_last_error() : "out of host memory");
         goto done;
