@@ -268,10 +268,19 @@ static vt_status resolve_all(vt_runner *r)
     if (st == VT_OK) {
         st = vt_resolve_plan(r->dev, ops, n, flags, res, &n_refused);
         if (st != VT_OK) {
-            char msg[4096];
-            snprintf(msg, sizeof msg, "%s", vt_last_error());
-            st = vt_set_error(st, "%s model on %s: %zu of %zu planned ops refused: %s", r->info.arch,
-                              vt_device_id(r->dev), n_refused, n, msg);
+            /* One line naming every refused op, then the first reason in full. */
+            char msg[3072], sb[96];
+            size_t len =
+                (size_t)snprintf(msg, sizeof msg, "%s model on %s: %zu of %zu planned ops refused:", r->info.arch,
+                                 vt_device_id(r->dev), n_refused, n);
+            const char *first = NULL;
+            for (size_t i = 0; i < n && len < sizeof msg; i++)
+                if (res[i].tier == VT_TIER_REFUSED) {
+                    len += (size_t)snprintf(msg + len, sizeof msg - len, " %s (%u) %s;", vt_op_name((int)res[i].op),
+                                            res[i].op, vt_sig_format(res[i].sig, sb, sizeof sb));
+                    first = first ? first : res[i].reason;
+                }
+            st = vt_set_error(st, "%s first: %s", msg, first ? first : "");
         }
         for (size_t i = 0; st == VT_OK && i < n; i++)
             r->info.n_cpu_tier += res[i].tier == VT_TIER_CPU;

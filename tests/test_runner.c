@@ -713,6 +713,76 @@ START_TEST(bad_files_and_inputs_are_refused_by_name)
 }
 END_TEST
 
+/* Generate on a device of the named backend; tokens and the final logits. */
+static void run_on(const char *backend, const char *path, int32_t *toks, float *logits, uint32_t V)
+{
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    char id[64];
+    snprintf(id, sizeof id, "%s:0", backend);
+    vt_device *dev;
+    ck_assert_int_eq(vt_registry_find_device(reg, id, &dev), VT_OK);
+    vt_gguf *g;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    vt_runner *r;
+    ck_assert_msg(vt_runner_create(g, dev, NULL, &r) == VT_OK, "%s: %s", id, vt_last_error());
+    ck_assert_msg(vt_runner_generate(r, prompt, N_PROMPT, N_GEN, &sampled, toks, NULL) == VT_OK, "%s: %s", id,
+                  vt_last_error());
+    ck_assert_int_eq(vt_runner_step(r, NULL, 1, NULL, 0, NULL, logits), VT_OK);
+    ck_assert_uint_eq(vt_runner_get_info(r)->n_vocab, V);
+    vt_runner_free(r);
+    vt_gguf_close(g);
+    vt_registry_close(reg);
+}
+
+/* On the cuda-stub (deferred queues: work runs when the host waits; the
+ * ops on the CPU tier over host-addressable memory) the runner gives the
+ * cpu's tokens and logits: every input write, graph replay and read-back
+ * is ordered through the queue. */
+START_TEST(deferred_queue_device_matches_cpu)
+{
+    setenv("VT_CUDA_STUB_HOST_ADDRESSABLE", "1", 1);
+    for (int a = 0; a < 3; a++) {
+        const char *arch = a == 0 ? "qwen3" : a == 1 ? "qwen3moe" : "qwen3next";
+        char *path = make_model(arch, VT_Q8_0, 21);
+        int32_t t_cpu[N_GEN], t_stub[N_GEN];
+        float l_cpu[512], l_stub[512];
+        run_on("cpu", path, t_cpu, l_cpu, 512);
+        run_on("cuda-stub", path, t_stub, l_stub, 512);
+        ck_assert_msg(!memcmp(t_cpu, t_stub, sizeof t_cpu), "%s: the stub's tokens differ", arch);
+        for (int i = 0; i < 512; i++) /* the stub may expand a block format the cpu keeps */
+            ck_assert_msg(fabsf(l_cpu[i] - l_stub[i]) <= 1e-3f * (1 + fabsf(l_cpu[i])), "%s: logit %d %g vs %g", arch,
+                          i, l_cpu[i], l_stub[i]);
+        free(path);
+    }
+}
+END_TEST
+
+/* A device without the kernels refuses the model at creation, listing
+ * every refused op at once, before any weight is staged. */
+START_TEST(refused_ops_are_listed_together)
+{
+    unsetenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
+    char *path = make_model("qwen3next", VT_F32, 4);
+    vt_registry *reg = vt_test_open(NULL, "cuda-stub", 0);
+    vt_device *dev;
+    ck_assert_int_eq(vt_registry_find_device(reg, "cuda-stub:0", &dev), VT_OK);
+    vt_gguf *g;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    vt_runner *r = NULL;
+    ck_assert_int_eq(vt_runner_create(g, dev, NULL, &r), VT_E_OP_MISSING);
+    ck_assert_ptr_null(r);
+    char m[8192];
+    snprintf(m, sizeof m, "%s", vt_last_error());
+    const char *needles[] = {"qwen3next model on cuda-stub:0", "MatMul (20)",    "GatedDeltaRule (32)",
+                             "CausalConv1dUpdate (9)",         "Attention (30)", "IndexSelect (90)"};
+    for (size_t i = 0; i < sizeof needles / sizeof needles[0]; i++)
+        ck_assert_msg(strstr(m, needles[i]), "'%s' not in the refusal (%.300s...)", needles[i], m);
+    vt_gguf_close(g);
+    vt_registry_close(reg);
+    free(path);
+}
+END_TEST
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -730,6 +800,8 @@ int main(void)
     tcase_add_test(tc, qwen3next_matches_reference);
     tcase_add_test(tc, deterministic_over_threads_and_chunks);
     tcase_add_test(tc, bad_files_and_inputs_are_refused_by_name);
+    tcase_add_test(tc, deferred_queue_device_matches_cpu);
+    tcase_add_test(tc, refused_ops_are_listed_together);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
