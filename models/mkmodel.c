@@ -3,9 +3,11 @@
 #include "config.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vt_internal.h"
 #include "vt/vt_gguf_writer.h"
@@ -161,6 +163,44 @@ static void kind_of(const char *name, char *kind, size_t size)
     snprintf(kind, size, "%s", p);
 }
 
+/* Rows r0..r1 of one tensor: drawn, then encoded. */
+typedef struct fill_job {
+    uint64_t seed;
+    int fill;
+    float scale;
+    int type;
+    int64_t n, rows;
+    uint64_t row_bytes;
+    uint8_t *data;
+    int64_t r0, r1;
+    vt_status st;
+} fill_job;
+
+static void *fill_rows(void *arg)
+{
+    fill_job *j = arg;
+    float *row = malloc((size_t)j->n * sizeof *row);
+    if (!row) {
+        j->st = vt_set_error(VT_E_NO_MEMORY, "mkmodel: out of host memory");
+        return NULL;
+    }
+    for (int64_t r = j->r0; r < j->r1 && j->st == VT_OK; r++) {
+        uint64_t s = j->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(r + 1));
+        for (int64_t i = 0; i < j->n; i++) {
+            float u = next_sym(&s);
+            if (j->fill == FILL_NORM)
+                row[i] = 1.0f + 0.1f * u;
+            else if (j->fill == FILL_SSM_A) /* -exp(A_log), A_log uniform in [log 0.1, 0] */
+                row[i] = -expf(1.1513f * (u - 1.0f));
+            else
+                row[i] = j->scale * 1.7320508f * u; /* unit variance times scale */
+        }
+        j->st = vt_quantize_row(j->type, row, j->n, j->data + (uint64_t)r * j->row_bytes);
+    }
+    free(row);
+    return NULL;
+}
+
 /* Add one tensor: ne in GGUF order, values drawn by fill with scale, stored
  * as the model's weight type when quant (else f32). */
 static vt_status add(mk *m, const char *name, uint32_t n_dims, const int64_t *ne, int fill, float scale, int quant)
@@ -181,32 +221,39 @@ static vt_status add(mk *m, const char *name, uint32_t n_dims, const int64_t *ne
             if (!strcmp(m->shared[i].kind, kind))
                 return vt_gguf_writer_add_tensor(m->w, name, type, n_dims, ne, m->shared[i].data, bytes);
     uint8_t *data = malloc(bytes ? bytes : 1);
-    float *row = malloc((size_t)ne[0] * sizeof *row);
-    if (!data || !row || keep_buf(m, data) != VT_OK) {
-        free(row);
-        if (data && (m->n_bufs == 0 || m->bufs[m->n_bufs - 1] != data))
-            free(data);
+    if (!data || keep_buf(m, data) != VT_OK) {
+        free(data);
         return vt_set_error(VT_E_NO_MEMORY, "mkmodel: out of host memory for '%s' (%llu bytes)", name,
                             (unsigned long long)bytes);
     }
-    uint64_t s = m->seed ^ hash_str(m->share ? kind : name);
-    for (int64_t r = 0; r < rows; r++) {
-        for (int64_t i = 0; i < ne[0]; i++) {
-            float u = next_sym(&s);
-            if (fill == FILL_NORM)
-                row[i] = 1.0f + 0.1f * u;
-            else if (fill == FILL_SSM_A) /* -exp(A_log), A_log uniform in [log 0.1, 0] */
-                row[i] = -expf(1.1513f * (u - 1.0f));
-            else
-                row[i] = scale * 1.7320508f * u; /* unit variance times scale */
-        }
-        vt_status st = vt_quantize_row(type, row, ne[0], data + (uint64_t)r * row_bytes);
-        if (st != VT_OK) {
-            free(row);
-            return st;
-        }
+    fill_job job = {
+        m->seed ^ hash_str(m->share ? kind : name), fill, scale, type, ne[0], rows, row_bytes, data, 0, rows, VT_OK};
+    /* Large tensors are drawn by several threads, each row from its own
+     * seed, so the bytes do not depend on the thread count. */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int nt = (double)rows * (double)ne[0] < (1 << 22) || ncpu < 2 ? 1 : ncpu > 16 ? 16 : (int)ncpu;
+    fill_job jobs[16];
+    pthread_t tid[16];
+    int started = 0;
+    for (int t = 0; t < nt; t++) {
+        jobs[t] = job;
+        jobs[t].r0 = rows * t / nt;
+        jobs[t].r1 = rows * (t + 1) / nt;
+        if (t > 0 && pthread_create(&tid[t], NULL, fill_rows, &jobs[t]) == 0)
+            started |= 1 << t;
+        else if (t > 0)
+            fill_rows(&jobs[t]);
     }
-    free(row);
+    fill_rows(&jobs[0]);
+    vt_status st = jobs[0].st;
+    for (int t = 1; t < nt; t++) {
+        if (started & (1 << t))
+            pthread_join(tid[t], NULL);
+        if (st == VT_OK)
+            st = jobs[t].st;
+    }
+    if (st != VT_OK)
+        return st;
     if (m->share && m->n_shared < 64) {
         snprintf(m->shared[m->n_shared].kind, sizeof m->shared[0].kind, "%s", kind);
         m->shared[m->n_shared++].data = data;
