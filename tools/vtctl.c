@@ -18,7 +18,7 @@ static const struct {
     {"caps", vtctl_cmd_caps, "[BACKEND[:DEV]] [--json]", "every capability of a device, probed now"},
     {"ops", vtctl_cmd_ops, "BACKEND[:DEV] [--op NAME] [--strict]", "the op table and the tier each op resolves to"},
     {"inspect", vtctl_cmd_inspect, "FILE.gguf [--all] [--json]", "a GGUF file, validated: header, KVs, tensors"},
-    {"fit", vtctl_cmd_fit, "FILE.gguf [--backend B] [--budget BYTES] [--ctx N] [--batch B]",
+    {"fit", vtctl_cmd_fit, "FILE.gguf [--backend B | --devices A,B] [--budget BYTES] [--ctx N]",
      "the load plan and whether it fits the device"},
     {"stage", vtctl_cmd_stage, "FILE.gguf [--backend B] [--verify] [--chunk BYTES]",
      "stage a model's weights onto a device"},

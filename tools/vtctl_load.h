@@ -23,4 +23,7 @@ int vtctl_load_parse(const char *cmd, int argc, char **argv, vtctl_load_args *a)
  * code after printing why. On success the caller closes all three. */
 int vtctl_load_open(const vtctl_load_args *a, vt_registry **reg, vt_gguf **g, vt_device **dev);
 
+/* `vtctl fit FILE --devices A,B,...`: plan a layer split (fit_split.c). */
+int vtctl_fit_split(const vtctl_load_args *a, const char *devices);
+
 #endif
