@@ -93,6 +93,8 @@ static vt_status plan_ops(vt_runner *r, ops_acc *a)
     const vt_op f32_ops[] = {VT_OP_RMS_NORM, VT_OP_ADD, VT_OP_ROPE, VT_OP_SWIGLU, VT_OP_ARGMAX, VT_OP_SAMPLE};
     for (size_t i = 0; i < sizeof f32_ops / sizeof f32_ops[0]; i++)
         add_op(a, f32_ops[i], 1, VT_F32, 0, 0);
+    add_op(a, VT_OP_INDEX_SELECT, 2, VT_I32, VT_I32, 0); /* the decode graph's position advance */
+    add_op(a, VT_OP_COPY, 2, VT_I32, VT_I32, 0);
     add_op(a, VT_OP_KV_CACHE_WRITE, 2, VT_F32, r->kv_dtype, 0);
     add_op(a, VT_OP_ATTENTION, 2, VT_F32, r->kv_dtype, 0);
     if (p->arch != RUN_QWEN3) {
@@ -201,6 +203,10 @@ static vt_status allocate_state(vt_runner *r)
         st = vt_tensor_create(r->dev, VT_I32, 1, one, &r->tok_dev);
     if (st == VT_OK)
         st = i32_table(r, &r->slot0, 0, 1);
+    if (st == VT_OK)
+        st = i32_table(r, &r->pos_next, 1, (int32_t)r->ctx);
+    if (st == VT_OK)
+        st = vt_tensor_create(r->dev, VT_I32, 1, one, &r->pos_tmp);
     if (st == VT_OK && p->arch == RUN_QWEN3NEXT) {
         int32_t hd = (int32_t)p->hd, rr = (int32_t)(p->nv / p->nk);
         st = i32_table(r, &r->idx[0], 0, hd);
@@ -245,6 +251,8 @@ void vt_runner_free(vt_runner *r)
     free(r->layers);
     vt_tensor_destroy(r->tok_dev);
     vt_tensor_destroy(r->slot0);
+    vt_tensor_destroy(r->pos_next);
+    vt_tensor_destroy(r->pos_tmp);
     for (int i = 0; i < 4; i++)
         vt_tensor_destroy(r->idx[i]);
     vt_model_free(r->model);
@@ -391,6 +399,7 @@ vt_status vt_runner_reset(vt_runner *r)
     if (qs != VT_OK)
         return qs;
     r->pos = 0;
+    r->pos_on_device = false;
     for (uint32_t il = 0; il < r->hp.L; il++) {
         vt_status st = zero_tensor(r->layers[il].conv_state);
         if (st == VT_OK)
@@ -416,17 +425,25 @@ static vt_status write_inputs(run_ws *ws, const int32_t *tokens, uint32_t T, uin
     return st;
 }
 
-/* Record the decode step (position copy from host_io[0], the forward pass
- * from the token on the device) as a graph. */
+/* Record the decode step as a graph: the forward pass from the token and
+ * the position on the device, then the position advanced on the device
+ * (IndexSelect from pos_next, Copy back), so steps can be queued back to
+ * back without the host. */
 static vt_status record_decode(vt_runner *r)
 {
     vt_status st = vt_graph_begin(r->q);
     if (st != VT_OK)
         return st;
     r->recording = true;
-    st = vt_tensor_write_async(r->q, run_ws_pos(r->ws1), 0, &r->host_io[0], sizeof(int32_t));
+    st = run_forward(r, r->ws1, 1, true);
+    vt_params_index_select p0 = {0};
+    vt_tensor *pos = run_ws_pos(r->ws1);
     if (st == VT_OK)
-        st = run_forward(r, r->ws1, 1, true);
+        st = vt_op_enqueue(r->q, VT_OP_INDEX_SELECT, (const vt_tensor *const[]){r->pos_next, pos}, 2,
+                           (vt_tensor *const[]){r->pos_tmp}, 1, &p0, sizeof p0);
+    if (st == VT_OK)
+        st = vt_op_enqueue(r->q, VT_OP_COPY, (const vt_tensor *const[]){r->pos_tmp}, 1, (vt_tensor *const[]){pos}, 1,
+                           NULL, 0);
     r->recording = false;
     vt_graph *g = NULL;
     vt_status end = vt_graph_end(r->q, &g);
@@ -445,25 +462,44 @@ static vt_status record_decode(vt_runner *r)
     return VT_OK;
 }
 
-/* One decode step from the token on the device: replay the graph, sample,
- * read the token back asynchronously, then wait. */
-static vt_status decode_graph(vt_runner *r, const vt_sampler *s, uint64_t sample_step, int32_t *next)
+/* Queue one decode step from the token on the device: replay the graph,
+ * sample, and (slot not NULL) read the token back into slot
+ * asynchronously. Returns without waiting; the caller synchronises. */
+static vt_status decode_enqueue(vt_runner *r, const vt_sampler *s, uint64_t sample_step, int32_t *slot)
 {
-    vt_status st;
-    r->host_io[0] = (int32_t)r->pos;
+    vt_status st = VT_OK;
+    if (!r->pos_on_device) { /* after a prefill: the position from the host, once */
+        st = vt_queue_synchronize(r->q);
+        r->host_io[0] = (int32_t)r->pos;
+        if (st == VT_OK)
+            st = vt_tensor_write(run_ws_pos(r->ws1), &r->host_io[0], sizeof(int32_t));
+        if (st != VT_OK)
+            return st;
+        r->pos_on_device = true;
+    }
     st = vt_graph_launch(r->graph, r->q);
     if (st == VT_OK)
         st = run_sample(r, r->ws1, s, sample_step);
-    if (st == VT_OK && next)
-        st = vt_tensor_read_async(r->q, r->tok_dev, 0, &r->host_io[1], sizeof(int32_t));
+    if (st == VT_OK && slot)
+        st = vt_tensor_read_async(r->q, r->tok_dev, 0, slot, sizeof(int32_t));
+    if (st == VT_OK)
+        r->pos++;
+    else
+        r->pos_on_device = false;
+    return st;
+}
+
+/* One decode step, waited for. */
+static vt_status decode_graph(vt_runner *r, const vt_sampler *s, uint64_t sample_step, int32_t *next)
+{
+    vt_status st = decode_enqueue(r, s, sample_step, next ? &r->host_io[1] : NULL);
     vt_status sync = vt_queue_synchronize(r->q);
     if (st == VT_OK)
         st = sync;
-    if (st == VT_OK) {
-        r->pos++;
-        if (next)
-            *next = r->host_io[1];
-    }
+    if (st == VT_OK && next)
+        *next = r->host_io[1];
+    if (st != VT_OK)
+        r->pos_on_device = false;
     return st;
 }
 
@@ -508,6 +544,7 @@ vt_status vt_runner_step(vt_runner *r, const int32_t *tokens, uint32_t n, const 
             /* The inputs are written with blocking copies once the queue's
              * earlier work (which reads them) is done. */
             st = vt_queue_synchronize(r->q);
+            r->pos_on_device = false;
             if (st == VT_OK)
                 st = write_inputs(ws, tokens ? tokens + done : NULL, T, r->pos);
             if (st == VT_OK)
@@ -558,9 +595,36 @@ vt_status vt_runner_generate(vt_runner *r, const int32_t *prompt, uint32_t n_pro
     st = vt_runner_step(r, prompt, n_prompt, s, 0, &out[0], NULL);
     double t1 = now_s();
     z.prefill_s = t1 - t0;
-    for (uint32_t i = 1; st == VT_OK && i < n_gen; i++) {
-        st = vt_runner_step(r, NULL, 1, s, i, &out[i], NULL);
-        z.n_decoded++;
+    if (st == VT_OK && n_gen > 1 && r->use_graph && !r->graph && record_decode(r) != VT_OK) {
+        r->use_graph = false;
+        snprintf(r->info.graph_note, sizeof r->info.graph_note, "%s", vt_last_error());
+    }
+    r->info.decode_graph = r->use_graph;
+    int32_t *ring = NULL;
+    bool pinned = false;
+    if (st == VT_OK && n_gen > 1 && r->use_graph)
+        st = vt_device_host_alloc(r->dev, (uint64_t)n_gen * sizeof *ring, (void **)&ring, &pinned);
+    if (st == VT_OK && ring) {
+        /* Every step queued back to back: the token and the position stay
+         * on the device, each token read back asynchronously into ring;
+         * the host waits once at the end. */
+        for (uint32_t i = 1; st == VT_OK && i < n_gen; i++) {
+            st = decode_enqueue(r, s, i, &ring[i]);
+            z.n_decoded += st == VT_OK;
+        }
+        vt_status sync = vt_queue_synchronize(r->q);
+        if (st == VT_OK)
+            st = sync;
+        if (st == VT_OK)
+            memcpy(out + 1, ring + 1, (size_t)(n_gen - 1) * sizeof *out);
+        else
+            r->pos_on_device = false;
+        vt_device_host_free(r->dev, ring, pinned);
+    } else {
+        for (uint32_t i = 1; st == VT_OK && i < n_gen; i++) {
+            st = vt_runner_step(r, NULL, 1, s, i, &out[i], NULL);
+            z.n_decoded++;
+        }
     }
     z.decode_s = now_s() - t1;
     if (stats)

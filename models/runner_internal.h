@@ -57,7 +57,10 @@ struct vt_runner {
     vt_graph *graph;         /* the decode step, recorded once and replayed */
     vt_tensor **graph_views; /* views the graph's ops name, kept for its life */
     size_t n_graph_views;
-    int32_t *host_io; /* [0] position fed to the graph, [1] the sampled token read back */
+    int32_t *host_io;    /* [0] a position written to the device, [1] the sampled token read back */
+    vt_tensor *pos_next; /* [ctx] i32, pos_next[p] = p + 1: the decode graph advances its position */
+    vt_tensor *pos_tmp;  /* [1] i32 */
+    bool pos_on_device;  /* ws1's position holds r->pos (the graph keeps it so) */
     bool host_pinned, use_graph, recording;
 };
 

@@ -11,9 +11,11 @@
  * cache, conv and recurrent state on the device. State is only ever
  * written by device kernels (KvCacheWrite, CausalConv1dUpdate,
  * GatedDeltaRule). Every op is enqueued on the device's default queue;
- * the decode step is recorded once as a graph (vt_graph) and replayed, the
- * sampled token stays on the device and feeds the next step, and the host
- * reads back 4 bytes per token asynchronously (vt_tensor_read_async). */
+ * the decode step is recorded once as a graph (vt_graph) and replayed; the
+ * sampled token and the position stay on the device (the graph advances
+ * the position itself), so vt_runner_generate queues all decode steps
+ * back to back, each token read back asynchronously (vt_tensor_read_async)
+ * into pinned memory, and waits once at the end. */
 #ifndef VT_RUNNER_H
 #define VT_RUNNER_H
 
