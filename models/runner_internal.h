@@ -81,6 +81,8 @@ void run_views_free(vt_runner *r);
 
 /* Allocate the workspace for chunks of T tokens. */
 vt_status run_ws_create(vt_runner *r, uint32_t T, run_ws **out);
+
+/* Free a workspace (its work must be done). NULL is ignored. */
 void run_ws_free(run_ws *ws);
 
 /* One chunk of T tokens at positions r->pos .. r->pos + T - 1 (tokens on
