@@ -202,7 +202,11 @@ int vtctl_cmd_fit(int argc, char **argv)
         rc = verdict == VT_OK ? VTCTL_EXIT_OK : VTCTL_EXIT_REFUSED;
         vt_load_plan_free(plan);
     }
+    char dev_id[96];
+    snprintf(dev_id, sizeof dev_id, "%s", vt_device_id(dev));
     vt_gguf_close(g);
     vt_registry_close(reg);
+    if (rc == VTCTL_EXIT_REFUSED && st == VT_E_DOES_NOT_FIT && !a.json)
+        vtctl_fit_split_hint(&a, dev_id); /* the split that would fit, by name */
     return rc;
 }

@@ -75,7 +75,9 @@ static int cost_on(vt_gguf *g, vt_device *dev, const vt_load_options *o, uint32_
     return 0;
 }
 
-int vtctl_fit_split(const vtctl_load_args *a, const char *devices)
+/* Plan the split; quiet prints nothing and leaves in *on_first the layers
+ * the first device takes. Returns the exit code. */
+static int split_run(const vtctl_load_args *a, const char *devices, bool quiet, uint32_t *on_first)
 {
     char list[512];
     snprintf(list, sizeof list, "%s", devices);
@@ -93,7 +95,8 @@ int vtctl_fit_split(const vtctl_load_args *a, const char *devices)
     memset(c, 0, sizeof c);
     uint32_t L = 0;
     if (vt_gguf_open(a->file, &g) != VT_OK) {
-        fprintf(stderr, "vtctl fit: %s\n", vt_last_error());
+        if (!quiet)
+            fprintf(stderr, "vtctl fit: %s\n", vt_last_error());
         return VTCTL_EXIT_REFUSED;
     }
     vt_gguf_str arch;
@@ -103,7 +106,8 @@ int vtctl_fit_split(const vtctl_load_args *a, const char *devices)
         vt_gguf_get_u32(g, key, &L);
     }
     if (L == 0 || L > 4096) {
-        fprintf(stderr, "vtctl fit: %s has no <arch>.block_count: no layers to split\n", a->file);
+        if (!quiet)
+            fprintf(stderr, "vtctl fit: %s has no <arch>.block_count: no layers to split\n", a->file);
         goto done;
     }
     if (!vtctl_open(&reg))
@@ -111,7 +115,8 @@ int vtctl_fit_split(const vtctl_load_args *a, const char *devices)
     for (int i = 0; i < n; i++) {
         vt_device *dev;
         if (vt_registry_find_device(reg, ids[i], &dev) != VT_OK) {
-            fprintf(stderr, "vtctl fit: %s\n", vt_last_error());
+            if (!quiet)
+                fprintf(stderr, "vtctl fit: %s\n", vt_last_error());
             goto done;
         }
         if (cost_on(g, dev, &a->options, L, &c[i]) != 0)
@@ -132,6 +137,12 @@ int vtctl_fit_split(const vtctl_load_args *a, const char *devices)
     first[n] = next;
     bool fits = next == L && (c[n - 1].unlimited || used[n - 1] <= c[n - 1].budget) &&
                 (c[0].unlimited || used[0] <= c[0].budget);
+    if (on_first)
+        *on_first = first[1];
+    if (quiet) {
+        rc = fits ? VTCTL_EXIT_OK : VTCTL_EXIT_REFUSED;
+        goto done;
+    }
     printf("layer split of %s (%u layers) over %s:\n", a->file, L, devices);
     for (int d = 0; d < n; d++) {
         char b1[32], b2[32];
@@ -163,4 +174,21 @@ done:
     if (reg)
         vt_registry_close(reg);
     return rc;
+}
+
+int vtctl_fit_split(const vtctl_load_args *a, const char *devices)
+{
+    return split_run(a, devices, false, NULL);
+}
+
+void vtctl_fit_split_hint(const vtctl_load_args *a, const char *dev_id)
+{
+    if (!strncmp(dev_id, "cpu:", 4))
+        return;
+    char devices[256];
+    snprintf(devices, sizeof devices, "%s,cpu:0", dev_id);
+    uint32_t on_first = 0;
+    if (split_run(a, devices, true, &on_first) == VTCTL_EXIT_OK && on_first > 0)
+        printf("a layer split fits: layers 0-%u on %s, the rest on cpu:0 (vtctl fit %s --devices %s)\n", on_first - 1,
+               dev_id, a->file, devices);
 }
