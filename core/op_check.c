@@ -798,11 +798,28 @@ static uint64_t out_off(chk *c, uint32_t i)
 /* An output shares no byte with an input or another output: a kernel reads
  * its inputs while it writes, so an aliased output (GetRows writing over
  * its table) gives a wrong result. In-out states are outputs only. */
+/* Elementwise ops read element i before they write element i: an output
+ * that is exactly one of their inputs (in place) is safe. */
+static bool in_place_ok(chk *c, uint32_t j, uint32_t i)
+{
+    switch (c->a->op) {
+    case VT_OP_COPY:
+    case VT_OP_ADD:
+    case VT_OP_MUL:
+    case VT_OP_SCALE:
+    case VT_OP_SILU:
+    case VT_OP_GELU:
+    case VT_OP_SIGMOID: break;
+    default: return false;
+    }
+    return out_off(c, j) == in_off(c, i) && out(c, j)->nbytes == in(c, i)->nbytes;
+}
+
 static vt_status check_overlap(chk *c)
 {
     for (uint32_t j = 0; j < c->a->n_out; j++) {
         for (uint32_t i = 0; i < c->a->n_in; i++)
-            if (overlaps(out(c, j), out_off(c, j), in(c, i), in_off(c, i)))
+            if (overlaps(out(c, j), out_off(c, j), in(c, i), in_off(c, i)) && !in_place_ok(c, j, i))
                 return fail(c, VT_E_INVALID_ARG, "output %s overlaps input %s: give it its own tensor", out_name(c, j),
                             in_name(c, i));
         for (uint32_t k = 0; k < j; k++)
