@@ -180,8 +180,8 @@ static void rocm_release(vt_backend_ctx *c, int dev, void *ptr)
     pthread_mutex_unlock(&rd->lock);
 }
 
-/* Copy on the device's internal queue and wait for it (pageable host
- * memory): a blocking copy, counted as a sync. */
+/* A blocking copy (pageable host memory), counted as one sync: after all
+ * work queued on dev, on the device's internal queue, then waited for. */
 static vt_status copy_sync(vt_backend_ctx *c, int dev, void *dst, const void *src, uint64_t bytes, hipMemcpyKind kind,
                            char *why, size_t why_size)
 {
@@ -191,7 +191,11 @@ static vt_status copy_sync(vt_backend_ctx *c, int dev, void *dst, const void *sr
     rocm_device *rd = &c->dev[dev];
     if (!rd->stream_ok)
         return vt_why(VT_E_DEVICE, why, why_size, "rocm:%d has no stream (%s)", dev, rd->readback_reason);
-    hipError_t e = hipMemcpyAsync(dst, src, (size_t)bytes, kind, rd->dq->stream);
+    /* Ordered after the work already queued on every queue of dev (a
+     * kernel may still write what is read, or read what is written). */
+    hipError_t e = hipDeviceSynchronize();
+    if (e == hipSuccess)
+        e = hipMemcpyAsync(dst, src, (size_t)bytes, kind, rd->dq->stream);
     if (e == hipSuccess)
         e = hipStreamSynchronize(rd->dq->stream);
     vt_rocm_count_sync(c, dev);
