@@ -27,10 +27,10 @@ struct stub_cmd {
 
 struct vt_backend_queue {
     int dev;
-    stub_cmd *cmds; /* recorded, not yet run: cmds[0] is number done + 1 */
-    size_t n, cap;
-    uint64_t done; /* commands run, ever */
-    vt_status err; /* the error word: first error since the last sync */
+    stub_cmd *cmds;      /* recorded, not yet run: cmds[head] is number done + 1 */
+    size_t head, n, cap; /* n: commands not yet run, from head */
+    uint64_t done;       /* commands run, ever */
+    vt_status err;       /* the error word: first error since the last sync */
     uint32_t err_op;
     char err_why[256];
 };
@@ -90,9 +90,9 @@ static void run_queue(vt_backend_ctx *c, vt_backend_queue *q, uint64_t upto);
 /* Run the first recorded command of q. */
 static void run_one(vt_backend_ctx *c, vt_backend_queue *q)
 {
-    stub_cmd cmd = q->cmds[0];
-    memmove(&q->cmds[0], &q->cmds[1], (q->n - 1) * sizeof *q->cmds);
-    q->n--;
+    stub_cmd cmd = q->cmds[q->head++];
+    if (--q->n == 0)
+        q->head = 0;
     q->done++; /* counted before it runs: a wait inside sees consistent numbers */
     stub_device *sd = &c->dev[q->dev];
     char why[256] = "";
@@ -147,6 +147,10 @@ void stub_drain_all(vt_backend_ctx *c, int dev)
 /* Append a command to q (caller holds the lock). */
 static vt_status push(vt_backend_queue *q, const stub_cmd *cmd, char *why, size_t why_size)
 {
+    if (q->head && q->head + q->n == q->cap) { /* slide the pending commands down */
+        memmove(q->cmds, q->cmds + q->head, q->n * sizeof *q->cmds);
+        q->head = 0;
+    }
     if (q->n == q->cap) {
         size_t cap = q->cap ? q->cap * 2 : 32;
         stub_cmd *v = realloc(q->cmds, cap * sizeof *v);
@@ -155,7 +159,7 @@ static vt_status push(vt_backend_queue *q, const stub_cmd *cmd, char *why, size_
         q->cmds = v;
         q->cap = cap;
     }
-    q->cmds[q->n++] = *cmd;
+    q->cmds[q->head + q->n++] = *cmd;
     return VT_OK;
 }
 
