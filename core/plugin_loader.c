@@ -1,17 +1,21 @@
 /* plugin_loader.c - loading one backend plugin with libltdl.
  *
  * Order of checks, each a named reason when it fails:
- *   1. the file is an ELF shared object for this machine (read, not run);
- *   2. lt_dlopen succeeds;
- *   3. the data symbol vt_plugin_abi exists and equals VT_PLUGIN_ABI - read
- *      before any plugin function is called;
- *   4. vt_plugin_entry exists and returns a vtable that is complete and
- *      names the backend its file name says;
+ *   1. the file and every directory on its resolved path are trusted
+ *      (plugin_trust.c: owned by root or this user, writable by no other);
+ *   2. the file is an ELF shared object for this machine and its
+ *      vt_plugin_abi word, read from the file (plugin_elf.c), equals
+ *      VT_PLUGIN_ABI - before dlopen, so no plugin code (not even a
+ *      constructor) runs for a plugin of another ABI;
+ *   3. lt_dlopen succeeds (a failure carries the dynamic linker's text);
+ *   4. the loaded word still equals the file's, vt_plugin_entry exists and
+ *      returns a vtable that is complete and names the backend its file
+ *      name says;
  *   5. init succeeds; device_count gives the devices (0 is recorded with
  *      the runtime's reason). */
 #include "config.h"
 
-#include <elf.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -63,83 +67,6 @@ void vt_loader_log(bool enabled, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "vt-loader: %s\n", line);
     fflush(stderr);
-}
-
-#if defined(__x86_64__)
-#define HOST_EM EM_X86_64
-#elif defined(__aarch64__)
-#define HOST_EM EM_AARCH64
-#elif defined(__i386__)
-#define HOST_EM EM_386
-#elif defined(__powerpc64__)
-#define HOST_EM EM_PPC64
-#elif defined(__riscv)
-#define HOST_EM EM_RISCV
-#elif defined(__arm__)
-#define HOST_EM EM_ARM
-#else
-#define HOST_EM EM_NONE
-#endif
-
-static const char *machine_name(unsigned m)
-{
-    switch (m) {
-    case EM_X86_64: return "x86_64";
-    case EM_AARCH64: return "aarch64";
-    case EM_386: return "i386";
-    case EM_PPC64: return "ppc64";
-    case EM_RISCV: return "riscv";
-    case EM_ARM: return "arm";
-    case EM_AMDGPU: return "amdgpu";
-    }
-    return "other";
-}
-
-/* Check that path is an ELF shared object this process can load. Reads
- * the header only. Returns NULL or a malloc'd reason. */
-static char *elf_problem(const char *path)
-{
-    unsigned char h[64] = {0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return vt_strdup_printf("cannot open: %s", strerror(errno));
-    ssize_t got = read(fd, h, sizeof h);
-    int err = errno;
-    close(fd);
-    if (got < 0)
-        return vt_strdup_printf("cannot read: %s", strerror(err));
-    if (got < 4 || memcmp(h, ELFMAG, SELFMAG) != 0) {
-        char hex[16] = "";
-        for (ssize_t i = 0; i < got && i < 4; i++)
-            snprintf(hex + 3 * i, sizeof hex - 3 * (size_t)i, "%02x ", h[i]);
-        if (hex[0])
-            hex[strlen(hex) - 1] = '\0';
-        return vt_strdup_printf("not an ELF file (first bytes: %s)", got ? hex : "none, empty file");
-    }
-    if (got < EI_NIDENT || ((size_t)got < sizeof(Elf64_Ehdr) && h[EI_CLASS] == ELFCLASS64) ||
-        (size_t)got < sizeof(Elf32_Ehdr))
-        return vt_strdup_printf("truncated ELF header (%zd bytes)", got);
-    int want_class = sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
-    if (h[EI_CLASS] != want_class)
-        return vt_strdup_printf("wrong ELF class: %d-bit object, this process is %d-bit",
-                                h[EI_CLASS] == ELFCLASS64 ? 64 : 32, (int)sizeof(void *) * 8);
-    unsigned want_data = 0;
-    {
-        const uint16_t one = 1;
-        want_data = *(const uint8_t *)&one ? ELFDATA2LSB : ELFDATA2MSB;
-    }
-    if (h[EI_DATA] != want_data)
-        return vt_strdup_printf("wrong byte order: ELF data encoding %u, this process %u", h[EI_DATA], want_data);
-    uint16_t type, machine;
-    /* e_type and e_machine sit at the same offsets in both classes. */
-    memcpy(&type, h + 16, 2);
-    memcpy(&machine, h + 18, 2);
-    if (type != ET_DYN)
-        return vt_strdup_printf("not a shared object (ELF type %u)", type);
-    if (HOST_EM != EM_NONE && machine != HOST_EM)
-        return vt_strdup_printf("wrong architecture: ELF machine %u (%s), this process is %s (%u)", machine,
-                                machine_name(machine), machine_name(HOST_EM), HOST_EM);
-    return NULL;
 }
 
 static void set_reason(vt_plugin *p, vt_backend_state state, char *reason)
@@ -265,13 +192,46 @@ void vt_plugin_stage(int fd, const char *name)
         return; /* the parent reads what arrives; nothing more to do */
 }
 
+/* Why dlopen refused path: libltdl reports its own last step ("file not
+ * found") when the dynamic linker failed, so ask the linker itself. Only
+ * called after the ABI word matched (plugin code may run here). */
+static char *dlopen_failure(const char *path, const char *lt_text)
+{
+    dlerror();
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        return vt_strdup_printf("dlopen failed: %s", e ? e : lt_text ? lt_text : "unknown error");
+    }
+    dlclose(h);
+    return vt_strdup_printf("dlopen failed: %s (libltdl; the dynamic linker itself loads the file)",
+                            lt_text ? lt_text : "unknown error");
+}
+
 void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd)
 {
+    vt_plugin_stage(stage_fd, "trust check");
+    char *problem = vt_plugin_trust_problem(p->path, false);
+    if (problem) {
+        char *why = vt_strdup_printf("untrusted: %s", problem);
+        free(problem);
+        vt_loader_log(debug, "%s: skipped: %s", p->path, why ? why : "untrusted");
+        set_reason(p, VT_BACKEND_SKIPPED, why);
+        return;
+    }
     vt_plugin_stage(stage_fd, "ELF check");
-    char *problem = elf_problem(p->path);
+    uint32_t file_abi = 0;
+    problem = vt_plugin_elf_abi(p->path, &file_abi);
     if (problem) {
         vt_loader_log(debug, "%s: skipped: %s", p->path, problem);
         set_reason(p, VT_BACKEND_SKIPPED, problem);
+        return;
+    }
+    /* The ABI word, from the file, before any plugin code runs. */
+    p->abi_found = file_abi;
+    if (file_abi != VT_PLUGIN_ABI) {
+        set_reason(p, VT_BACKEND_SKIPPED, vt_strdup_printf("ABI %u, core wants %u", p->abi_found, VT_PLUGIN_ABI));
+        vt_loader_log(debug, "%s: skipped: %s", p->path, p->reason);
         return;
     }
 
@@ -285,29 +245,23 @@ void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd)
         lt_dladvise_destroy(&advise);
     }
     if (!h) {
-        const char *e = lt_dlerror();
-        char *why = vt_strdup_printf("dlopen failed: %s", e ? e : "unknown error");
+        char *why = dlopen_failure(p->path, lt_dlerror());
         vt_ltdl_unlock();
         vt_loader_log(debug, "%s: skipped: %s", p->path, why ? why : "dlopen failed");
         set_reason(p, VT_BACKEND_SKIPPED, why);
         return;
     }
-    /* The ABI word, before any plugin function runs. */
     const uint32_t *abi = lt_dlsym(h, VT_PLUGIN_ABI_SYMBOL);
     void *entry_sym = abi ? lt_dlsym(h, VT_PLUGIN_ENTRY_SYMBOL) : NULL;
     vt_ltdl_unlock();
     p->handle = h;
 
-    if (!abi) {
+    if (!abi || *abi != file_abi) {
         close_handle(p);
-        set_reason(p, VT_BACKEND_SKIPPED, vt_strdup_printf("missing symbol %s", VT_PLUGIN_ABI_SYMBOL));
-        vt_loader_log(debug, "%s: skipped: %s", p->path, p->reason);
-        return;
-    }
-    p->abi_found = *abi;
-    if (*abi != VT_PLUGIN_ABI) {
-        close_handle(p);
-        set_reason(p, VT_BACKEND_SKIPPED, vt_strdup_printf("ABI %u, core wants %u", p->abi_found, VT_PLUGIN_ABI));
+        set_reason(
+            p, VT_BACKEND_SKIPPED,
+            abi ? vt_strdup_printf("loaded %s is %u but the file's word is %u", VT_PLUGIN_ABI_SYMBOL, *abi, file_abi)
+                : vt_strdup_printf("missing symbol %s once loaded", VT_PLUGIN_ABI_SYMBOL));
         vt_loader_log(debug, "%s: skipped: %s", p->path, p->reason);
         return;
     }

@@ -4,8 +4,9 @@
  * Search order (SPEC 3): each absolute directory of VT_PLUGIN_PATH, then,
  * when this libvt is the uninstalled one of a build tree, that tree's
  * plugin directories, else $(pkglibdir). Empty and relative entries (which
- * would mean the current directory) are never searched; a world-writable
- * directory is refused with a warning. Within a directory candidates are
+ * would mean the current directory) are never searched; a directory that
+ * another user can write or owns, or one on procfs, is refused with a
+ * warning (plugin_trust.c). Within a directory candidates are
  * vt_<name>.so in name order; the first candidate of a name wins. */
 #include "config.h"
 
@@ -313,9 +314,10 @@ static void discover_all(vt_registry *reg, search_dir *dirs, size_t n_dirs, back
             warn(reg, debug, "%s (%s) is not a directory", dirs[d].path, dirs[d].origin);
             continue;
         }
-        if (st.st_mode & S_IWOTH) {
-            warn(reg, debug, "refusing plugin directory %s (%s): it is world-writable (mode %04o)", dirs[d].path,
-                 dirs[d].origin, (unsigned)(st.st_mode & 07777));
+        char *untrusted = vt_plugin_trust_problem(dirs[d].path, true); /* plugin_trust.c's rule */
+        if (untrusted) {
+            warn(reg, debug, "refusing plugin directory %s (%s): %s", dirs[d].path, dirs[d].origin, untrusted);
+            free(untrusted);
             continue;
         }
         strlist files = {0};

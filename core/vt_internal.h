@@ -106,6 +106,18 @@ void vt_loader_log(bool enabled, const char *fmt, ...) VT_PRINTF(2, 3);
  * probes report where a crash happened). */
 void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd);
 
+/* Read the ABI word of the plugin file at path from the file itself,
+ * without loading it (plugin_elf.c): NULL and *abi set, or a malloc'd
+ * reason (not an ELF64 shared object for this machine, no or a malformed
+ * vt_plugin_abi symbol, a table outside the file ...). */
+char *vt_plugin_elf_abi(const char *path, uint32_t *abi);
+
+/* NULL when path (a plugin file, or with want_dir a plugin directory) and
+ * everything on its path with links resolved is owned by root or this
+ * process's user and writable by no other user (plugin_trust.c); else a
+ * malloc'd reason naming the object and the rule it breaks. */
+char *vt_plugin_trust_problem(const char *path, bool want_dir);
+
 /* Write "stage NAME\n" to fd when fd >= 0. */
 void vt_plugin_stage(int fd, const char *name);
 

@@ -1,7 +1,10 @@
 /* test_registry.c - discovery, the ABI word, broken plugins, selection,
- * shadowing, directory rules, loader debug output and thread safety. */
+ * shadowing, directory rules, loader debug output and thread safety; the
+ * ABI word read from the file before any plugin code runs, hostile ELF
+ * files, and the trust rule for plugin files and directories. */
 #include "config.h"
 
+#include <elf.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <pthread.h>
@@ -12,6 +15,7 @@
 #include <unistd.h>
 
 #include "test_util.h"
+#include "vt_internal.h"
 
 #ifndef TEST_PLUGIN_DIR
 #error "TEST_PLUGIN_DIR must point at the built test plugins"
@@ -354,6 +358,399 @@ START_TEST(isolation_contains_a_crashing_and_a_hanging_plugin)
 }
 END_TEST
 
+/* True when the file dir/name exists. */
+static bool exists_in(const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* Read a whole file into a fresh buffer. */
+static unsigned char *slurp(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    ck_assert_int_gt(n, 0);
+    rewind(f);
+    unsigned char *buf = malloc((size_t)n);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *size = (size_t)n;
+    return buf;
+}
+
+/* Write bytes to dir/name with mode; returns the path (static buffer). */
+static const char *spit(const char *dir, const char *name, const void *bytes, size_t n, mode_t mode)
+{
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, bytes, n), (ssize_t)n);
+    close(fd);
+    ck_assert_int_eq(chmod(path, mode), 0);
+    return path;
+}
+
+/* Open a registry over dir with the constructor markers going to marks;
+ * isolate also sets VT_LOADER_ISOLATE=1. */
+static vt_registry *open_with_markers(const char *dir, const char *marks, bool isolate)
+{
+    setenv("VT_TEST_CTOR_DIR", marks, 1);
+    if (isolate)
+        setenv("VT_LOADER_ISOLATE", "1", 1);
+    vt_registry *reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
+    unsetenv("VT_LOADER_ISOLATE");
+    unsetenv("VT_TEST_CTOR_DIR");
+    return reg;
+}
+
+START_TEST(refused_abi_runs_no_plugin_code)
+{
+    for (int isolate = 0; isolate < 2; isolate++) {
+        char *dir = vt_test_mkdtemp(), *marks = vt_test_mkdtemp();
+        link_test_plugin(dir, "vt_test_badabi.so");
+        link_test_plugin(dir, "vt_test_noabi.so");
+        link_test_plugin(dir, "vt_test_abibyte.so");
+        link_test_plugin(dir, "vt_test_abifunc.so");
+        link_test_plugin(dir, "vt_test_zerodev.so");
+        vt_registry *reg = open_with_markers(dir, marks, isolate);
+
+        vt_backend_info b = find_backend(reg, "test-badabi");
+        ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
+        ck_assert_str_eq(b.reason, "ABI 999, core wants 1");
+        ck_assert_uint_eq(b.abi_found, 999);
+        b = find_backend(reg, "test-noabi");
+        ck_assert_str_eq(b.reason, "missing symbol vt_plugin_abi");
+        b = find_backend(reg, "test-abibyte");
+        ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
+        ck_assert_str_eq(b.reason, "symbol vt_plugin_abi is 1 byte, the ABI word is 4 (uint32_t)");
+        b = find_backend(reg, "test-abifunc");
+        ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
+        ck_assert_str_eq(b.reason, "symbol vt_plugin_abi is a function (STT_FUNC), not the 4-byte data word; "
+                                   "not called");
+        ck_assert_int_eq(find_backend(reg, "test-zerodev").state, VT_BACKEND_NO_DEVICES);
+        vt_registry_close(reg);
+
+        /* No constructor of a refused plugin ran, in this process or in an
+         * isolated probe; the loaded one's did (the marker works). */
+        ck_assert_msg(!exists_in(marks, "test-badabi"), "ABI 999 plugin's constructor ran (isolate=%d)", isolate);
+        ck_assert_msg(!exists_in(marks, "test-noabi"), "ABI-less plugin's constructor ran (isolate=%d)", isolate);
+        ck_assert_msg(!exists_in(marks, "test-abibyte"), "1-byte-word plugin's constructor ran (isolate=%d)", isolate);
+        ck_assert_msg(!exists_in(marks, "test-abifunc"), "function-word plugin's constructor ran (isolate=%d)",
+                      isolate);
+        ck_assert_msg(exists_in(marks, "test-zerodev"), "the marker of a loaded plugin is missing (isolate=%d)",
+                      isolate);
+        vt_test_rmtree(dir);
+        vt_test_rmtree(marks);
+        free(dir);
+        free(marks);
+    }
+}
+END_TEST
+
+/* Offsets of the parts of a plugin image the mutations below aim at. */
+typedef struct elf_map {
+    size_t dynsym_hdr; /* file offset of .dynsym's section header */
+    size_t abi_sym;    /* file offset of vt_plugin_abi's Elf64_Sym */
+    uint16_t text_idx; /* index of an executable section */
+} elf_map;
+
+static elf_map map_plugin(const unsigned char *img, size_t n)
+{
+    elf_map m = {0, 0, 0};
+    Elf64_Ehdr eh;
+    ck_assert_uint_ge(n, sizeof eh);
+    memcpy(&eh, img, sizeof eh);
+    ck_assert_uint_le(eh.e_shoff + (size_t)eh.e_shnum * sizeof(Elf64_Shdr), n);
+    Elf64_Shdr ds = {0}, ss = {0};
+    for (size_t i = 0; i < eh.e_shnum; i++) {
+        Elf64_Shdr s;
+        memcpy(&s, img + eh.e_shoff + i * sizeof s, sizeof s);
+        if (s.sh_type == SHT_DYNSYM) {
+            m.dynsym_hdr = eh.e_shoff + i * sizeof s;
+            ds = s;
+        }
+        if ((s.sh_flags & SHF_EXECINSTR) && !m.text_idx)
+            m.text_idx = (uint16_t)i;
+    }
+    ck_assert_uint_ne(m.dynsym_hdr, 0);
+    memcpy(&ss, img + eh.e_shoff + (size_t)ds.sh_link * sizeof ss, sizeof ss);
+    for (size_t i = 0; i < ds.sh_size / sizeof(Elf64_Sym); i++) {
+        Elf64_Sym sym;
+        memcpy(&sym, img + ds.sh_offset + i * sizeof sym, sizeof sym);
+        if (!strcmp((const char *)img + ss.sh_offset + sym.st_name, "vt_plugin_abi"))
+            m.abi_sym = ds.sh_offset + i * sizeof sym;
+    }
+    ck_assert_uint_ne(m.abi_sym, 0);
+    return m;
+}
+
+/* Overwrite a field of width bytes at off (little-endian host). */
+static void poke(unsigned char *img, size_t off, uint64_t value, size_t width)
+{
+    memcpy(img + off, &value, width);
+}
+
+START_TEST(hostile_elf_files_are_refused_by_name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/vt_test_zerodev.so", TEST_PLUGIN_DIR);
+    size_t n = 0;
+    unsigned char *orig = slurp(path, &n);
+    elf_map m = map_plugin(orig, n);
+    unsigned char *img = malloc(n);
+    ck_assert_ptr_nonnull(img);
+    const size_t sym_name = 0, sym_shndx = 6, sym_value = 8, sym_size = 16;
+    const size_t sh_offset = offsetof(Elf64_Shdr, sh_offset), sh_link = offsetof(Elf64_Shdr, sh_link),
+                 sh_entsize = offsetof(Elf64_Shdr, sh_entsize);
+    struct {
+        size_t off;
+        uint64_t value;
+        size_t width;
+        size_t truncate; /* keep only this many bytes when nonzero */
+        const char *want;
+    } cases[] = {
+        {offsetof(Elf64_Ehdr, e_shoff), (uint64_t)n + 8, 8, 0, "section headers at offset"},
+        {offsetof(Elf64_Ehdr, e_shoff), UINT64_MAX - 16, 8, 0, "lie outside the file"},
+        {offsetof(Elf64_Ehdr, e_shnum), 0xfff0, 2, 0, "the section header table (offset"},
+        {offsetof(Elf64_Ehdr, e_shentsize), 40, 2, 0, "section header size 40, ELF64 needs 64"},
+        {m.dynsym_hdr + sh_offset, UINT64_MAX - 8, 8, 0, ".dynsym (offset"},
+        {m.dynsym_hdr + sh_link, 0xffff, 4, 0, "names string table section 65535"},
+        {m.dynsym_hdr + sh_entsize, 16, 8, 0, "has entries of 16 bytes"},
+        {m.abi_sym + sym_name, 0x7fffffff, 4, 0, "names offset 2147483647 outside .dynstr"},
+        {m.abi_sym + sym_value, 0xdead00000000ull, 8, 0, "lies outside its section"},
+        {m.abi_sym + sym_value, UINT64_MAX - 1, 8, 0, "lies outside its section"},
+        {m.abi_sym + sym_size, 1, 8, 0, "is 1 byte, the ABI word is 4"},
+        {m.abi_sym + sym_size, UINT64_MAX, 8, 0, "the ABI word is 4"},
+        {m.abi_sym + sym_shndx, SHN_ABS, 2, 0, "lies in no section of the file"},
+        {m.abi_sym + sym_shndx, 0xfeff, 2, 0, "lies in no section of the file"},
+        {m.abi_sym + sym_shndx, m.text_idx, 2, 0, "which is not a loaded data section"},
+        {m.abi_sym + sym_shndx, SHN_UNDEF, 2, 0, "is undefined in the plugin"},
+        {0, 0, 0, 100, "lie outside the file"},
+        {0, 0, 0, 63, "truncated ELF header (63 bytes)"},
+    };
+    char *dir = vt_test_mkdtemp(), *marks = vt_test_mkdtemp();
+    size_t n_cases = sizeof cases / sizeof cases[0];
+    for (size_t i = 0; i < n_cases; i++) {
+        memcpy(img, orig, n);
+        size_t len = cases[i].truncate ? cases[i].truncate : n;
+        if (!cases[i].truncate)
+            poke(img, cases[i].off, cases[i].value, cases[i].width);
+        char name[32];
+        snprintf(name, sizeof name, "vt_m%02zu.so", i);
+        spit(dir, name, img, len, 0644);
+    }
+    vt_registry *reg = open_with_markers(dir, marks, false);
+    for (size_t i = 0; i < n_cases; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "m%02zu", i);
+        vt_backend_info b = find_backend(reg, name);
+        ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
+        ck_assert_msg(strstr(b.reason, cases[i].want), "case %zu: want '%s' in: %s", i, cases[i].want, b.reason);
+    }
+    vt_registry_close(reg);
+    ck_assert_msg(!exists_in(marks, "test-zerodev"), "a malformed copy was opened (its constructor ran)");
+
+    /* Random damage to the header, the section headers and the symbols:
+     * every answer is a reason or a word, never a crash (ASan builds check
+     * every read) or an allocation beyond the caps. */
+    vt_rng r;
+    vt_rng_init(&r, 0xe1f);
+    Elf64_Ehdr eh;
+    memcpy(&eh, orig, sizeof eh);
+    size_t regions[3][2] = {{0, sizeof eh}, {eh.e_shoff, (size_t)eh.e_shnum * sizeof(Elf64_Shdr)}, {m.abi_sym, 24}};
+    int refused = 0;
+    for (int it = 0; it < 400; it++) {
+        memcpy(img, orig, n);
+        for (int k = 0; k < 4; k++) {
+            size_t *reg_ = regions[vt_rng_below(&r, 3)];
+            img[reg_[0] + vt_rng_below(&r, reg_[1])] = (unsigned char)vt_rng_next(&r);
+        }
+        const char *p = spit(dir, "vt_fuzz.so", img, n, 0644);
+        uint32_t abi = 0;
+        char *why = vt_plugin_elf_abi(p, &abi);
+        refused += why != NULL;
+        free(why);
+    }
+    ck_assert_int_gt(refused, 0);
+    free(img);
+    free(orig);
+    vt_test_rmtree(dir);
+    vt_test_rmtree(marks);
+    free(dir);
+    free(marks);
+}
+END_TEST
+
+START_TEST(dlopen_failure_names_the_linker_error)
+{
+    char *dir = vt_test_mkdtemp();
+    link_test_plugin(dir, "vt_test_undefdata.so");
+    vt_registry *reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
+    vt_backend_info b = find_backend(reg, "test-undefdata");
+    ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
+    ck_assert_msg(strstr(b.reason, "dlopen failed: ") && strstr(b.reason, "undefined symbol: vt_test_no_such_data"),
+                  "%s", b.reason);
+    ck_assert_msg(!strstr(b.reason, "file not found"), "%s", b.reason);
+    vt_registry_close(reg);
+    vt_test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Copy the cpu plugin to dir/name with mode; returns the path. */
+static const char *copy_cpu(const char *dir, const char *name, mode_t mode)
+{
+    size_t n = 0;
+    unsigned char *img = slurp(TEST_CPU_PLUGIN, &n);
+    const char *p = spit(dir, name, img, n, mode);
+    free(img);
+    return p;
+}
+
+/* The only warning of reg contains text. */
+static void assert_warning(vt_registry *reg, const char *text)
+{
+    ck_assert_uint_eq(vt_registry_warning_count(reg), 1);
+    ck_assert_msg(strstr(vt_registry_warning(reg, 0), text), "want '%s' in: %s", text, vt_registry_warning(reg, 0));
+}
+
+/* Another user's uid and gid for the ownership cases (root may chown). */
+#define OTHER_ID 54321
+
+START_TEST(untrusted_files_and_directories_are_refused)
+{
+    char *dir = vt_test_mkdtemp();
+    char want[2048];
+
+    /* Control: a private copy under sticky, root-owned /tmp loads. */
+    copy_cpu(dir, "vt_cpu.so", 0755);
+    vt_registry *reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
+    ck_assert_int_eq(find_backend(reg, "cpu").state, VT_BACKEND_READY);
+    vt_registry_close(reg);
+
+    /* A 0666 plugin file. */
+    const char *f = copy_cpu(dir, "vt_cpu.so", 0666);
+    reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
+    vt_backend_info b = find_backend(reg, "cpu");
+    ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
+    snprintf(want, sizeof want, "untrusted: file %s is world-writable (mode 0666)", f);
+    ck_assert_str_eq(b.reason, want);
+    vt_registry_close(reg);
+    /* A group-writable one (group not root's). */
+    ck_assert_int_eq(chmod(f, 0664), 0);
+    ck_assert_int_eq(chown(f, 0 + geteuid(), OTHER_ID), 0);
+    reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
+    b = find_backend(reg, "cpu");
+    ck_assert_msg(strstr(b.reason, "is writable by group 54321 (mode 0664)"), "%s", b.reason);
+    vt_registry_close(reg);
+    /* One owned by another user. */
+    ck_assert_int_eq(chmod(f, 0644), 0);
+    ck_assert_int_eq(chown(f, OTHER_ID, 0), 0);
+    reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
+    b = find_backend(reg, "cpu");
+    snprintf(want, sizeof want, "untrusted: file %s is owned by uid 54321, not by root or this process's user", f);
+    ck_assert_msg(strstr(b.reason, want), "%s", b.reason);
+    vt_registry_close(reg);
+    unlink(f);
+
+    /* A link to a 0666 file in /tmp: the target is what counts. */
+    char target[256];
+    snprintf(target, sizeof target, "/tmp/vt-trust-XXXXXX");
+    int fd = mkstemp(target);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    size_t n = 0;
+    unsigned char *img = slurp(TEST_CPU_PLUGIN, &n);
+    fd = open(target, O_WRONLY);
+    ck_assert_int_eq(write(fd, img, n), (ssize_t)n);
+    close(fd);
+    free(img);
+    ck_assert_int_eq(chmod(target, 0666), 0);
+    link_into(dir, target, "vt_cpu.so");
+    reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
+    b = find_backend(reg, "cpu");
+    ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
+    snprintf(want, sizeof want, "untrusted: file %s is world-writable (mode 0666)", target);
+    ck_assert_str_eq(b.reason, want);
+    vt_registry_close(reg);
+    /* Made safe, the same link loads; a link owned by another user does not. */
+    ck_assert_int_eq(chmod(target, 0644), 0);
+    reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
+    ck_assert_int_eq(find_backend(reg, "cpu").state, VT_BACKEND_READY);
+    vt_registry_close(reg);
+    char lpath[1100];
+    snprintf(lpath, sizeof lpath, "%s/vt_cpu.so", dir);
+    ck_assert_int_eq(lchown(lpath, OTHER_ID, OTHER_ID), 0);
+    reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
+    b = find_backend(reg, "cpu");
+    snprintf(want, sizeof want, "untrusted: symbolic link %s is owned by uid 54321", lpath);
+    ck_assert_msg(strstr(b.reason, want), "%s", b.reason);
+    vt_registry_close(reg);
+    unlink(lpath);
+    unlink(target);
+
+    /* A plugin directory under a 0777 parent. */
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/plugins", dir);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    link_into(sub, TEST_CPU_PLUGIN, "vt_cpu.so");
+    ck_assert_int_eq(chmod(dir, 0777), 0);
+    reg = vt_test_open(sub, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
+    ck_assert_uint_eq(vt_registry_backend_count(reg), 0);
+    snprintf(want, sizeof want, "refusing plugin directory %s (VT_PLUGIN_PATH): directory %s is world-writable", sub,
+             dir);
+    assert_warning(reg, want);
+    vt_registry_close(reg);
+    ck_assert_int_eq(chmod(dir, 0700), 0);
+    /* A group-writable plugin directory. */
+    ck_assert_int_eq(chown(sub, 0 + geteuid(), OTHER_ID), 0);
+    ck_assert_int_eq(chmod(sub, 0775), 0);
+    reg = vt_test_open(sub, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
+    ck_assert_uint_eq(vt_registry_backend_count(reg), 0);
+    snprintf(want, sizeof want, "directory %s is writable by group 54321 (mode 0775)", sub);
+    assert_warning(reg, want);
+    vt_registry_close(reg);
+    /* One owned by another user. */
+    ck_assert_int_eq(chmod(sub, 0755), 0);
+    ck_assert_int_eq(chown(sub, OTHER_ID, 0), 0);
+    reg = vt_test_open(sub, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
+    ck_assert_uint_eq(vt_registry_backend_count(reg), 0);
+    snprintf(want, sizeof want, "directory %s is owned by uid 54321", sub);
+    assert_warning(reg, want);
+    vt_registry_close(reg);
+    /* A sticky world-writable plugin directory (like /tmp) is refused too. */
+    ck_assert_int_eq(chown(sub, 0 + geteuid(), 0), 0);
+    ck_assert_int_eq(chmod(sub, 01777), 0);
+    reg = vt_test_open(sub, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
+    ck_assert_uint_eq(vt_registry_backend_count(reg), 0);
+    assert_warning(reg, "a sticky directory still lets anyone add a plugin to it");
+    vt_registry_close(reg);
+    ck_assert_int_eq(chmod(sub, 0755), 0);
+
+    /* /proc/self/cwd names the current directory: never searched. */
+    char cwd[1024];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    ck_assert_int_eq(chdir(sub), 0);
+    reg = vt_test_open("/proc/self/cwd", NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
+    ck_assert_int_eq(chdir(cwd), 0);
+    ck_assert_uint_eq(vt_registry_backend_count(reg), 0);
+    assert_warning(reg, "refusing plugin directory /proc/self/cwd (VT_PLUGIN_PATH): /proc is on procfs");
+    vt_registry_close(reg);
+
+    snprintf(lpath, sizeof lpath, "%s/vt_cpu.so", sub);
+    unlink(lpath);
+    rmdir(sub);
+    vt_test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 static void *open_close_loop(void *arg)
 {
     (void)arg;
@@ -420,6 +817,10 @@ static Suite *registry_suite(void)
     tcase_add_test(tc, options_are_validated);
     tcase_add_test(tc, foreign_and_truncated_objects_are_named);
     tcase_add_test(tc, isolation_contains_a_crashing_and_a_hanging_plugin);
+    tcase_add_test(tc, refused_abi_runs_no_plugin_code);
+    tcase_add_test(tc, hostile_elf_files_are_refused_by_name);
+    tcase_add_test(tc, dlopen_failure_names_the_linker_error);
+    tcase_add_test(tc, untrusted_files_and_directories_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -5,9 +5,17 @@
  *   const uint32_t vt_plugin_abi;                     data: VT_PLUGIN_ABI
  *   const vt_backend_iface *vt_plugin_entry(void);    the vtable
  *
- * The core reads vt_plugin_abi with lt_dlsym before it calls any plugin
- * code; on a mismatch it unloads the plugin and records
- * "ABI <found>, core wants <n>". Then it calls vt_plugin_entry once.
+ * The core reads vt_plugin_abi from the file itself (the dynamic symbol
+ * table, then the word in its section) before it opens the plugin, so no
+ * plugin code runs - not even a constructor - for a plugin of another ABI;
+ * it must be a defined, global, 4-byte object in a data section. On a
+ * mismatch the core records "ABI <found>, core wants <n>" and never opens
+ * the file. Then it opens it and calls vt_plugin_entry once.
+ *
+ * A plugin links libvt (it may call the public vt_* functions: vt_op_name,
+ * vt_dtype_get ...) and is linked with -Wl,-z,defs, so it loads into a host
+ * that opened libvt RTLD_LOCAL. The file and every directory on its path
+ * must be owned by root or the loading user and writable by no other user.
  *
  * Versioning, one mechanism. VT_PLUGIN_ABI changes only for incompatible
  * changes. Everything else grows like sqlite3_vfs: structs are only ever

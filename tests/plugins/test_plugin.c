@@ -14,8 +14,15 @@
  *                      consumes q4_0 for matmul, gather and moe-expert (so
  *                      keep-quant is admitted); the kernels refuse to run and
  *                      nothing can be allocated
+ *   TEST_ABI_BYTE      vt_plugin_abi is a 1-byte object, not the 4-byte word
+ *   TEST_ABI_FUNC      vt_plugin_abi is a function, not data
+ *   TEST_UNDEFINED_DATA the plugin reads a data symbol no object defines, so
+ *                      the dynamic linker refuses it (not "file not found")
  * vt_plugin_entry sets VT_TEST_ENTRY_CALLED_<name>=1 in the environment so a
- * test can prove the core never called it (ABI mismatch). */
+ * test can prove the core never called it (ABI mismatch). Every build has a
+ * constructor that, when VT_TEST_CTOR_DIR is set, creates the file
+ * $VT_TEST_CTOR_DIR/<name>: a file survives an isolated probe process, so a
+ * test proves no code of a refused plugin ran at all, in any process. */
 #include "config.h"
 
 #include <signal.h>
@@ -30,9 +37,46 @@
 #define TEST_ABI VT_PLUGIN_ABI
 #endif
 
-#ifndef TEST_NO_ABI
+#include <fcntl.h>
+
+#if defined(TEST_ABI_BYTE)
+/* The asm label gives the symbol the ABI word's name with another type. */
+const uint8_t vt_test_abi_byte __asm__(VT_PLUGIN_ABI_SYMBOL);
+const uint8_t vt_test_abi_byte = 1;
+#elif defined(TEST_ABI_FUNC)
+uint32_t vt_test_abi_func(void) __asm__(VT_PLUGIN_ABI_SYMBOL);
+uint32_t vt_test_abi_func(void)
+{
+    return VT_PLUGIN_ABI;
+}
+#elif !defined(TEST_NO_ABI)
 const uint32_t vt_plugin_abi = TEST_ABI;
 #endif
+
+#ifdef TEST_UNDEFINED_DATA
+extern int vt_test_no_such_data; /* defined nowhere: the dynamic linker refuses the plugin */
+int *vt_test_undefined_ref(void);
+int *vt_test_undefined_ref(void)
+{
+    return &vt_test_no_such_data;
+}
+#endif
+
+/* Runs at dlopen, before any check of the core could: leaves a marker. */
+__attribute__((constructor)) static void t_constructor(void)
+{
+    const char *dir = getenv("VT_TEST_CTOR_DIR");
+    if (!dir)
+        return;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, TEST_NAME);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        if (write(fd, "x", 1) != 1)
+            (void)0; /* the file's existence is the marker */
+        close(fd);
+    }
+}
 
 struct vt_backend_ctx {
     int dummy;
