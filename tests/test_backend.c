@@ -483,7 +483,7 @@ START_TEST(every_signature_passes_the_conformance_strict)
         char first[1200];
         unsigned bad = conformance_strict(f.reg, f.dev[i], VT_OP_NONE, first, sizeof first);
         ck_assert_msg(bad == 0, "%s: %u signature(s) do not pass; first: %s", vt_device_id(f.dev[i]), bad, first);
-        vt_device_stats s;
+        vt_device_stats s = {.struct_size = sizeof s};
         ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s), VT_OK);
         ck_assert_uint_eq(s.cpu_tier_runs, 0);
     }

@@ -462,7 +462,7 @@ START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
     unsetenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
     unsetenv("VT_CUDA_STUB_MEMORY_BYTES");
     vt_device *stub = find(reg, "cuda-stub:0");
-    vt_device_stats before, after;
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
     vt_load_plan *plan = NULL;
     vt_status st = vt_load_plan_create(g, stub, NULL, &plan);
@@ -517,7 +517,7 @@ START_TEST(the_loader_follows_the_staging_decisions)
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     unsetenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
     vt_device *stub = find(reg, "cuda-stub:0");
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     ck_assert_int_eq(vt_device_probe(stub, &caps), VT_OK);
     vt_staging_decisions d = vt_caps_staging_decisions(&caps);
     ck_assert(d.weights_in_place && !d.device_fit_all_weights && !d.direct_to_device_load);
@@ -539,7 +539,7 @@ START_TEST(the_loader_follows_the_staging_decisions)
     vt_model *m = NULL;
     ck_assert_int_eq(vt_model_stage(plan, &nz, &m), VT_E_INVALID_ARG);
     ck_assert_msg(strstr(vt_last_error(), "make the plan with VT_LOAD_NO_ZERO_COPY"), "%s", vt_last_error());
-    vt_device_stats before, after;
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
     ck_assert_msg(vt_model_stage(plan, NULL, &m) == VT_OK, "%s", vt_last_error());
     ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);

@@ -305,7 +305,7 @@ START_TEST(strict_mode_refuses_the_cpu_tier)
     host_addressable_mode();
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     vt_device *d = device0(reg);
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
     op_case oc = pick_case(d);
     vt_resolution res;
@@ -399,7 +399,7 @@ START_TEST(a_plan_reports_every_refused_op)
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     /* On a host-addressable device (an APU) the CPU tier would serve the
      * lacking ops: strict makes them refusals there. */
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
     uint32_t flags = caps.host_addressable ? VT_RESOLVE_STRICT : 0;
     ck_assert_int_eq(vt_resolve_plan(d, plan, 4, flags, res, &refused), VT_E_OP_MISSING);
@@ -624,12 +624,12 @@ static void fit_follows_staging(void)
 {
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     vt_device *d = device0(reg);
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
     vt_staging_decisions sd = vt_caps_staging_decisions(&caps);
     ck_assert_int_eq(sd.weights_in_place, !caps.needs_weight_staging && !caps.managed_memory_enabled);
     ck_assert_int_eq(sd.device_fit_all_weights, !sd.weights_in_place);
-    vt_device_stats before, after;
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     vt_fit_options o = {sizeof o, VT_EXPAND_F16, 1ull << 40, "--budget", 0, "tiny.gguf", 0};
     vt_weight_plan plans[N_MODEL];
