@@ -35,6 +35,11 @@ vt_status vt_rocm_use(vt_backend_ctx *ctx, int dev, char *why, size_t why_size)
 {
     if (dev < 0 || dev >= ctx->n_devices)
         return vt_why(VT_E_NOT_FOUND, why, why_size, "rocm has %d devices, asked for %d", ctx->n_devices, dev);
+    /* Every enqueue comes here: asking is a thread-local read, setting is
+     * not free (part of the per-op cost of a stream of tiny ops). */
+    int cur = -1;
+    if (hipGetDevice(&cur) == hipSuccess && cur == dev)
+        return VT_OK;
     hipError_t e = hipSetDevice(dev);
     return e == hipSuccess ? VT_OK : vt_rocm_fail(e, "hipSetDevice", dev, why, why_size);
 }
