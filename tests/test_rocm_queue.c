@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include <vt/vt_backend.h>
+#include <vt/vt_params.h>
 
 #include "test_util.h"
 
@@ -267,6 +268,118 @@ START_TEST(device_errors_surface_at_the_sync_by_name)
 }
 END_TEST
 
+/* An operand of up to 3 dims (d1, d2 0 when absent) over fresh device memory. */
+static vt_operand buf3(plugin *p, vt_dtype t, int64_t d0, int64_t d1, int64_t d2, void **keep)
+{
+    vt_operand o;
+    memset(&o, 0, sizeof o);
+    o.dtype = t;
+    o.ndim = d2 ? 3 : d1 ? 2 : 1;
+    o.shape[0] = d0;
+    o.shape[1] = d1;
+    o.shape[2] = d2;
+    int64_t n = d0 * (d1 ? d1 : 1) * (d2 ? d2 : 1);
+    o.nbytes = (uint64_t)n * (t == VT_I64 ? 8 : 4);
+    o.data = dalloc(p, o.nbytes);
+    void *zero = calloc(1, (size_t)o.nbytes);
+    ck_assert_int_eq(p->f->write(p->ctx, 0, o.data, zero, o.nbytes, why, sizeof why), VT_OK);
+    free(zero);
+    *keep = o.data;
+    return o;
+}
+
+/* Run op on p's queue; the sync must fail with exactly want (op id too). */
+static void expect_device_error(plugin *p, vt_op op, vt_sig sig, const vt_operand *in, uint32_t n_in,
+                                const vt_operand *out, uint32_t n_out, const void *params, size_t params_size,
+                                const char *want)
+{
+    const vt_kernel *k = vt_kernel_find(p->f->kernels, p->f->n_kernels, op, sig);
+    ck_assert_ptr_nonnull(k);
+    vt_op_args a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.op = op;
+    a.n_in = n_in;
+    a.n_out = n_out;
+    for (uint32_t i = 0; i < n_in; i++)
+        a.in[i] = in[i];
+    for (uint32_t i = 0; i < n_out; i++)
+        a.out[i] = out[i];
+    a.params = params;
+    a.params_size = params_size;
+    a.queue = p->q;
+    ck_assert_msg(p->f->enqueue(p->ctx, 0, k, &a, why, sizeof why) == VT_OK, "%s: %s", vt_op_name((int)op), why);
+    uint32_t failed = 0;
+    why[0] = 0;
+    ck_assert_int_eq(p->f->queue_sync(p->ctx, 0, p->q, &failed, why, sizeof why), VT_E_INVALID_ARG);
+    ck_assert_str_eq(why, want);
+    ck_assert_uint_eq(failed, op);
+}
+
+START_TEST(each_device_check_names_the_bad_value)
+{
+    plugin p;
+    plugin_open(&p);
+    void *keep[24];
+    int nk = 0;
+    /* KvCacheWrite: k, v [T=3, H=2, d=4], slots [3]; caches [N=4, 2, 4]. */
+    vt_operand kv_in[3] = {buf3(&p, VT_F32, 3, 2, 4, &keep[nk++]), buf3(&p, VT_F32, 3, 2, 4, &keep[nk++]),
+                           buf3(&p, VT_I32, 3, 0, 0, &keep[nk++])};
+    vt_operand kv_out[2] = {buf3(&p, VT_F32, 4, 2, 4, &keep[nk++]), buf3(&p, VT_F32, 4, 2, 4, &keep[nk++])};
+    float ones[24];
+    for (int i = 0; i < 24; i++)
+        ones[i] = 1.0f;
+    ck_assert_int_eq(p.f->write(p.ctx, 0, kv_in[0].data, ones, sizeof ones, why, sizeof why), VT_OK);
+    int32_t slots[3] = {0, 5, -1};
+    ck_assert_int_eq(p.f->write(p.ctx, 0, kv_in[2].data, slots, sizeof slots, why, sizeof why), VT_OK);
+    expect_device_error(&p, VT_OP_KV_CACHE_WRITE, (vt_sig)VT_SIG2(VT_F32, VT_F32), kv_in, 3, kv_out, 2, NULL, 0,
+                        "slots[1] = 5 is outside [-1, 4)");
+
+    /* CausalConv1dUpdate: x [B=3, D=2, T=1], w [2, W=4], no bias, slots
+     * [3]; y [3, 2, 1], state [N=4, 2, 3]: a slot named twice. */
+    vt_operand cv_in[4] = {buf3(&p, VT_F32, 3, 2, 1, &keep[nk++]),
+                           buf3(&p, VT_F32, 2, 4, 0, &keep[nk++]),
+                           {0},
+                           buf3(&p, VT_I32, 3, 0, 0, &keep[nk++])};
+    vt_operand cv_out[2] = {buf3(&p, VT_F32, 3, 2, 1, &keep[nk++]), buf3(&p, VT_F32, 4, 2, 3, &keep[nk++])};
+    int32_t cs[3] = {3, 1, 3};
+    ck_assert_int_eq(p.f->write(p.ctx, 0, cv_in[3].data, cs, sizeof cs, why, sizeof why), VT_OK);
+    vt_params_conv pc = {1};
+    expect_device_error(&p, VT_OP_CAUSAL_CONV1D_UPDATE, (vt_sig)VT_SIG1(VT_F32), cv_in, 4, cv_out, 2, &pc, sizeof pc,
+                        "slots[0] and slots[2] both name slot 3");
+
+    /* DsaIndexerLogits: q [T=2, H=1, d=4], k [S=8, 4], w [2, 1], start,
+     * end [2]; logits [2, 8]: row 1's window ends past S. */
+    vt_operand ds_in[5] = {buf3(&p, VT_F32, 2, 1, 4, &keep[nk++]), buf3(&p, VT_F32, 8, 4, 0, &keep[nk++]),
+                           buf3(&p, VT_F32, 2, 1, 0, &keep[nk++]), buf3(&p, VT_I32, 2, 0, 0, &keep[nk++]),
+                           buf3(&p, VT_I32, 2, 0, 0, &keep[nk++])};
+    vt_operand ds_out[1] = {buf3(&p, VT_F32, 2, 8, 0, &keep[nk++])};
+    int32_t st[2] = {0, 2}, en[2] = {8, 9};
+    ck_assert_int_eq(p.f->write(p.ctx, 0, ds_in[3].data, st, sizeof st, why, sizeof why), VT_OK);
+    ck_assert_int_eq(p.f->write(p.ctx, 0, ds_in[4].data, en, sizeof en, why, sizeof why), VT_OK);
+    expect_device_error(&p, VT_OP_DSA_INDEXER_LOGITS, (vt_sig)VT_SIG2(VT_F32, VT_F32), ds_in, 5, ds_out, 1, NULL, 0,
+                        "row 1: window [start, end) = [2, 9) must satisfy 0 <= start <= end <= S=8");
+
+    /* IndexSelect over dim 0 of src [3, 2] with i64 idx [2]. */
+    vt_operand is_in[2] = {buf3(&p, VT_F32, 3, 2, 0, &keep[nk++]), buf3(&p, VT_I64, 2, 0, 0, &keep[nk++])};
+    vt_operand is_out[1] = {buf3(&p, VT_F32, 2, 2, 0, &keep[nk++])};
+    int64_t iv[2] = {2, -1};
+    ck_assert_int_eq(p.f->write(p.ctx, 0, is_in[1].data, iv, sizeof iv, why, sizeof why), VT_OK);
+    vt_params_index_select pi = {0};
+    expect_device_error(&p, VT_OP_INDEX_SELECT, (vt_sig)VT_SIG2(VT_F32, VT_I64), is_in, 2, is_out, 1, &pi, sizeof pi,
+                        "idx[1] = -1 is outside [0, 3) of src dim 0");
+
+    /* A bad KvCacheWrite writes no row, not even the good slot 0's. */
+    float cache[32];
+    ck_assert_int_eq(p.f->read(p.ctx, 0, cache, kv_out[0].data, sizeof cache, why, sizeof why), VT_OK);
+    for (int i = 0; i < 32; i++)
+        ck_assert_float_eq(cache[i], 0.0f);
+    for (int i = 0; i < nk; i++)
+        p.f->release(p.ctx, 0, keep[i]);
+    plugin_close(&p);
+}
+END_TEST
+
 /* One decode-like step: h = table[idx], logits = h W^T, id = argmax. */
 typedef struct step {
     void *table, *idx, *h, *w, *logits, *id;
@@ -400,6 +513,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, enqueue_returns_before_the_work_is_done);
     tcase_add_test(tc, device_errors_surface_at_the_sync_by_name);
+    tcase_add_test(tc, each_device_check_names_the_bad_value);
     tcase_add_test(tc, graph_replays_a_step_without_host_syncs);
     tcase_add_test(tc, accepts_refuses_kernel_limits_by_name);
     suite_add_tcase(s, tc);
