@@ -49,7 +49,7 @@ struct vt_backend_event {
 struct vt_backend_graph {
     hipGraph_t graph;
     hipGraphExec_t exec;
-    vt_backend_queue *origin; /* queue it was captured on (its error word) */
+    vt_rocm_err *origin_err; /* error word of the queue it was captured on (kept until fini) */
     bool has_check;
 };
 

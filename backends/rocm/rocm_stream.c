@@ -272,7 +272,7 @@ static vt_status rocm_graph_end(vt_backend_ctx *c, int dev, vt_backend_queue *q,
         return vt_rocm_fail(e, "hipGraphInstantiate", dev, why, why_size);
     }
     g->graph = graph;
-    g->origin = q;
+    g->origin_err = q->err;
     g->has_check = q->captured_check;
     *out = g;
     return VT_OK;
@@ -287,8 +287,8 @@ static vt_status rocm_graph_launch(vt_backend_ctx *c, int dev, vt_backend_queue 
     hipError_t e = hipGraphLaunch(g->exec, q->stream);
     /* Checks in the graph report into the word of the queue it was
      * recorded on: move an error to q's word, in q's order. */
-    if (e == hipSuccess && g->has_check && g->origin != q)
-        e = vt_rocm_launch_err_move(g->origin->err, q->err, q->stream);
+    if (e == hipSuccess && g->has_check && g->origin_err != q->err)
+        e = vt_rocm_launch_err_move(g->origin_err, q->err, q->stream);
     if (e != hipSuccess) {
         (void)hipGetLastError();
         return vt_rocm_fail(e, "hipGraphLaunch", dev, why, why_size);
