@@ -136,6 +136,15 @@ vt_status vt_op_enqueue_resolved(vt_queue *q, const vt_resolution *r, const vt_t
  * of the queue (so the error that comes back is this op's). */
 static vt_status run_now(vt_device *dev, const vt_work *w)
 {
+    if (!vt_plugin_has_queues(dev->plugin)) {
+        /* The fallback runs on this thread: a private queue, so that
+         * threads running ops on one device do not wait for each other. */
+        vt_queue own;
+        memset(&own, 0, sizeof own);
+        own.dev = dev;
+        vt_status st = vt_queue_submit_locked(&own, w);
+        return st != VT_OK ? st : vt_queue_sync_locked(&own);
+    }
     vt_queue *q = vt_device_default_queue(dev);
     if (!q)
         return VT_E_DEVICE; /* vt_last_error says why */

@@ -253,8 +253,7 @@ static void run_on_host(vt_queue *q, const vt_work *w)
         return;
     }
     atomic_fetch_add(&dev->cpu_tier_runs, 1);
-    const char *log = getenv("VT_TIER_LOG");
-    if (log && *log && strcmp(log, "0") != 0)
+    if (dev->reg->tier_log) /* read at open: no getenv on the run path */
         fprintf(stderr, "vt: %s (%u) on %s ran on the portable CPU tier\n", name, w->args.op, dev->id);
 }
 

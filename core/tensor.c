@@ -123,7 +123,7 @@ static vt_status blocking_copy(const vt_tensor *t, vt_work_kind kind, uint64_t o
 {
     vt_device *dev = t->dev;
     const vt_backend_iface *f = dev->plugin->iface;
-    if (off == 0 || t->borrowed || !vt_plugin_has_queues(dev->plugin)) {
+    if (off == 0 || !vt_plugin_has_queues(dev->plugin)) {
         char why[VT_WHY_SIZE] = "";
         vt_status st =
             kind == VT_WORK_WRITE

@@ -70,6 +70,7 @@ struct vt_registry {
     uint32_t tier_flags;     /* VT_RESOLVE_STRICT when the tier policy is strict (fixed at open) */
     vt_status policy_status; /* VT_OK, or VT_E_INVALID_ARG for a bad $VT_TIER_POLICY */
     char *policy_error;      /* its message, or NULL */
+    bool tier_log;           /* $VT_TIER_LOG at open: log CPU-tier runs to stderr */
 };
 
 struct vt_tensor {
