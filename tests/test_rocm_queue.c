@@ -247,6 +247,20 @@ START_TEST(device_errors_surface_at_the_sync_by_name)
     ck_assert_str_eq(why, "idx[1] = 7 is outside [0, 3)");
     ck_assert_int_eq(p.f->queue_sync(p.ctx, 0, p.q, &failed, why, sizeof why), VT_OK);
 
+    /* An event outlives the queue it was recorded on and still names the
+     * error (the queue's memory is gone, not the event's copy). */
+    vt_backend_queue *q2 = NULL;
+    ck_assert_int_eq(p.f->queue_create(p.ctx, 0, &q2, why, sizeof why), VT_OK);
+    vt_backend_queue *q1 = p.q;
+    p.q = q2;
+    ck_assert_int_eq(p.f->write(p.ctx, 0, idx, bad, sizeof bad, why, sizeof why), VT_OK);
+    ck_assert_int_eq(get_rows(&p, table, idx, 2, out), VT_OK);
+    ck_assert_int_eq(p.f->event_record(p.ctx, 0, q2, ev, why, sizeof why), VT_OK);
+    p.q = q1;
+    p.f->queue_destroy(p.ctx, 0, q2);
+    ck_assert_int_eq(p.f->event_sync(p.ctx, 0, ev, &failed, why, sizeof why), VT_E_INVALID_ARG);
+    ck_assert_str_eq(why, "idx[1] = 7 is outside [0, 3)");
+
     /* A good call after the errors is right. */
     ck_assert_int_eq(p.f->write(p.ctx, 0, idx, good, sizeof good, why, sizeof why), VT_OK);
     ck_assert_int_eq(get_rows(&p, table, idx, 2, out), VT_OK);

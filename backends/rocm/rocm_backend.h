@@ -31,8 +31,7 @@ struct vt_backend_queue {
     bool captured_check; /* a check was captured in the graph being recorded */
     void *scratch;       /* safe copies of indices, sort buffers */
     uint64_t scratch_bytes;
-    pthread_mutex_t lock; /* guards reported (event_sync runs beside the queue's user) */
-    vt_rocm_err reported; /* last error an event_sync already returned */
+    vt_rocm_err reported; /* last error an event_sync already returned (device lock) */
     bool have_reported;
 };
 
@@ -40,7 +39,7 @@ struct vt_backend_queue {
  * recorded (copied on the stream just before it). */
 struct vt_backend_event {
     hipEvent_t ev;
-    vt_backend_queue *q; /* queue of the last record, NULL before */
+    vt_backend_queue *q; /* queue of the last record, NULL before; may be destroyed since (see live) */
     vt_rocm_err *mirror; /* pinned */
     bool mirrored;       /* a copy of the word was queued before the record */
 };
@@ -55,12 +54,14 @@ struct vt_backend_graph {
 
 /* Per-device state. */
 typedef struct rocm_device {
-    pthread_mutex_t lock; /* guards allocs, counters, retired and the readback probe */
+    pthread_mutex_t lock; /* guards allocs, counters, retired, queues, reported and the readback probe */
     vt_backend_queue *dq; /* internal queue: blocking copies, direct kernel calls, probes */
     bool stream_ok;
     rocm_allocation *allocs;
     size_t n_allocs, cap_allocs;
     vt_backend_counters counters;
+    vt_backend_queue **queues; /* live queues (an event's queue may be destroyed before it) */
+    size_t n_queues, cap_queues;
     void **retired; /* scratch and error words that graphs may still name; freed at fini */
     size_t n_retired, cap_retired;
     bool readback_ok; /* the self-test of init */
@@ -106,6 +107,9 @@ vt_status vt_rocm_queue_wait(vt_backend_ctx *ctx, int dev, vt_backend_queue *q, 
 
 /* The message of an error word ("idx[1] = 7 is outside [0, 3)"). */
 void vt_rocm_err_text(const vt_rocm_err *e, char *why, size_t why_size);
+
+/* Is q a live queue of dev? Caller holds the device lock. */
+bool vt_rocm_queue_live(vt_backend_ctx *ctx, int dev, const vt_backend_queue *q);
 
 /* Same error (code, op, operand and fields)? */
 bool vt_rocm_err_same(const vt_rocm_err *x, const vt_rocm_err *y);

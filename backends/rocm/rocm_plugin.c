@@ -108,6 +108,7 @@ static void rocm_fini(vt_backend_ctx *c)
         }
         free(rd->allocs);
         free(rd->retired);
+        free(rd->queues);
         pthread_mutex_destroy(&rd->lock);
     }
     free(c->dev);

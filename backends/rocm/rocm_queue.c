@@ -85,7 +85,24 @@ vt_status vt_rocm_queue_new(vt_backend_ctx *c, int dev, vt_backend_queue **out, 
         free(q);
         return st;
     }
-    pthread_mutex_init(&q->lock, NULL);
+    rocm_device *rd = &c->dev[dev];
+    pthread_mutex_lock(&rd->lock);
+    if (rd->n_queues == rd->cap_queues) {
+        size_t cap = rd->cap_queues ? rd->cap_queues * 2 : 8;
+        vt_backend_queue **nq = realloc(rd->queues, cap * sizeof *nq);
+        if (!nq) {
+            pthread_mutex_unlock(&rd->lock);
+            (void)hipHostFree(q->mirror);
+            (void)hipFree(q->err);
+            (void)hipStreamDestroy(q->stream);
+            free(q);
+            return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
+        }
+        rd->queues = nq;
+        rd->cap_queues = cap;
+    }
+    rd->queues[rd->n_queues++] = q;
+    pthread_mutex_unlock(&rd->lock);
     *out = q;
     return VT_OK;
 }
@@ -94,6 +111,14 @@ void vt_rocm_queue_free(vt_backend_ctx *c, int dev, vt_backend_queue *q)
 {
     if (!q)
         return;
+    rocm_device *rd = &c->dev[dev];
+    pthread_mutex_lock(&rd->lock);
+    for (size_t i = 0; i < rd->n_queues; i++)
+        if (rd->queues[i] == q) {
+            rd->queues[i] = rd->queues[--rd->n_queues];
+            break;
+        }
+    pthread_mutex_unlock(&rd->lock);
     if (hipSetDevice(dev) == hipSuccess) {
         (void)hipStreamSynchronize(q->stream);
         (void)hipStreamDestroy(q->stream);
@@ -102,7 +127,6 @@ void vt_rocm_queue_free(vt_backend_ctx *c, int dev, vt_backend_queue *q)
     /* Graphs captured on q keep naming its word and scratch. */
     vt_rocm_retire(c, dev, q->err);
     vt_rocm_retire(c, dev, q->scratch);
-    pthread_mutex_destroy(&q->lock);
     free(q);
 }
 
@@ -178,6 +202,15 @@ void vt_rocm_err_text(const vt_rocm_err *e, char *why, size_t why_size)
     }
 }
 
+bool vt_rocm_queue_live(vt_backend_ctx *c, int dev, const vt_backend_queue *q)
+{
+    const rocm_device *rd = &c->dev[dev];
+    for (size_t i = 0; i < rd->n_queues; i++)
+        if (rd->queues[i] == q)
+            return true;
+    return false;
+}
+
 bool vt_rocm_err_same(const vt_rocm_err *x, const vt_rocm_err *y)
 {
     return x->code == y->code && x->op == y->op && x->operand == y->operand && x->a == y->a && x->b == y->b &&
@@ -209,10 +242,10 @@ vt_status vt_rocm_queue_wait(vt_backend_ctx *c, int dev, vt_backend_queue *q, ui
     e = hipMemsetAsync(&q->err->code, 0, sizeof q->err->code, q->stream);
     if (e != hipSuccess)
         return vt_rocm_fail(e, "hipMemsetAsync(error word)", dev, why, why_size);
-    pthread_mutex_lock(&q->lock);
+    pthread_mutex_lock(&c->dev[dev].lock);
     bool seen = q->have_reported && vt_rocm_err_same(&q->reported, &word);
     q->have_reported = false;
-    pthread_mutex_unlock(&q->lock);
+    pthread_mutex_unlock(&c->dev[dev].lock);
     if (seen) /* an event_sync returned it already */
         return VT_OK;
     if (failed_op)

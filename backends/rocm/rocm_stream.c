@@ -197,12 +197,17 @@ static vt_status rocm_event_sync(vt_backend_ctx *c, int dev, vt_backend_event *e
     if (!ev->mirrored || ev->mirror->code == VT_ROCM_ERR_NONE)
         return VT_OK;
     vt_rocm_err word = *ev->mirror;
+    /* Remember it on the queue (if it still exists) so its next sync does
+     * not return it a second time. */
     vt_backend_queue *q = ev->q;
-    pthread_mutex_lock(&q->lock);
-    bool seen = q->have_reported && vt_rocm_err_same(&q->reported, &word);
-    q->reported = word;
-    q->have_reported = true;
-    pthread_mutex_unlock(&q->lock);
+    pthread_mutex_lock(&c->dev[dev].lock);
+    bool seen = false;
+    if (vt_rocm_queue_live(c, dev, q)) {
+        seen = q->have_reported && vt_rocm_err_same(&q->reported, &word);
+        q->reported = word;
+        q->have_reported = true;
+    }
+    pthread_mutex_unlock(&c->dev[dev].lock);
     if (seen) /* returned once already; the queue's next sync clears it */
         return VT_OK;
     if (failed_op)
