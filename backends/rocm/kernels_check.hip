@@ -1,6 +1,6 @@
 // kernels_check.hip - the rocm backend's data checks, run on the device in
-// the queue's order just before the kernel they guard: indices, slots,
-// accepted counts and windows. Each is one block; the first offence (the
+// the queue's order just before the kernel they guard: indices, slots and
+// accepted counts. Each is one block; the first offence (the
 // lowest index, as the host checks of vt 1 found it) goes into the queue's
 // error word (first error of the queue wins), and each writes a "safe"
 // copy of the values for the kernel it guards: the values themselves when
@@ -153,16 +153,6 @@ __global__ void check_gdr_kernel(vt_rocm_err *err, uint32_t op, const int32_t *s
         safe_acc[b] = bad ? 1 : acc[b];
 }
 
-__global__ void check_window_kernel(vt_rocm_err *err, uint32_t op, const int32_t *start, const int32_t *end, int64_t T,
-                                    int64_t S)
-{
-    __shared__ int64_t shm[VT_ROCM_BLOCK];
-    int64_t f = block_first(
-        T, [&](int64_t t) { return start[t] < 0 || start[t] > end[t] || (int64_t)end[t] > S; }, shm);
-    if (threadIdx.x == 0 && f < T)
-        vt_rocm_err_set(err, VT_ROCM_ERR_WINDOW, op, VT_ROCM_NAME_IDX, f, start[f], end[f], S);
-}
-
 // A graph captured on one queue reports into that queue's word; replayed
 // on another, its error moves to the replaying queue's word.
 __global__ void err_move_kernel(vt_rocm_err *from, vt_rocm_err *to)
@@ -203,15 +193,6 @@ extern "C" hipError_t vt_rocm_launch_check_gdr(vt_rocm_err *err, uint32_t op, co
         return hipSuccess;
     hipLaunchKernelGGL(check_gdr_kernel, dim3(1), dim3(VT_ROCM_BLOCK), 0, stream, err, op, slots, accepted, per_token,
                        B, T, N, safe_slots, safe_accepted);
-    return hipGetLastError();
-}
-
-extern "C" hipError_t vt_rocm_launch_check_window(vt_rocm_err *err, uint32_t op, const int32_t *start,
-                                                  const int32_t *end, int64_t T, int64_t S, hipStream_t stream)
-{
-    if (T <= 0)
-        return hipSuccess;
-    hipLaunchKernelGGL(check_window_kernel, dim3(1), dim3(VT_ROCM_BLOCK), 0, stream, err, op, start, end, T, S);
     return hipGetLastError();
 }
 

@@ -20,10 +20,15 @@ enum {
     VT_ROCM_ERR_GDR_ACCEPT = 6,  /* "accepted[a] = b is outside [1, T=c]" */
     VT_ROCM_ERR_GDR_SLOT = 7,    /* "slots value b at a is outside [-1, c)" */
     VT_ROCM_ERR_GDR_SHARED = 8,  /* "state slot a belongs to rows b and c" */
-    VT_ROCM_ERR_WINDOW = 9,      /* "row a: window [start, end) = [b, c) must satisfy 0 <= start <= end <= S=d" */
-    VT_ROCM_ERR_NAN = 10,        /* "<name> row a has NaN at index b" */
-    VT_ROCM_ERR_INF = 11,        /* "<name> row a has +inf at index b" */
-    VT_ROCM_ERR_NO_FINITE = 12   /* "<name> row a has no finite value to sample from" */
+    /* 9 unused: DsaIndexerLogits accepts any window, as the cpu does */
+    VT_ROCM_ERR_NAN = 10,       /* "<name> row a has NaN at index b" */
+    VT_ROCM_ERR_INF = 11,       /* "<name> row a has +inf at index b" */
+    VT_ROCM_ERR_NO_FINITE = 12, /* "<name> row a has no finite value to sample from" */
+    /* Softmax's +inf refusal, in its scan's kind order (a row, b index, c mask index): */
+    VT_ROCM_ERR_SOFTMAX_X_INF = 13,     /* "x row a has +inf at index b" */
+    VT_ROCM_ERR_SOFTMAX_MASK_INF = 14,  /* "mask has +inf at index c (x row a, index b)" */
+    VT_ROCM_ERR_SOFTMAX_LOGIT_INF = 15, /* "x row a index b: x*scale + mask is +inf" */
+    VT_ROCM_ERR_SOFTMAX_NAN = 16        /* "x row a index b: x*scale + mask is NaN from infinite operands" */
 };
 
 /* Operand names (operand). */

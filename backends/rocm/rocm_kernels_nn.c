@@ -1,10 +1,12 @@
 /* rocm_kernels_nn.c - the rocm backend's nn family: elementwise ops, norms,
  * softmax, rope, gates, MoE combine, IndexSelect, KV cache, attention,
  * the DSA indexer and the causal convolutions. Data-dependent values
- * (indices, slots, accepted counts, windows) are checked on the device by
- * a check kernel queued first (kernels_check.hip): the guarded kernel gets
- * safe values, so a bad call writes no state, and the error surfaces by
- * name at the next sync point. */
+ * (indices, slots, accepted counts) and Softmax's +inf logits are checked
+ * on the device by a kernel queued first (kernels_check.hip, the scan in
+ * kernels_rows.hip): the guarded kernel gets safe values, so a bad call
+ * writes no state, and the error surfaces by name at the next sync point.
+ * DSA windows need no check: any [start, end) is clipped to [0, S) by the
+ * kernel, as on the cpu. */
 #include "config.h"
 
 #include <string.h>
@@ -78,13 +80,35 @@ static vt_status k_norm(vt_backend_ctx *c, int dev, const vt_op_args *a, char *w
     return vt_rocm_done(&L_, e, vt_op_name((int)a->op), why, why_size);
 }
 
+/* Softmax refuses a logit x*scale + mask of +inf (the row would be NaN) as
+ * the cpu oracle does, named by operand, row and index: a device-side scan
+ * per chunk of 2^29 rows reports the first offence into the queue's error
+ * word. */
+static hipError_t softmax_scan(const rocm_call *L, const float *x, const float *mask, int64_t nm, int64_t rows,
+                               int64_t n, float scale)
+{
+    const int64_t chunk = (int64_t)1 << 29;
+    hipError_t e = hipSuccess;
+    for (int64_t r0 = 0; r0 < rows && e == hipSuccess; r0 += chunk)
+        e = vt_rocm_launch_softmax_scan(x, mask, nm, r0, rows - r0 < chunk ? rows - r0 : chunk, n, scale, L->q->err,
+                                        L->a->op, L->s);
+    vt_rocm_checked(L);
+    return e;
+}
+
 static vt_status k_softmax(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
 {
     STREAM();
     int64_t n = last_dim(&a->in[0]), rows = n ? vt_rocm_elems(&a->in[0]) / n : 0;
     bool mask = a->n_in > 1 && X(1);
-    hipError_t e = vt_rocm_launch_softmax(X(0), mask ? X(1) : NULL, mask ? vt_rocm_elems(&a->in[1]) : 0, Y(0), rows, n,
-                                          ((const vt_params_softmax *)a->params)->scale, s);
+    int64_t nm = mask ? vt_rocm_elems(&a->in[1]) : 0;
+    float scale = ((const vt_params_softmax *)a->params)->scale;
+    if ((uint64_t)n >> 32) /* the scan's word holds a 32-bit index */
+        return vt_why(VT_E_INVALID_ARG, why, why_size,
+                      "rows of %lld elements: the rocm backend's +inf scan takes at most 2^32 per row", (long long)n);
+    hipError_t e = softmax_scan(&L_, X(0), mask ? X(1) : NULL, nm, rows, n, scale);
+    if (e == hipSuccess)
+        e = vt_rocm_launch_softmax(X(0), mask ? X(1) : NULL, nm, Y(0), rows, n, scale, L_.q->err, s);
     return vt_rocm_done(&L_, e, "Softmax (10)", why, why_size);
 }
 
@@ -162,16 +186,16 @@ static vt_status k_attention(vt_backend_ctx *c, int dev, const vt_op_args *a, ch
     return vt_rocm_done(&L_, e, "Attention (30)", why, why_size);
 }
 
+/* Any window is accepted, as on the cpu oracle: the kernel writes -inf
+ * outside [start, end), which clips it to [0, S) and leaves start >= end
+ * an empty row; nothing to read back or refuse. */
 static vt_status k_dsa(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
 {
     STREAM();
     const vt_operand *q = &a->in[0], *k = &a->in[1];
     int64_t T = q->shape[0], S = k->shape[0];
-    /* The kernel reads only keys in [0, S) whatever the windows say. */
-    hipError_t e = vt_rocm_launch_check_window(L_.q->err, a->op, X(3), X(4), T, S, s);
-    vt_rocm_checked(&L_);
-    if (e == hipSuccess)
-        e = vt_rocm_launch_dsa_logits(X(0), X(1), k->dtype, X(2), X(3), X(4), Y(0), T, q->shape[1], q->shape[2], S, s);
+    hipError_t e =
+        vt_rocm_launch_dsa_logits(X(0), X(1), k->dtype, X(2), X(3), X(4), Y(0), T, q->shape[1], q->shape[2], S, s);
     return vt_rocm_done(&L_, e, "DsaIndexerLogits (34)", why, why_size);
 }
 

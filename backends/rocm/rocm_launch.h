@@ -60,9 +60,18 @@ hipError_t vt_rocm_launch_norm(int kind, const float *x, const float *w, const f
                                int64_t n, float eps, hipStream_t stream);
 
 /* Softmax of x*scale + mask (mask NULL, or mask_elems trailing elements
- * broadcast over the leading ones); an all -inf row gives zeros. */
+ * broadcast over the leading ones); an all -inf row gives zeros. Writes
+ * nothing when the error word err (may be NULL) holds an error. */
 hipError_t vt_rocm_launch_softmax(const float *x, const float *mask, int64_t mask_elems, float *y, int64_t rows,
-                                  int64_t n, float scale, hipStream_t stream);
+                                  int64_t n, float scale, const vt_rocm_err *err, hipStream_t stream);
+
+/* Softmax's refusal scan of rows [row0, row0 + rows) (rows < 2^30,
+ * n < 2^32): the first logit x*scale + mask of +inf, or NaN from infinite
+ * operands, goes into the queue's error word err as op's error
+ * (VT_ROCM_ERR_SOFTMAX_*: x is +inf, the mask is, the logit is +inf, NaN). */
+hipError_t vt_rocm_launch_softmax_scan(const float *x, const float *mask, int64_t mask_elems, int64_t row0,
+                                       int64_t rows, int64_t n, float scale, vt_rocm_err *err, uint32_t op,
+                                       hipStream_t stream);
 
 /* Rope over x [T,H,d] at positions pos[T]; neox: pairs (i, i+n_rot/2). */
 hipError_t vt_rocm_launch_rope(const float *x, const int32_t *pos, float *y, int64_t T, int64_t H, int64_t d,
@@ -188,10 +197,6 @@ hipError_t vt_rocm_launch_check_slots(vt_rocm_err *err, uint32_t op, uint32_t na
 hipError_t vt_rocm_launch_check_gdr(vt_rocm_err *err, uint32_t op, const int32_t *slots, const int32_t *accepted,
                                     int per_token, int64_t B, int64_t T, int64_t N, int32_t *safe_slots,
                                     int32_t *safe_accepted, hipStream_t stream);
-
-/* DsaIndexerLogits' windows: 0 <= start[t] <= end[t] <= S. */
-hipError_t vt_rocm_launch_check_window(vt_rocm_err *err, uint32_t op, const int32_t *start, const int32_t *end,
-                                       int64_t T, int64_t S, hipStream_t stream);
 
 /* Move the error in from (if any) into to (unless to has one). */
 hipError_t vt_rocm_launch_err_move(vt_rocm_err *from, vt_rocm_err *to, hipStream_t stream);

@@ -189,14 +189,20 @@ void vt_rocm_err_text(const vt_rocm_err *e, char *why, size_t why_size)
     case VT_ROCM_ERR_GDR_SHARED:
         vt_why(VT_OK, why, why_size, "state slot %lld belongs to rows %lld and %lld", a, b, c);
         break;
-    case VT_ROCM_ERR_WINDOW:
-        vt_why(VT_OK, why, why_size,
-               "row %lld: window [start, end) = [%lld, %lld) must satisfy 0 <= start <= end <= S=%lld", a, b, c, d);
-        break;
     case VT_ROCM_ERR_NAN: vt_why(VT_OK, why, why_size, "%s row %lld has NaN at index %lld", n, a, b); break;
     case VT_ROCM_ERR_INF: vt_why(VT_OK, why, why_size, "%s row %lld has +inf at index %lld", n, a, b); break;
     case VT_ROCM_ERR_NO_FINITE:
         vt_why(VT_OK, why, why_size, "%s row %lld has no finite value to sample from", n, a);
+        break;
+    case VT_ROCM_ERR_SOFTMAX_X_INF: vt_why(VT_OK, why, why_size, "x row %lld has +inf at index %lld", a, b); break;
+    case VT_ROCM_ERR_SOFTMAX_MASK_INF:
+        vt_why(VT_OK, why, why_size, "mask has +inf at index %lld (x row %lld, index %lld)", c, a, b);
+        break;
+    case VT_ROCM_ERR_SOFTMAX_LOGIT_INF:
+        vt_why(VT_OK, why, why_size, "x row %lld index %lld: x*scale + mask is +inf", a, b);
+        break;
+    case VT_ROCM_ERR_SOFTMAX_NAN:
+        vt_why(VT_OK, why, why_size, "x row %lld index %lld: x*scale + mask is NaN from infinite operands", a, b);
         break;
     default: vt_why(VT_OK, why, why_size, "device error code %u", e->code); break;
     }
