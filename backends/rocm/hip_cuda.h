@@ -23,6 +23,10 @@ typedef cudaStream_t hipStream_t;
 typedef cudaEvent_t hipEvent_t;
 typedef enum cudaMemcpyKind hipMemcpyKind;
 typedef enum cudaDeviceAttr hipDeviceAttribute_t;
+typedef cudaGraph_t hipGraph_t;
+typedef cudaGraphExec_t hipGraphExec_t;
+typedef cudaGraphNode_t hipGraphNode_t;
+typedef enum cudaStreamCaptureMode hipStreamCaptureMode;
 
 #define hipSuccess           cudaSuccess
 #define hipErrorNoDevice     cudaErrorNoDevice
@@ -41,6 +45,8 @@ typedef enum cudaDeviceAttr hipDeviceAttribute_t;
 #define hipHostMallocDefault  cudaHostAllocDefault
 #define hipEventDisableTiming cudaEventDisableTiming
 #define hipStreamNonBlocking  cudaStreamNonBlocking
+
+#define hipStreamCaptureModeRelaxed cudaStreamCaptureModeRelaxed
 
 static inline hipError_t hipGetDeviceCount(int *count)
 {
@@ -126,6 +132,47 @@ static inline hipError_t hipEventSynchronize(hipEvent_t event)
 static inline hipError_t hipEventQuery(hipEvent_t event)
 {
     return cudaEventQuery(event);
+}
+static inline hipError_t hipEventCreate(hipEvent_t *event)
+{
+    return cudaEventCreate(event);
+}
+static inline hipError_t hipEventElapsedTime(float *ms, hipEvent_t start, hipEvent_t stop)
+{
+    return cudaEventElapsedTime(ms, start, stop);
+}
+static inline hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned flags)
+{
+    return cudaStreamWaitEvent(stream, event, flags);
+}
+static inline hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureMode mode)
+{
+    return cudaStreamBeginCapture(stream, mode);
+}
+static inline hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *graph)
+{
+    return cudaStreamEndCapture(stream, graph);
+}
+/* HIP keeps CUDA 11's error-node/log arguments; CUDA 12+ takes flags. */
+static inline hipError_t hipGraphInstantiate(hipGraphExec_t *exec, hipGraph_t graph, hipGraphNode_t *error_node,
+                                             char *log, size_t log_size)
+{
+    (void)error_node;
+    (void)log;
+    (void)log_size;
+    return cudaGraphInstantiate(exec, graph, 0);
+}
+static inline hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream)
+{
+    return cudaGraphLaunch(exec, stream);
+}
+static inline hipError_t hipGraphExecDestroy(hipGraphExec_t exec)
+{
+    return cudaGraphExecDestroy(exec);
+}
+static inline hipError_t hipGraphDestroy(hipGraph_t graph)
+{
+    return cudaGraphDestroy(graph);
 }
 static inline hipError_t hipEventDestroy(hipEvent_t event)
 {

@@ -31,9 +31,11 @@ __global__ void norm_kernel(int kind, const float *x, const float *w, const floa
 }
 
 __global__ void softmax_kernel(const float *x, const float *mask, int64_t mask_elems, float *y, int64_t rows, int64_t n,
-                               float scale)
+                               float scale, const vt_rocm_err *err)
 {
     __shared__ float shm[VT_ROCM_BLOCK];
+    if (err && err->code) // the scan before refused the call (or the queue has failed): write nothing
+        return;
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         float mx = -INFINITY;
         for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
@@ -65,11 +67,13 @@ __global__ void softmax_kernel(const float *x, const float *mask, int64_t mask_e
 // NaN), and its kind (0 x is +inf, 1 the mask is, 2 the logit is +inf, 3
 // it is NaN) over rows [row0, row0 + rows); the first offence in
 // row-major order wins through atomicMin on
-// ((row - row0) << 34 | index << 2 | kind).
+// ((row - row0) << 34 | index << 2 | kind) in err->scan.
 __global__ void softmax_scan_kernel(const float *x, const float *mask, int64_t mask_elems, int64_t row0, int64_t rows,
-                                    int64_t n, float scale, unsigned long long *err)
+                                    int64_t n, float scale, vt_rocm_err *err, uint32_t op)
 {
     __shared__ int64_t shm[VT_ROCM_BLOCK];
+    __shared__ bool last;
+    unsigned long long best = ~0ull;
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         const int64_t base = (row0 + r) * n;
         int64_t first = n;
@@ -90,9 +94,30 @@ __global__ void softmax_scan_kernel(const float *x, const float *mask, int64_t m
         if (threadIdx.x == 0 && first < n) {
             float xv = x[base + first], m = mask ? mask[(base + first) % mask_elems] : 0.0f, v = xv * scale + m;
             unsigned long long kind = xv == INFINITY ? 0 : m == INFINITY ? 1 : v == INFINITY ? 2 : 3;
-            atomicMin(err, ((unsigned long long)r << 34) | ((unsigned long long)first << 2) | kind);
+            unsigned long long code = ((unsigned long long)r << 34) | ((unsigned long long)first << 2) | kind;
+            if (code < best)
+                best = code;
         }
     }
+    // The block's first offence, then the last block to finish reports
+    // the call's first into the queue's error word.
+    if (threadIdx.x == 0) {
+        if (best != ~0ull)
+            atomicMin(&err->scan, best);
+        __threadfence();
+        last = atomicAdd(&err->blocks_done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last || threadIdx.x != 0)
+        return;
+    unsigned long long w = atomicExch(&err->scan, ~0ull);
+    err->blocks_done = 0;
+    if (w == ~0ull)
+        return;
+    int64_t r = row0 + (int64_t)(w >> 34), i = (int64_t)((w >> 2) & 0xffffffffu);
+    uint32_t kind = (uint32_t)(w & 3);
+    int64_t mi = mask_elems >= n ? (r * n + i) % mask_elems : 0;
+    vt_rocm_err_set(err, VT_ROCM_ERR_SOFTMAX_X_INF + kind, op, VT_ROCM_NAME_X, r, i, mi, 0);
 }
 
 __global__ void rope_kernel(const float *x, const int32_t *pos, float *y, int64_t T, int64_t H, int64_t d,
@@ -143,23 +168,24 @@ extern "C" hipError_t vt_rocm_launch_norm(int kind, const float *x, const float 
 }
 
 extern "C" hipError_t vt_rocm_launch_softmax(const float *x, const float *mask, int64_t mask_elems, float *y,
-                                             int64_t rows, int64_t n, float scale, hipStream_t stream)
+                                             int64_t rows, int64_t n, float scale, const vt_rocm_err *err,
+                                             hipStream_t stream)
 {
     if (rows <= 0 || n <= 0)
         return hipSuccess;
     hipLaunchKernelGGL(softmax_kernel, dim3(row_grid(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, mask,
-                       mask_elems > 0 ? mask_elems : 1, y, rows, n, scale);
+                       mask_elems > 0 ? mask_elems : 1, y, rows, n, scale, err);
     return hipGetLastError();
 }
 
 extern "C" hipError_t vt_rocm_launch_softmax_scan(const float *x, const float *mask, int64_t mask_elems, int64_t row0,
-                                                  int64_t rows, int64_t n, float scale, unsigned long long *err,
+                                                  int64_t rows, int64_t n, float scale, vt_rocm_err *err, uint32_t op,
                                                   hipStream_t stream)
 {
     if (rows <= 0 || n <= 0)
         return hipSuccess;
     hipLaunchKernelGGL(softmax_scan_kernel, dim3(row_grid(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, mask,
-                       mask_elems > 0 ? mask_elems : 1, row0, rows, n, scale, err);
+                       mask_elems > 0 ? mask_elems : 1, row0, rows, n, scale, err, op);
     return hipGetLastError();
 }
 

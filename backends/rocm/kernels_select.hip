@@ -2,7 +2,7 @@
 // oracle's order exactly (value descending, ties to the lower index, -0 ==
 // +0): Argmax, TopK and Sample per row, MoeRouter per token, and the scan
 // that refuses NaN (and, for sampling, +inf and rows with nothing finite)
-// before anything is written. TopK and Sample sort each row's candidates
+// into the queue's error word. TopK and Sample sort each row's candidates
 // with a block-wide bitonic sort in device scratch.
 #include "rocm_device.h"
 #include "rocm_launch.h"
@@ -38,11 +38,15 @@ __device__ inline int64_t block_min(int64_t v, int64_t *shm)
 }
 
 // One block per row: the first NaN (always), and when sampling the first
-// +inf and whether the row has a finite value; the first offence of the
-// whole call wins through atomicMin on an encoded word.
-__global__ void scan_kernel(const float *x, int64_t rows, int64_t n, int sampling, unsigned long long *err)
+// +inf and whether the row has a finite value. The first offence of the
+// whole call (row-major) wins through atomicMin on err->scan; the last
+// block to finish turns it into the queue's error word and resets scan.
+__global__ void scan_kernel(const float *x, int64_t rows, int64_t n, int sampling, vt_rocm_err *err, uint32_t op,
+                            uint32_t name)
 {
     __shared__ int64_t shm[VT_ROCM_BLOCK];
+    __shared__ bool last;
+    unsigned long long first = ~0ull;
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         int64_t first_nan = n, first_inf = n, first_finite = n;
         for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
@@ -65,10 +69,30 @@ __global__ void scan_kernel(const float *x, int64_t rows, int64_t n, int samplin
                 code = (1ull << 63) | ((unsigned long long)r << 34) | (1ull << 32) | (unsigned long long)first_inf;
             else if (sampling && first_finite == n)
                 code = (1ull << 63) | ((unsigned long long)r << 34) | (2ull << 32);
-            if (code != ~0ull)
-                atomicMin(err, code);
+            if (code < first)
+                first = code;
         }
     }
+    if (threadIdx.x == 0) {
+        if (first != ~0ull)
+            atomicMin(&err->scan, first);
+        __threadfence();
+        last = atomicAdd(&err->blocks_done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last || threadIdx.x != 0)
+        return;
+    unsigned long long w = atomicExch(&err->scan, ~0ull);
+    err->blocks_done = 0;
+    if (w == ~0ull)
+        return;
+    if (!(w >> 63))
+        vt_rocm_err_set(err, VT_ROCM_ERR_NAN, op, name, (int64_t)(w >> 32), (int64_t)(w & 0xffffffffu), 0, 0);
+    else if (((w >> 32) & 3) == 1)
+        vt_rocm_err_set(err, VT_ROCM_ERR_INF, op, name, (int64_t)((w >> 34) & ((1ull << 29) - 1)),
+                        (int64_t)(w & 0xffffffffu), 0, 0);
+    else
+        vt_rocm_err_set(err, VT_ROCM_ERR_NO_FINITE, op, name, (int64_t)((w >> 34) & ((1ull << 29) - 1)), 0, 0, 0);
 }
 
 __global__ void argmax_kernel(const float *x, int64_t rows, int64_t n, int32_t *out)
@@ -242,12 +266,13 @@ unsigned row_blocks(int64_t rows)
 
 } // namespace
 
-extern "C" hipError_t vt_rocm_launch_scan(const float *x, int64_t rows, int64_t n, int sampling,
-                                          unsigned long long *err, hipStream_t stream)
+extern "C" hipError_t vt_rocm_launch_scan(const float *x, int64_t rows, int64_t n, int sampling, vt_rocm_err *err,
+                                          uint32_t op, uint32_t name, hipStream_t stream)
 {
     if (rows <= 0 || n <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(scan_kernel, dim3(row_blocks(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, sampling, err);
+    hipLaunchKernelGGL(scan_kernel, dim3(row_blocks(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, sampling, err,
+                       op, name);
     return hipGetLastError();
 }
 

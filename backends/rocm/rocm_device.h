@@ -14,6 +14,23 @@
 /* After the runtime headers: device code may then call memcpy. */
 #include <vt/vt_dtype.h>
 
+#include "rocm_error.h"
+
+/* Record an error in a queue's error word unless one is there already
+ * (the first error of the queue wins). */
+__device__ inline void vt_rocm_err_set(vt_rocm_err *e, uint32_t code, uint32_t op, uint32_t name, int64_t a, int64_t b,
+                                       int64_t c, int64_t d)
+{
+    if (atomicCAS(&e->code, 0u, code) != 0u)
+        return;
+    e->op = op;
+    e->operand = name;
+    e->a = a;
+    e->b = b;
+    e->c = c;
+    e->d = d;
+}
+
 /* IEEE half -> float for the MatMul sums: exact for every finite and
  * infinite half, through the hardware conversion under nvcc (cvt.f32.f16,
  * one instruction where vt_f16_to_f32 takes about ten; a NaN may come out

@@ -1,13 +1,14 @@
 /* rocm_kernels_nn.c - the rocm backend's nn family: elementwise ops, norms,
  * softmax, rope, gates, MoE combine, IndexSelect, KV cache, attention,
  * the DSA indexer and the causal convolutions. Data-dependent values
- * (indices, slots, accepted counts) are read back and checked before any
- * launch, and Softmax's +inf logits are found by a device-side scan, so a
- * bad call is named and writes nothing. DSA windows need no check: any
- * [start, end) is clipped to [0, S) by the kernel, as on the cpu. */
+ * (indices, slots, accepted counts) and Softmax's +inf logits are checked
+ * on the device by a kernel queued first (kernels_check.hip, the scan in
+ * kernels_rows.hip): the guarded kernel gets safe values, so a bad call
+ * writes no state, and the error surfaces by name at the next sync point.
+ * DSA windows need no check: any [start, end) is clipped to [0, S) by the
+ * kernel, as on the cpu. */
 #include "config.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include <vt/vt_params.h>
@@ -22,13 +23,6 @@ static int64_t last_dim(const vt_operand *o)
     return o->ndim ? o->shape[o->ndim - 1] : 1;
 }
 
-/* Prologue of every kernel here: the device's stream or return. */
-#define STREAM()                                                                                                       \
-    hipStream_t s;                                                                                                     \
-    vt_status st_ = vt_rocm_stream(c, dev, &s, why, why_size);                                                         \
-    if (st_ != VT_OK)                                                                                                  \
-    return st_
-
 static vt_status k_unary(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
 {
     STREAM();
@@ -38,21 +32,21 @@ static vt_status k_unary(vt_backend_ctx *c, int dev, const vt_op_args *a, char *
                                      : VT_ROCM_UNARY_SIGMOID;
     float sc = a->op == VT_OP_SCALE ? ((const vt_params_scale *)a->params)->s : 0.0f;
     hipError_t e = vt_rocm_launch_unary(kind, X(0), Y(0), vt_rocm_elems(&a->in[0]), sc, s);
-    return vt_rocm_done(e, vt_op_name((int)a->op), c, dev, why, why_size);
+    return vt_rocm_done(&L_, e, vt_op_name((int)a->op), why, why_size);
 }
 
 static vt_status k_mul(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
 {
     STREAM();
     hipError_t e = vt_rocm_launch_mul_f32(X(0), X(1), Y(0), vt_rocm_elems(&a->in[0]), vt_rocm_elems(&a->in[1]), s);
-    return vt_rocm_done(e, "Mul (3)", c, dev, why, why_size);
+    return vt_rocm_done(&L_, e, "Mul (3)", why, why_size);
 }
 
 static vt_status k_swiglu(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
 {
     STREAM();
     hipError_t e = vt_rocm_launch_swiglu(X(0), X(1), Y(0), vt_rocm_elems(&a->in[0]), s);
-    return vt_rocm_done(e, "SwiGlu (14)", c, dev, why, why_size);
+    return vt_rocm_done(&L_, e, "SwiGlu (14)", why, why_size);
 }
 
 static vt_status k_gdn_gate(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
@@ -60,7 +54,7 @@ static vt_status k_gdn_gate(vt_backend_ctx *c, int dev, const vt_op_args *a, cha
     STREAM();
     hipError_t e =
         vt_rocm_launch_gdn_gate(X(0), X(1), X(2), X(3), Y(0), Y(1), vt_rocm_elems(&a->in[0]), last_dim(&a->in[0]), s);
-    return vt_rocm_done(e, "GdnGate (16)", c, dev, why, why_size);
+    return vt_rocm_done(&L_, e, "GdnGate (16)", why, why_size);
 }
 
 static vt_status k_moe_combine(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
@@ -68,7 +62,7 @@ static vt_status k_moe_combine(vt_backend_ctx *c, int dev, const vt_op_args *a, 
     STREAM();
     const vt_operand *h = &a->in[0];
     hipError_t e = vt_rocm_launch_moe_combine(X(0), X(1), Y(0), h->shape[0], h->shape[1], h->shape[2], s);
-    return vt_rocm_done(e, "MoeCombine (24)", c, dev, why, why_size);
+    return vt_rocm_done(&L_, e, "MoeCombine (24)", why, why_size);
 }
 
 static vt_status k_norm(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
@@ -83,51 +77,23 @@ static vt_status k_norm(vt_backend_ctx *c, int dev, const vt_op_args *a, char *w
         e = vt_rocm_launch_norm(VT_ROCM_NORM_L2, X(0), NULL, NULL, Y(0), rows, n, eps, s);
     else
         e = vt_rocm_launch_norm(VT_ROCM_NORM_GATED, X(0), X(2), X(1), Y(0), rows, n, eps, s);
-    return vt_rocm_done(e, vt_op_name((int)a->op), c, dev, why, why_size);
+    return vt_rocm_done(&L_, e, vt_op_name((int)a->op), why, why_size);
 }
 
 /* Softmax refuses a logit x*scale + mask of +inf (the row would be NaN) as
- * the cpu oracle does, named by operand, row and index, before anything
- * is written: a device-side scan reports the first offence through the
- * device's error word, rows in chunks of 2^29 so the row fits the word. */
-static vt_status softmax_scan(vt_backend_ctx *c, int dev, hipStream_t s, const float *x, const float *mask, int64_t nm,
-                              int64_t rows, int64_t n, float scale, char *why, size_t why_size)
+ * the cpu oracle does, named by operand, row and index: a device-side scan
+ * per chunk of 2^29 rows reports the first offence into the queue's error
+ * word. */
+static hipError_t softmax_scan(const rocm_call *L, const float *x, const float *mask, int64_t nm, int64_t rows,
+                               int64_t n, float scale)
 {
-    if ((uint64_t)n >> 32)
-        return vt_why(VT_E_INVALID_ARG, why, why_size,
-                      "Softmax (10): rows of %lld elements: the rocm backend's +inf scan takes at most 2^32 per row",
-                      (long long)n);
     const int64_t chunk = (int64_t)1 << 29;
-    for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
-        int64_t nr = rows - r0 < chunk ? rows - r0 : chunk;
-        unsigned long long *err = c->dev[dev].err_word, word = 0;
-        hipError_t e = hipMemsetAsync(err, 0xff, sizeof *err, s);
-        if (e == hipSuccess)
-            e = vt_rocm_launch_softmax_scan(x, mask, nm, r0, nr, n, scale, err, s);
-        if (e == hipSuccess)
-            e = hipMemcpyAsync(&word, err, sizeof word, hipMemcpyDeviceToHost, s);
-        if (e == hipSuccess)
-            e = hipStreamSynchronize(s);
-        if (e != hipSuccess)
-            return vt_rocm_fail(e, "Softmax (10)", dev, why, why_size);
-        if (word == ~0ull)
-            continue;
-        long long r = r0 + (long long)(word >> 34), i = (long long)((word >> 2) & 0xffffffffu);
-        switch (word & 3) {
-        case 0: return vt_why(VT_E_INVALID_ARG, why, why_size, "Softmax (10): x row %lld has +inf at index %lld", r, i);
-        case 1:
-            return vt_why(VT_E_INVALID_ARG, why, why_size,
-                          "Softmax (10): mask has +inf at index %lld (x row %lld, index %lld)",
-                          (long long)(nm >= n ? (r * n + i) % nm : 0), r, i);
-        case 2:
-            return vt_why(VT_E_INVALID_ARG, why, why_size,
-                          "Softmax (10): x row %lld index %lld: x*scale + mask is +inf", r, i);
-        default:
-            return vt_why(VT_E_INVALID_ARG, why, why_size,
-                          "Softmax (10): x row %lld index %lld: x*scale + mask is NaN from infinite operands", r, i);
-        }
-    }
-    return VT_OK;
+    hipError_t e = hipSuccess;
+    for (int64_t r0 = 0; r0 < rows && e == hipSuccess; r0 += chunk)
+        e = vt_rocm_launch_softmax_scan(x, mask, nm, r0, rows - r0 < chunk ? rows - r0 : chunk, n, scale, L->q->err,
+                                        L->a->op, L->s);
+    vt_rocm_checked(L);
+    return e;
 }
 
 static vt_status k_softmax(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
@@ -137,11 +103,13 @@ static vt_status k_softmax(vt_backend_ctx *c, int dev, const vt_op_args *a, char
     bool mask = a->n_in > 1 && X(1);
     int64_t nm = mask ? vt_rocm_elems(&a->in[1]) : 0;
     float scale = ((const vt_params_softmax *)a->params)->scale;
-    vt_status st = softmax_scan(c, dev, s, X(0), mask ? X(1) : NULL, nm, rows, n, scale, why, why_size);
-    if (st != VT_OK)
-        return st;
-    hipError_t e = vt_rocm_launch_softmax(X(0), mask ? X(1) : NULL, nm, Y(0), rows, n, scale, s);
-    return vt_rocm_done(e, "Softmax (10)", c, dev, why, why_size);
+    if ((uint64_t)n >> 32) /* the scan's word holds a 32-bit index */
+        return vt_why(VT_E_INVALID_ARG, why, why_size,
+                      "rows of %lld elements: the rocm backend's +inf scan takes at most 2^32 per row", (long long)n);
+    hipError_t e = softmax_scan(&L_, X(0), mask ? X(1) : NULL, nm, rows, n, scale);
+    if (e == hipSuccess)
+        e = vt_rocm_launch_softmax(X(0), mask ? X(1) : NULL, nm, Y(0), rows, n, scale, L_.q->err, s);
+    return vt_rocm_done(&L_, e, "Softmax (10)", why, why_size);
 }
 
 static vt_status k_rope(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
@@ -151,7 +119,7 @@ static vt_status k_rope(vt_backend_ctx *c, int dev, const vt_op_args *a, char *w
     const vt_operand *x = &a->in[0];
     hipError_t e = vt_rocm_launch_rope(X(0), X(1), Y(0), x->shape[0], x->shape[1], x->shape[2], p->n_rot, p->theta,
                                        p->mode == VT_ROPE_NEOX, s);
-    return vt_rocm_done(e, "Rope (18)", c, dev, why, why_size);
+    return vt_rocm_done(&L_, e, "Rope (18)", why, why_size);
 }
 
 static vt_status k_index_select(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
@@ -165,40 +133,30 @@ static vt_status k_index_select(vt_backend_ctx *c, int dev, const vt_op_args *a,
         outer *= src->shape[i];
     for (int i = dim + 1; i < nd; i++)
         inner *= src->shape[i];
-    int64_t *iv = malloc(sizeof *iv * (size_t)(n_idx ? n_idx : 1));
-    if (!iv)
-        return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
-    vt_status st = vt_rocm_read_indices(c, dev, idx->data, n_idx, idx->dtype == VT_I64, iv, why, why_size);
-    for (int64_t j = 0; st == VT_OK && j < n_idx; j++)
-        if (iv[j] < 0 || iv[j] >= n_src)
-            st = vt_why(VT_E_INVALID_ARG, why, why_size,
-                        "IndexSelect (90): idx[%lld] = %lld is outside [0, %lld) of src dim %d", (long long)j,
-                        (long long)iv[j], (long long)n_src, dim);
-    free(iv);
+    int wide = idx->dtype == VT_I64;
+    void *safe;
+    vt_status st = vt_rocm_call_scratch(&L_, (uint64_t)n_idx * (wide ? 8 : 4), &safe, why, why_size);
     if (st != VT_OK)
         return st;
-    int64_t row_bytes = inner * (int64_t)vt_dtype_get((int)src->dtype)->block_bytes;
     hipError_t e =
-        vt_rocm_launch_index_select(X(0), X(1), idx->dtype == VT_I64, Y(0), outer, n_src, n_idx, row_bytes, s);
-    return vt_rocm_done(e, "IndexSelect (90)", c, dev, why, why_size);
+        vt_rocm_launch_check_range(L_.q->err, a->op, VT_ROCM_NAME_IDX, X(1), wide, n_idx, n_src, dim, safe, s);
+    vt_rocm_checked(&L_);
+    int64_t row_bytes = inner * (int64_t)vt_dtype_get((int)src->dtype)->block_bytes;
+    if (e == hipSuccess && n_src > 0) /* with no source rows every index is bad: nothing to gather */
+        e = vt_rocm_launch_index_select(X(0), safe, wide, Y(0), outer, n_src, n_idx, row_bytes, s);
+    return vt_rocm_done(&L_, e, "IndexSelect (90)", why, why_size);
 }
 
-/* Read n slots and check each is -1 or in [0, limit); with unique, no
- * non-negative slot may repeat. */
-static vt_status check_slots(vt_backend_ctx *c, int dev, const char *op, const char *name, const void *ptr, int64_t n,
-                             int64_t limit, bool unique, int64_t *out, char *why, size_t why_size)
+/* Queue the check of n slots (each -1 or in [0, limit), unique when asked;
+ * with accepted, accepted[b] in [1, acc_max] where slots[b] >= 0) and
+ * return the safe slots the guarded kernel must use. */
+static hipError_t check_slots(const rocm_call *L, const void *slots, int64_t n, int64_t limit, bool unique,
+                              const void *accepted, int64_t acc_max, void *safe)
 {
-    vt_status st = vt_rocm_read_indices(c, dev, ptr, n, false, out, why, why_size);
-    for (int64_t i = 0; st == VT_OK && i < n; i++) {
-        if (out[i] < -1 || out[i] >= limit)
-            return vt_why(VT_E_INVALID_ARG, why, why_size, "%s: %s[%lld] = %lld is outside [-1, %lld)", op, name,
-                          (long long)i, (long long)out[i], (long long)limit);
-        for (int64_t j = 0; unique && out[i] >= 0 && j < i; j++)
-            if (out[j] == out[i])
-                return vt_why(VT_E_INVALID_ARG, why, why_size, "%s: %s[%lld] and %s[%lld] both name slot %lld", op,
-                              name, (long long)j, name, (long long)i, (long long)out[i]);
-    }
-    return st;
+    hipError_t e = vt_rocm_launch_check_slots(L->q->err, L->a->op, VT_ROCM_NAME_SLOTS, slots, n, limit, unique,
+                                              accepted, acc_max, safe, L->s);
+    vt_rocm_checked(L);
+    return e;
 }
 
 static vt_status k_kv_write(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
@@ -206,17 +164,16 @@ static vt_status k_kv_write(vt_backend_ctx *c, int dev, const vt_op_args *a, cha
     STREAM();
     const vt_operand *k = &a->in[0], *v = &a->in[1], *kc = &a->out[0];
     int64_t T = k->shape[0];
-    int64_t *sl = malloc(sizeof *sl * (size_t)(T ? T : 1));
-    if (!sl)
-        return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
-    vt_status st = check_slots(c, dev, "KvCacheWrite (31)", "slots", X(2), T, kc->shape[0], false, sl, why, why_size);
-    free(sl);
+    void *safe;
+    vt_status st = vt_rocm_call_scratch(&L_, (uint64_t)T * 4, &safe, why, why_size);
     if (st != VT_OK)
         return st;
-    hipError_t e = vt_rocm_launch_kv_write(X(0), X(2), Y(0), kc->dtype, T, k->shape[1] * k->shape[2], s);
+    hipError_t e = check_slots(&L_, X(2), T, kc->shape[0], false, NULL, 0, safe);
     if (e == hipSuccess)
-        e = vt_rocm_launch_kv_write(X(1), X(2), Y(1), kc->dtype, T, v->shape[1] * v->shape[2], s);
-    return vt_rocm_done(e, "KvCacheWrite (31)", c, dev, why, why_size);
+        e = vt_rocm_launch_kv_write(X(0), safe, Y(0), kc->dtype, T, k->shape[1] * k->shape[2], s);
+    if (e == hipSuccess)
+        e = vt_rocm_launch_kv_write(X(1), safe, Y(1), kc->dtype, T, v->shape[1] * v->shape[2], s);
+    return vt_rocm_done(&L_, e, "KvCacheWrite (31)", why, why_size);
 }
 
 static vt_status k_attention(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
@@ -226,7 +183,7 @@ static vt_status k_attention(vt_backend_ctx *c, int dev, const vt_op_args *a, ch
     const vt_params_attention *p = a->params;
     hipError_t e = vt_rocm_launch_attention(X(0), X(1), X(2), k->dtype, X(3), Y(0), q->shape[0], q->shape[1],
                                             k->shape[1], k->shape[0], q->shape[2], v->shape[2], p->scale, p->window, s);
-    return vt_rocm_done(e, "Attention (30)", c, dev, why, why_size);
+    return vt_rocm_done(&L_, e, "Attention (30)", why, why_size);
 }
 
 /* Any window is accepted, as on the cpu oracle: the kernel writes -inf
@@ -239,7 +196,7 @@ static vt_status k_dsa(vt_backend_ctx *c, int dev, const vt_op_args *a, char *wh
     int64_t T = q->shape[0], S = k->shape[0];
     hipError_t e =
         vt_rocm_launch_dsa_logits(X(0), X(1), k->dtype, X(2), X(3), X(4), Y(0), T, q->shape[1], q->shape[2], S, s);
-    return vt_rocm_done(e, "DsaIndexerLogits (34)", c, dev, why, why_size);
+    return vt_rocm_done(&L_, e, "DsaIndexerLogits (34)", why, why_size);
 }
 
 static vt_status k_conv_spec(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
@@ -248,23 +205,16 @@ static vt_status k_conv_spec(vt_backend_ctx *c, int dev, const vt_op_args *a, ch
     const vt_operand *x = &a->in[0], *st = &a->out[1];
     int64_t B = x->shape[0], D = x->shape[1], T = x->shape[2], W = a->in[1].shape[1], N = st->shape[0],
             L = st->shape[2];
-    int64_t *buf = malloc(sizeof *buf * (size_t)(2 * B + 1));
-    if (!buf)
-        return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
-    const char *op = "CausalConv1dSpecUpdate (7)";
-    vt_status r = check_slots(c, dev, op, "slots", X(3), B, N, true, buf, why, why_size);
-    if (r == VT_OK)
-        r = vt_rocm_read_indices(c, dev, X(4), B, false, buf + B, why, why_size);
-    for (int64_t b = 0; r == VT_OK && b < B; b++)
-        if (buf[b] >= 0 && (buf[B + b] < 1 || buf[B + b] > L - W + 2))
-            r = vt_why(VT_E_INVALID_ARG, why, why_size, "%s: accepted[%lld] = %lld is outside [1, L-W+2 = %lld]", op,
-                       (long long)b, (long long)buf[B + b], (long long)(L - W + 2));
-    free(buf);
+    void *safe;
+    vt_status r = vt_rocm_call_scratch(&L_, (uint64_t)B * 4, &safe, why, why_size);
     if (r != VT_OK)
         return r;
-    hipError_t e = vt_rocm_launch_conv_spec(X(0), X(1), a->n_in > 2 ? X(2) : NULL, X(3), X(4), Y(0), Y(1), B, D, T, W,
-                                            L, ((const vt_params_conv *)a->params)->silu, s);
-    return vt_rocm_done(e, op, c, dev, why, why_size);
+    const char *op = "CausalConv1dSpecUpdate (7)";
+    hipError_t e = check_slots(&L_, X(3), B, N, true, X(4), L - W + 2, safe);
+    if (e == hipSuccess) /* accepted is read only for rows whose safe slot is >= 0 */
+        e = vt_rocm_launch_conv_spec(X(0), X(1), a->n_in > 2 ? X(2) : NULL, safe, X(4), Y(0), Y(1), B, D, T, W, L,
+                                     ((const vt_params_conv *)a->params)->silu, s);
+    return vt_rocm_done(&L_, e, op, why, why_size);
 }
 
 static vt_status k_conv(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
@@ -274,7 +224,7 @@ static vt_status k_conv(vt_backend_ctx *c, int dev, const vt_op_args *a, char *w
     hipError_t e = vt_rocm_launch_conv_prefill(X(0), X(1), a->n_in > 2 ? X(2) : NULL, a->n_in > 3 ? X(3) : NULL, Y(0),
                                                Y(1), x->shape[0], x->shape[1], x->shape[2], a->in[1].shape[1],
                                                ((const vt_params_conv *)a->params)->silu, s);
-    return vt_rocm_done(e, "CausalConv1d (8)", c, dev, why, why_size);
+    return vt_rocm_done(&L_, e, "CausalConv1d (8)", why, why_size);
 }
 
 static vt_status k_conv_update(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
@@ -283,20 +233,18 @@ static vt_status k_conv_update(vt_backend_ctx *c, int dev, const vt_op_args *a, 
     const vt_operand *x = &a->in[0];
     int64_t B = x->shape[0];
     const void *slots = a->n_in > 3 ? X(3) : NULL;
+    void *safe = NULL;
+    hipError_t e = hipSuccess;
     if (slots) {
-        int64_t *buf = malloc(sizeof *buf * (size_t)(B ? B : 1));
-        if (!buf)
-            return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
-        vt_status r = check_slots(c, dev, "CausalConv1dUpdate (9)", "slots", slots, B, a->out[1].shape[0], true, buf,
-                                  why, why_size);
-        free(buf);
+        vt_status r = vt_rocm_call_scratch(&L_, (uint64_t)B * 4, &safe, why, why_size);
         if (r != VT_OK)
             return r;
+        e = check_slots(&L_, slots, B, a->out[1].shape[0], true, NULL, 0, safe);
     }
-    hipError_t e =
-        vt_rocm_launch_conv_update(X(0), X(1), a->n_in > 2 ? X(2) : NULL, slots, Y(0), Y(1), B, x->shape[1],
-                                   x->shape[2], a->in[1].shape[1], ((const vt_params_conv *)a->params)->silu, s);
-    return vt_rocm_done(e, "CausalConv1dUpdate (9)", c, dev, why, why_size);
+    if (e == hipSuccess)
+        e = vt_rocm_launch_conv_update(X(0), X(1), a->n_in > 2 ? X(2) : NULL, safe, Y(0), Y(1), B, x->shape[1],
+                                       x->shape[2], a->in[1].shape[1], ((const vt_params_conv *)a->params)->silu, s);
+    return vt_rocm_done(&L_, e, "CausalConv1dUpdate (9)", why, why_size);
 }
 
 static vt_status k_gated_delta(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
@@ -307,49 +255,22 @@ static vt_status k_gated_delta(vt_backend_ctx *c, int dev, const vt_op_args *a, 
     int64_t B = q->shape[0], T = q->shape[1], H = q->shape[2], dk = q->shape[3], HV = v->shape[2], dv = v->shape[3];
     int64_t N = st->shape[0];
     bool per_token = sl->ndim == 2;
-    if (dk > VT_ROCM_GDR_MAX_DK)
-        return vt_why(VT_E_UNSUPPORTED, why, why_size, "%s: key dim %lld exceeds this kernel's %d", op, (long long)dk,
+    if (dk > VT_ROCM_GDR_MAX_DK) /* accepts() refuses it at plan time */
+        return vt_why(VT_E_UNSUPPORTED, why, why_size, "GatedDeltaRule dk = %lld > %d", (long long)dk,
                       VT_ROCM_GDR_MAX_DK);
     int64_t n_slots = per_token ? B * T : B;
-    int64_t *buf = malloc(sizeof *buf * (size_t)(n_slots + B + 1));
-    if (!buf)
-        return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
-    int64_t *acc = buf + n_slots;
-    vt_status r = vt_rocm_read_indices(c, dev, sl->data, n_slots, false, buf, why, why_size);
-    if (r == VT_OK && per_token)
-        r = vt_rocm_read_indices(c, dev, X(6), B, false, acc, why, why_size);
-    for (int64_t b = 0; r == VT_OK && per_token && b < B; b++)
-        if (acc[b] < 1 || acc[b] > T)
-            r = vt_why(VT_E_INVALID_ARG, why, why_size, "%s: accepted[%lld] = %lld is outside [1, T=%lld]", op,
-                       (long long)b, (long long)acc[b], (long long)T);
-    /* Every slot in range, and no state row shared by two active rows. */
-    for (int64_t i = 0; r == VT_OK && i < n_slots; i++)
-        if (buf[i] < -1 || buf[i] >= N)
-            r = vt_why(VT_E_INVALID_ARG, why, why_size, "%s: slots value %lld at %lld is outside [-1, %lld)", op,
-                       (long long)buf[i], (long long)i, (long long)N);
-    int64_t per_row = per_token ? T : 1;
-    for (int64_t i = 0; r == VT_OK && i < n_slots; i++) {
-        int64_t row = i / per_row;
-        int64_t read = per_token ? buf[row * T + acc[row] - 1] : buf[row];
-        if (buf[i] < 0 || read < 0)
-            continue;
-        for (int64_t j = 0; j < i; j++) {
-            int64_t other = j / per_row;
-            int64_t oread = per_token ? buf[other * T + acc[other] - 1] : buf[other];
-            if (other != row && oread >= 0 && buf[j] == buf[i]) {
-                r = vt_why(VT_E_INVALID_ARG, why, why_size, "%s: state slot %lld belongs to rows %lld and %lld", op,
-                           (long long)buf[i], (long long)other, (long long)row);
-                break;
-            }
-        }
-    }
-    free(buf);
+    void *safe;
+    vt_status r = vt_rocm_call_scratch(&L_, (uint64_t)(n_slots + B) * 4, &safe, why, why_size);
     if (r != VT_OK)
         return r;
-    hipError_t e =
-        vt_rocm_launch_gated_delta(X(0), X(1), X(2), X(3), X(4), sl->data, per_token ? X(6) : NULL, per_token, Y(0),
-                                   Y(1), B, T, H, HV, dk, dv, ((const vt_params_gdn *)a->params)->l2norm, s);
-    return vt_rocm_done(e, op, c, dev, why, why_size);
+    int32_t *safe_slots = safe, *safe_acc = safe_slots + n_slots;
+    hipError_t e = vt_rocm_launch_check_gdr(L_.q->err, a->op, sl->data, per_token ? X(6) : NULL, per_token, B, T, N,
+                                            safe_slots, safe_acc, s);
+    vt_rocm_checked(&L_);
+    if (e == hipSuccess)
+        e = vt_rocm_launch_gated_delta(X(0), X(1), X(2), X(3), X(4), safe_slots, per_token ? safe_acc : NULL, per_token,
+                                       Y(0), Y(1), B, T, H, HV, dk, dv, ((const vt_params_gdn *)a->params)->l2norm, s);
+    return vt_rocm_done(&L_, e, op, why, why_size);
 }
 
 #define IDX(t)                                                                                                         \

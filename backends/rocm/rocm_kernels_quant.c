@@ -3,10 +3,9 @@
  * weights and MoeExpertMatMul, for every "q" format of SPEC 7 (and the
  * plain float types where the op has them). These rows are what make the
  * device admit keep-quant residency for matmul, gather and moe-expert.
- * Indices are read back and checked before any launch. */
+ * Indices are checked on the device first (kernels_check.hip); the
+ * gathers read the safe copy the check writes. */
 #include "config.h"
-
-#include <stdlib.h>
 
 #include "rocm_common.h"
 
@@ -18,12 +17,6 @@ static void geometry(uint32_t dtype, int *be, int *bb)
     *bb = (int)t->block_bytes;
 }
 
-#define STREAM()                                                                                                       \
-    hipStream_t s;                                                                                                     \
-    vt_status st_ = vt_rocm_stream(c, dev, &s, why, why_size);                                                         \
-    if (st_ != VT_OK)                                                                                                  \
-    return st_
-
 static vt_status k_dequantize(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
 {
     STREAM();
@@ -31,23 +24,20 @@ static vt_status k_dequantize(vt_backend_ctx *c, int dev, const vt_op_args *a, c
     geometry(a->in[0].dtype, &be, &bb);
     hipError_t e = vt_rocm_launch_dequantize(a->in[0].data, a->in[0].dtype, be, bb, a->out[0].data, a->out[0].dtype,
                                              vt_rocm_elems(&a->in[0]), s);
-    return vt_rocm_done(e, "Dequantize (41)", c, dev, why, why_size);
+    return vt_rocm_done(&L_, e, "Dequantize (41)", why, why_size);
 }
 
-/* Read n indices and check each is in [0, limit). */
-static vt_status check_indices(vt_backend_ctx *c, int dev, const char *op, const char *name, const void *ptr, int64_t n,
-                               int64_t limit, char *why, size_t why_size)
+/* Queue the check of n i32 indices (each in [0, limit)) and return, in
+ * L's scratch, the safe copy the gather must use. */
+static vt_status check_indices(const rocm_call *L, uint32_t name, const void *ptr, int64_t n, int64_t limit,
+                               void **safe, hipError_t *e, char *why, size_t why_size)
 {
-    int64_t *v = malloc(sizeof *v * (size_t)(n ? n : 1));
-    if (!v)
-        return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
-    vt_status st = vt_rocm_read_indices(c, dev, ptr, n, false, v, why, why_size);
-    for (int64_t i = 0; st == VT_OK && i < n; i++)
-        if (v[i] < 0 || v[i] >= limit)
-            st = vt_why(VT_E_INVALID_ARG, why, why_size, "%s: %s[%lld] = %lld is outside [0, %lld)", op, name,
-                        (long long)i, (long long)v[i], (long long)limit);
-    free(v);
-    return st;
+    vt_status st = vt_rocm_call_scratch(L, (uint64_t)n * 4, safe, why, why_size);
+    if (st != VT_OK)
+        return st;
+    *e = vt_rocm_launch_check_range(L->q->err, L->a->op, name, ptr, 0, n, limit, -1, *safe, L->s);
+    vt_rocm_checked(L);
+    return VT_OK;
 }
 
 static vt_status k_get_rows(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
@@ -55,14 +45,17 @@ static vt_status k_get_rows(vt_backend_ctx *c, int dev, const vt_op_args *a, cha
     STREAM();
     const vt_operand *t = &a->in[0], *idx = &a->in[1];
     int64_t n_idx = vt_rocm_elems(idx);
-    vt_status st = check_indices(c, dev, "GetRows (40)", "idx", idx->data, n_idx, t->shape[0], why, why_size);
+    void *safe;
+    hipError_t e = hipSuccess;
+    vt_status st = check_indices(&L_, VT_ROCM_NAME_IDX, idx->data, n_idx, t->shape[0], &safe, &e, why, why_size);
     if (st != VT_OK)
         return st;
     int be, bb;
     geometry(t->dtype, &be, &bb);
-    hipError_t e = vt_rocm_launch_get_rows(t->data, t->dtype, be, bb, idx->data, a->out[0].data, a->out[0].dtype, n_idx,
-                                           t->shape[1], s);
-    return vt_rocm_done(e, "GetRows (40)", c, dev, why, why_size);
+    if (e == hipSuccess && t->shape[0] > 0) /* an empty table has no row to gather */
+        e = vt_rocm_launch_get_rows(t->data, t->dtype, be, bb, safe, a->out[0].data, a->out[0].dtype, n_idx,
+                                    t->shape[1], s);
+    return vt_rocm_done(&L_, e, "GetRows (40)", why, why_size);
 }
 
 static vt_status k_matmul_q(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
@@ -74,7 +67,7 @@ static vt_status k_matmul_q(vt_backend_ctx *c, int dev, const vt_op_args *a, cha
     int be, bb;
     geometry(w->dtype, &be, &bb);
     hipError_t e = vt_rocm_launch_matmul_q(x->data, w->data, w->dtype, be, bb, a->out[0].data, n, m, k, s);
-    return vt_rocm_done(e, "MatMul (20)", c, dev, why, why_size);
+    return vt_rocm_done(&L_, e, "MatMul (20)", why, why_size);
 }
 
 static vt_status k_moe_matmul(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
@@ -82,14 +75,17 @@ static vt_status k_moe_matmul(vt_backend_ctx *c, int dev, const vt_op_args *a, c
     STREAM();
     const vt_operand *x = &a->in[0], *w = &a->in[1], *ids = &a->in[2];
     int64_t T = ids->shape[0], K = ids->shape[1], E = w->shape[0], m = w->shape[1], k = w->shape[2];
-    vt_status st = check_indices(c, dev, "MoeExpertMatMul (23)", "ids", ids->data, T * K, E, why, why_size);
+    void *safe;
+    hipError_t e = hipSuccess;
+    vt_status st = check_indices(&L_, VT_ROCM_NAME_IDS, ids->data, T * K, E, &safe, &e, why, why_size);
     if (st != VT_OK)
         return st;
     int be, bb;
     geometry(w->dtype, &be, &bb);
-    hipError_t e = vt_rocm_launch_moe_matmul(x->data, x->ndim == 3, w->data, w->dtype, be, bb, ids->data,
-                                             a->out[0].data, T, K, m, k, s);
-    return vt_rocm_done(e, "MoeExpertMatMul (23)", c, dev, why, why_size);
+    if (e == hipSuccess && E > 0)
+        e = vt_rocm_launch_moe_matmul(x->data, x->ndim == 3, w->data, w->dtype, be, bb, safe, a->out[0].data, T, K, m,
+                                      k, s);
+    return vt_rocm_done(&L_, e, "MoeExpertMatMul (23)", why, why_size);
 }
 
 /* The 13 formats of SPEC 7, and the float types. */

@@ -1,11 +1,13 @@
 /* rocm_launch.h - extern "C" launchers of the rocm backend's kernels.
- * Each queues its kernel on stream and returns the launch status; the
- * caller checks shapes (the core did) and synchronises when it must. */
+ * Each queues its kernel on stream and returns the launch status; none
+ * synchronises. Shapes were checked by the core; values in device memory
+ * by the check kernels below, queued first. */
 #ifndef VT_ROCM_LAUNCH_H
 #define VT_ROCM_LAUNCH_H
 
 #include <stdint.h>
 
+#include "rocm_error.h"
 #include "vt_hip.h"
 
 #include <vt/vt_params.h>
@@ -58,17 +60,17 @@ hipError_t vt_rocm_launch_norm(int kind, const float *x, const float *w, const f
                                int64_t n, float eps, hipStream_t stream);
 
 /* Softmax of x*scale + mask (mask NULL, or mask_elems trailing elements
- * broadcast over the leading ones); an all -inf row gives zeros. */
+ * broadcast over the leading ones); an all -inf row gives zeros. Writes
+ * nothing when the error word err (may be NULL) holds an error. */
 hipError_t vt_rocm_launch_softmax(const float *x, const float *mask, int64_t mask_elems, float *y, int64_t rows,
-                                  int64_t n, float scale, hipStream_t stream);
+                                  int64_t n, float scale, const vt_rocm_err *err, hipStream_t stream);
 
 /* Softmax's refusal scan of rows [row0, row0 + rows) (rows < 2^30,
- * n < 2^32): *err (initialised to all ones) receives the first logit
- * x*scale + mask of +inf or NaN from infinite operands, as
- * (row - row0) << 34 | index << 2 | kind, kind 0 x is +inf, 1 the mask
- * is, 2 the logit is +inf, 3 it is NaN. */
+ * n < 2^32): the first logit x*scale + mask of +inf, or NaN from infinite
+ * operands, goes into the queue's error word err as op's error
+ * (VT_ROCM_ERR_SOFTMAX_*: x is +inf, the mask is, the logit is +inf, NaN). */
 hipError_t vt_rocm_launch_softmax_scan(const float *x, const float *mask, int64_t mask_elems, int64_t row0,
-                                       int64_t rows, int64_t n, float scale, unsigned long long *err,
+                                       int64_t rows, int64_t n, float scale, vt_rocm_err *err, uint32_t op,
                                        hipStream_t stream);
 
 /* Rope over x [T,H,d] at positions pos[T]; neox: pairs (i, i+n_rot/2). */
@@ -156,11 +158,11 @@ hipError_t vt_rocm_launch_mmv_moe(const float *x, int x_per_slot, const void *w,
 /* MoeRouter's largest expert count (per-thread arrays). */
 #define VT_ROCM_ROUTER_MAX_E 1024
 
-/* Refusal scan of rows of x: *err (initialised to all ones) receives the
- * first offence: a NaN (row << 32 | index), or when sampling, with bit 63
- * set, row << 34 | kind << 32 | index, kind 1 a +inf, 2 nothing finite. */
-hipError_t vt_rocm_launch_scan(const float *x, int64_t rows, int64_t n, int sampling, unsigned long long *err,
-                               hipStream_t stream);
+/* Refusal scan of rows of x (operand name: VT_ROCM_NAME_*): the first NaN
+ * (row-major), or when sampling a +inf or a row with nothing finite, goes
+ * into the queue's error word err as op's error. */
+hipError_t vt_rocm_launch_scan(const float *x, int64_t rows, int64_t n, int sampling, vt_rocm_err *err, uint32_t op,
+                               uint32_t name, hipStream_t stream);
 
 /* Argmax per row (ties to the lower index). */
 hipError_t vt_rocm_launch_argmax(const float *x, int64_t rows, int64_t n, int32_t *out, hipStream_t stream);
@@ -182,6 +184,31 @@ hipError_t vt_rocm_launch_sample(const void *scratch, int64_t rows, int64_t n, i
 hipError_t vt_rocm_launch_router(const float *logits, const float *bias, int64_t T, int64_t E, int32_t k, int32_t score,
                                  int32_t renormalize, float routed_scale, int32_t *ids, float *weights,
                                  hipStream_t stream);
+
+/* Data checks (kernels_check.hip), one block each, queued before the
+ * kernel they guard; the first offence goes into err as op's error. */
+
+/* Every v[i] (i32, or i64 when wide) in [0, hi); dim >= 0 names the source
+ * dim (IndexSelect). safe[i] = v[i] when all are, else 0 (same width). */
+hipError_t vt_rocm_launch_check_range(vt_rocm_err *err, uint32_t op, uint32_t name, const void *v, int wide, int64_t n,
+                                      int64_t hi, int64_t dim, void *safe, hipStream_t stream);
+
+/* Every slot -1 or in [0, limit), with unique no slot >= 0 twice; with
+ * accepted, accepted[b] in [1, acc_max] where slots[b] >= 0. safe[i] =
+ * slots[i] when the call is valid, else -1. */
+hipError_t vt_rocm_launch_check_slots(vt_rocm_err *err, uint32_t op, uint32_t name, const int32_t *slots, int64_t n,
+                                      int64_t limit, int unique, const int32_t *accepted, int64_t acc_max,
+                                      int32_t *safe, hipStream_t stream);
+
+/* GatedDeltaRule's slots (B, or B x T when per_token) and accepted counts
+ * (per_token), as GatedDeltaRule reads them; safe copies as above (slots
+ * -1 and accepted 1 when the call is bad). */
+hipError_t vt_rocm_launch_check_gdr(vt_rocm_err *err, uint32_t op, const int32_t *slots, const int32_t *accepted,
+                                    int per_token, int64_t B, int64_t T, int64_t N, int32_t *safe_slots,
+                                    int32_t *safe_accepted, hipStream_t stream);
+
+/* Move the error in from (if any) into to (unless to has one). */
+hipError_t vt_rocm_launch_err_move(vt_rocm_err *from, vt_rocm_err *to, hipStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* rocm_plugin.c - the rocm backend's plugin entry: runtime start-up,
  * device memory (hipMalloc, or hipMallocManaged when opted in with
- * VT_ROCM_MANAGED_ALLOC=1), copies and synchronisation. */
+ * VT_ROCM_MANAGED_ALLOC=1), blocking copies and synchronisation; the
+ * version-2 members (queues, events, graphs) are in rocm_stream.c. */
 #include "config.h"
 
 #include <stdio.h>
@@ -34,6 +35,11 @@ vt_status vt_rocm_use(vt_backend_ctx *ctx, int dev, char *why, size_t why_size)
 {
     if (dev < 0 || dev >= ctx->n_devices)
         return vt_why(VT_E_NOT_FOUND, why, why_size, "rocm has %d devices, asked for %d", ctx->n_devices, dev);
+    /* Every enqueue comes here: asking is a thread-local read, setting is
+     * not free (part of the per-op cost of a stream of tiny ops). */
+    int cur = -1;
+    if (hipGetDevice(&cur) == hipSuccess && cur == dev)
+        return VT_OK;
     hipError_t e = hipSetDevice(dev);
     return e == hipSuccess ? VT_OK : vt_rocm_fail(e, "hipSetDevice", dev, why, why_size);
 }
@@ -76,13 +82,12 @@ static vt_status rocm_init(vt_backend_ctx **out, char *why, size_t why_size)
     c->n_devices = n;
     for (int d = 0; d < n; d++) {
         pthread_mutex_init(&c->dev[d].lock, NULL);
-        if (hipSetDevice(d) == hipSuccess &&
-            hipStreamCreateWithFlags(&c->dev[d].stream, hipStreamNonBlocking) == hipSuccess &&
-            hipMalloc((void **)&c->dev[d].err_word, sizeof *c->dev[d].err_word) == hipSuccess)
+        char qwhy[VT_CAPS_TEXT] = "";
+        if (vt_rocm_queue_new(c, d, &c->dev[d].dq, qwhy, sizeof qwhy) == VT_OK) {
             c->dev[d].stream_ok = true;
-        else
-            snprintf(c->dev[d].readback_reason, sizeof c->dev[d].readback_reason, "stream creation failed: %s",
-                     hipGetErrorName(hipGetLastError()));
+            vt_rocm_readback_self_test(c, d);
+        } else
+            snprintf(c->dev[d].readback_reason, sizeof c->dev[d].readback_reason, "stream creation failed: %s", qwhy);
     }
     *out = c;
     return VT_OK;
@@ -95,14 +100,15 @@ static void rocm_fini(vt_backend_ctx *c)
     for (int d = 0; d < c->n_devices; d++) {
         rocm_device *rd = &c->dev[d];
         if (hipSetDevice(d) == hipSuccess) {
+            vt_rocm_queue_free(c, d, rd->dq);
             for (size_t i = 0; i < rd->n_allocs; i++)
                 (void)hipFree(rd->allocs[i].ptr);
-            if (rd->err_word)
-                (void)hipFree(rd->err_word);
-            if (rd->stream_ok)
-                (void)hipStreamDestroy(rd->stream);
+            for (size_t i = 0; i < rd->n_retired; i++)
+                (void)hipFree(rd->retired[i]);
         }
         free(rd->allocs);
+        free(rd->retired);
+        free(rd->queues);
         pthread_mutex_destroy(&rd->lock);
     }
     free(c->dev);
@@ -180,7 +186,8 @@ static void rocm_release(vt_backend_ctx *c, int dev, void *ptr)
     pthread_mutex_unlock(&rd->lock);
 }
 
-/* Copy on the device's stream and wait for it (pageable host memory). */
+/* A blocking copy (pageable host memory), counted as one sync: after all
+ * work queued on dev, on the device's internal queue, then waited for. */
 static vt_status copy_sync(vt_backend_ctx *c, int dev, void *dst, const void *src, uint64_t bytes, hipMemcpyKind kind,
                            char *why, size_t why_size)
 {
@@ -190,9 +197,14 @@ static vt_status copy_sync(vt_backend_ctx *c, int dev, void *dst, const void *sr
     rocm_device *rd = &c->dev[dev];
     if (!rd->stream_ok)
         return vt_why(VT_E_DEVICE, why, why_size, "rocm:%d has no stream (%s)", dev, rd->readback_reason);
-    hipError_t e = hipMemcpyAsync(dst, src, (size_t)bytes, kind, rd->stream);
+    /* Ordered after the work already queued on every queue of dev (a
+     * kernel may still write what is read, or read what is written). */
+    hipError_t e = hipDeviceSynchronize();
     if (e == hipSuccess)
-        e = hipStreamSynchronize(rd->stream);
+        e = hipMemcpyAsync(dst, src, (size_t)bytes, kind, rd->dq->stream);
+    if (e == hipSuccess)
+        e = hipStreamSynchronize(rd->dq->stream);
+    vt_rocm_count_sync(c, dev);
     if (e != hipSuccess)
         return vt_rocm_fail(
             e, kind == hipMemcpyHostToDevice ? "hipMemcpyAsync(host to device)" : "hipMemcpyAsync(device to host)", dev,
@@ -226,8 +238,10 @@ static vt_status rocm_synchronize(vt_backend_ctx *c, int dev, char *why, size_t 
     vt_status st = vt_rocm_use(c, dev, why, why_size);
     if (st != VT_OK)
         return st;
-    hipError_t e = c->dev[dev].stream_ok ? hipStreamSynchronize(c->dev[dev].stream) : hipDeviceSynchronize();
-    return e == hipSuccess ? VT_OK : vt_rocm_fail(e, "hipStreamSynchronize", dev, why, why_size);
+    /* Every queue of dev (their streams are all on this device). */
+    hipError_t e = hipDeviceSynchronize();
+    vt_rocm_count_sync(c, dev);
+    return e == hipSuccess ? VT_OK : vt_rocm_fail(e, "hipDeviceSynchronize", dev, why, why_size);
 }
 
 static void rocm_counters(vt_backend_ctx *c, int dev, vt_backend_counters *out)
@@ -291,6 +305,7 @@ static pthread_once_t iface_once = PTHREAD_ONCE_INIT;
 static void fill_iface(void)
 {
     rocm_iface.kernels = vt_rocm_kernel_table(&rocm_iface.n_kernels);
+    vt_rocm_fill_iface_v2(&rocm_iface);
 }
 
 const vt_backend_iface *vt_plugin_entry(void)

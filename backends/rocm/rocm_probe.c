@@ -2,25 +2,25 @@
  * identity from hipGetDeviceProperties, memory from hipMemGetInfo, host
  * addressability from hipDeviceAttributePageableMemoryAccess (or an
  * opted-in managed allocation), sampled-token readback from a real
- * stream + event + pinned-host copy. */
+ * stream + event + pinned-host copy (self-tested at init, re-checked on
+ * every probe). */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "rocm_backend.h"
 
-/* Try the async readback path once per device: a pinned host buffer, a
- * device buffer, an async copy on the stream and an event to wait on. */
-static void probe_readback(vt_backend_ctx *c, int dev)
+/* The async readback path, end to end on the device's internal queue: a
+ * pinned host buffer, a device buffer, an async copy and an event to wait
+ * on. Once per device at init, under the device lock. */
+void vt_rocm_readback_self_test(vt_backend_ctx *c, int dev)
 {
     rocm_device *rd = &c->dev[dev];
-    if (rd->readback_probed)
-        return;
-    rd->readback_probed = true;
+    pthread_mutex_lock(&rd->lock);
     rd->readback_ok = false;
-    if (!rd->stream_ok)
-        return; /* the reason was recorded when the stream failed */
+    hipStream_t s = rd->dq->stream;
     const char *step = "hipHostMalloc";
     void *host = NULL, *devbuf = NULL;
     hipEvent_t ev;
@@ -37,15 +37,15 @@ static void probe_readback(vt_backend_ctx *c, int dev)
     }
     if (e == hipSuccess) {
         step = "hipMemsetAsync";
-        e = hipMemsetAsync(devbuf, 0x5a, 64, rd->stream);
+        e = hipMemsetAsync(devbuf, 0x5a, 64, s);
     }
     if (e == hipSuccess) {
         step = "hipMemcpyAsync(device to pinned host)";
-        e = hipMemcpyAsync(host, devbuf, 64, hipMemcpyDeviceToHost, rd->stream);
+        e = hipMemcpyAsync(host, devbuf, 64, hipMemcpyDeviceToHost, s);
     }
     if (e == hipSuccess) {
         step = "hipEventRecord";
-        e = hipEventRecord(ev, rd->stream);
+        e = hipEventRecord(ev, s);
     }
     if (e == hipSuccess) {
         step = "hipEventSynchronize";
@@ -68,6 +68,39 @@ static void probe_readback(vt_backend_ctx *c, int dev)
         (void)hipFree(devbuf);
     if (host)
         (void)hipHostFree(host);
+    pthread_mutex_unlock(&rd->lock);
+}
+
+/* Is the readback path usable now? The self-test of init, and an event
+ * recorded on the internal queue now (under the device lock). */
+static void probe_readback(vt_backend_ctx *c, int dev, vt_device_caps *caps)
+{
+    rocm_device *rd = &c->dev[dev];
+    pthread_mutex_lock(&rd->lock);
+    bool ok = rd->stream_ok && rd->readback_ok;
+    char reason[VT_CAPS_TEXT];
+    snprintf(reason, sizeof reason, "%s", rd->readback_reason);
+    if (ok) {
+        hipEvent_t ev;
+        hipError_t e = hipEventCreateWithFlags(&ev, hipEventDisableTiming);
+        if (e == hipSuccess) {
+            e = hipEventRecord(ev, rd->dq->stream);
+            if (e == hipSuccess) {
+                e = hipEventQuery(ev);
+                if (e == hipErrorNotReady)
+                    e = hipSuccess;
+            }
+            (void)hipEventDestroy(ev);
+        }
+        if (e != hipSuccess) {
+            ok = false;
+            snprintf(reason, sizeof reason, "an event on the device's stream failed now: %s", hipGetErrorName(e));
+            (void)hipGetLastError();
+        }
+    }
+    pthread_mutex_unlock(&rd->lock);
+    caps->sampled_token_readback = ok;
+    snprintf(caps->sampled_token_readback_reason, sizeof caps->sampled_token_readback_reason, "%s", reason);
 }
 
 vt_status vt_rocm_probe(vt_backend_ctx *c, int dev, vt_device_caps *caps, char *why, size_t why_size)
@@ -121,9 +154,6 @@ vt_status vt_rocm_probe(vt_backend_ctx *c, int dev, vt_device_caps *caps, char *
     }
     caps->needs_weight_staging = !caps->host_addressable;
 
-    probe_readback(c, dev);
-    caps->sampled_token_readback = c->dev[dev].readback_ok;
-    snprintf(caps->sampled_token_readback_reason, sizeof caps->sampled_token_readback_reason, "%s",
-             c->dev[dev].readback_reason);
+    probe_readback(c, dev, caps);
     return VT_OK;
 }
