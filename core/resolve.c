@@ -44,7 +44,14 @@ static vt_status resolve_one(vt_device *dev, vt_op op, vt_sig sig, uint32_t flag
         snprintf(out->reason, sizeof out->reason, "op id %d is not in the catalogue", (int)op);
         return VT_E_NOT_FOUND;
     }
-    if (vt_kernel_find(dev->plugin->kernels, dev->plugin->n_kernels, op, sig)) {
+    if (dev->no_kernels) { /* no code for this device: nothing runs, not even the CPU tier */
+        out->tier = VT_TIER_REFUSED;
+        snprintf(out->reason, sizeof out->reason, "%s (%d) on %s refused: %s", name, (int)op, dev->id, dev->no_kernels);
+        return VT_E_OP_MISSING;
+    }
+    uint32_t n_kernels = 0;
+    const vt_kernel *kernels = vt_device_table(dev, &n_kernels);
+    if (vt_kernel_find(kernels, n_kernels, op, sig)) {
         out->tier = VT_TIER_NATIVE;
         snprintf(out->reason, sizeof out->reason, "native kernel of %s", dev->plugin->name);
         return VT_OK;

@@ -245,7 +245,9 @@ vt_status vt_op_run(vt_device *dev, vt_op op, const vt_tensor *const *in, uint32
     }
     const vt_backend_iface *f = dev->plugin->iface;
     if (r.tier == VT_TIER_NATIVE) {
-        const vt_kernel *k = vt_kernel_find(dev->plugin->kernels, dev->plugin->n_kernels, op, sig);
+        uint32_t n_kernels = 0;
+        const vt_kernel *kernels = vt_device_table(dev, &n_kernels);
+        const vt_kernel *k = vt_kernel_find(kernels, n_kernels, op, sig);
         st = k->run(dev->plugin->ctx, dev->index, &args, why, sizeof why);
         if (st != VT_OK)
             return vt_set_error(st, "%s (%d) on %s failed: %s", name, (int)op, dev->id, why);
