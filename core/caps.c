@@ -39,7 +39,11 @@ vt_staging_decisions vt_caps_staging_decisions(const vt_device_caps *caps)
     d.merged_projection = staging;
     d.packed_decode = staging;
     d.resident_weight_prepare = staging;
-    d.device_fit_check = staging;
+    /* In place needs device access to pageable host memory: a managed
+     * allocation (opted in) is host-addressable but the file's mapping is
+     * not device memory, so every weight is copied there. */
+    d.weights_in_place = !staging && !caps->managed_memory_enabled;
+    d.device_fit_all_weights = !d.weights_in_place;
     return d;
 }
 

@@ -32,7 +32,7 @@ vt_status vt_fit_budget(vt_device *dev, uint64_t *budget, char *source, size_t s
         snprintf(source, source_size, "VT_DEVICE_WEIGHT_BUDGET_BYTES=%llu", v);
         return VT_OK;
     }
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     vt_status st = vt_device_probe(dev, &caps);
     if (st != VT_OK)
         return st;
@@ -132,9 +132,12 @@ static bool add_ok(uint64_t *sum, uint64_t v)
     return !__builtin_add_overflow(*sum, v, sum);
 }
 
-/* Keep the indices of the VT_FIT_LARGEST largest resident tensors. */
+/* Keep the indices of the VT_FIT_LARGEST largest tensors the load
+ * allocates on the device. */
 static void note_largest(vt_fit_report *r, const vt_weight_plan *plans, uint32_t i)
 {
+    if (plans[i].in_place)
+        return;
     uint32_t pos = r->n_largest;
     while (pos > 0 && plans[r->largest[pos - 1]].resident_bytes < plans[i].resident_bytes)
         pos--;
@@ -159,13 +162,17 @@ static void refusal(vt_device *dev, const vt_device_caps *caps, const vt_weight_
         if (used < sizeof msg)                                                                                         \
             used += (size_t)snprintf(msg + used, sizeof msg - used, __VA_ARGS__);                                      \
     } while (0)
-    APPEND("%s does not fit on %s (%s): needs %llu bytes (%s) = keep-quant %s + expanded %s", model, vt_device_id(dev),
-           caps->name, (unsigned long long)r->needed_bytes, vt_format_bytes(r->needed_bytes, b[0], 32),
-           vt_format_bytes(r->keep_quant_bytes, b[1], 32), vt_format_bytes(r->expanded_bytes, b[2], 32));
+    APPEND("%s does not fit on %s (%s): needs %llu bytes (%s) on the device = keep-quant %s + expanded %s", model,
+           vt_device_id(dev), caps->name, (unsigned long long)r->needed_bytes,
+           vt_format_bytes(r->needed_bytes, b[0], 32), vt_format_bytes(r->keep_quant_bytes, b[1], 32),
+           vt_format_bytes(r->expanded_bytes, b[2], 32));
     if (r->f32_bytes)
         APPEND(" + f32 %s", vt_format_bytes(r->f32_bytes, b[3], 32));
     if (r->run_bytes)
         APPEND(" + run state %s", vt_format_bytes(r->run_bytes, b[4], 32));
+    if (r->in_place_bytes)
+        APPEND(" - %s of %u weight%s used in place from host memory", vt_format_bytes(r->in_place_bytes, b[7], 32),
+               r->n_in_place, r->n_in_place == 1 ? "" : "s");
     APPEND("; budget %llu bytes (%s) from %s", (unsigned long long)r->budget_bytes,
            vt_format_bytes(r->budget_bytes, b[5], 32), r->budget_source);
     if (r->forced_formats) {
@@ -223,10 +230,14 @@ vt_status vt_fit_plan(vt_device *dev, const vt_weight_desc *weights, size_t n, c
     memset(report, 0, sizeof *report);
     report->expand_dtype = expand_dtype_of(opt.expand);
 
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     vt_status st = vt_device_probe(dev, &caps);
     if (st != VT_OK)
         return st;
+    /* SPEC 4, 6: which weights the load copies onto the device is the
+     * staging decision the caps derive, the one `vtctl caps` prints. */
+    vt_staging_decisions staging = vt_caps_staging_decisions(&caps);
+    bool in_place_ok = staging.weights_in_place && !(opt.flags & VT_FIT_NO_IN_PLACE);
     vt_weight_plan *own = NULL;
     if (!plans && n) {
         own = calloc(n, sizeof *own);
@@ -238,7 +249,12 @@ vt_status vt_fit_plan(vt_device *dev, const vt_weight_desc *weights, size_t n, c
         st = plan_one(&weights[i], i, &caps, report->expand_dtype, &plans[i]);
         if (st != VT_OK)
             goto done;
-        const vt_weight_plan *p = &plans[i];
+        vt_weight_plan *p = &plans[i];
+        p->in_place = in_place_ok && p->resident_dtype == weights[i].dtype;
+        if (p->in_place) {
+            report->n_in_place++;
+            report->in_place_bytes += p->resident_bytes; /* <= weight_bytes, which is overflow-checked */
+        }
         uint64_t *bucket;
         if (p->residency == VT_RESIDENCY_KEEP_QUANT) {
             bucket = &report->keep_quant_bytes;
@@ -262,14 +278,14 @@ vt_status vt_fit_plan(vt_device *dev, const vt_weight_desc *weights, size_t n, c
         note_largest(report, plans, (uint32_t)i);
     }
     report->run_bytes = opt.run_bytes;
-    report->needed_bytes = report->weight_bytes;
+    report->needed_bytes = report->weight_bytes - report->in_place_bytes;
     if (!add_ok(&report->needed_bytes, opt.run_bytes)) {
         st = vt_set_error(VT_E_INVALID_ARG, "vt_fit_plan: weights plus run bytes overflow");
         goto done;
     }
 
-    /* SPEC 6: the fit runs whenever the device stages weights. */
-    report->checked = caps.needs_weight_staging;
+    /* SPEC 6: the fit runs whenever the load allocates device memory. */
+    report->checked = report->needed_bytes > 0;
     if (opt.budget_bytes) {
         report->budget_bytes = opt.budget_bytes;
         snprintf(report->budget_source, sizeof report->budget_source, "%s (%llu bytes)",

@@ -144,8 +144,8 @@ static char *vtable_problem(const vt_plugin *p, const vt_backend_iface *f)
 {
     if (f->abi_version != VT_PLUGIN_ABI)
         return vt_strdup_printf("vtable ABI %u, core wants %u", f->abi_version, VT_PLUGIN_ABI);
-    if (f->struct_size < sizeof(vt_backend_iface))
-        return vt_strdup_printf("vtable is %u bytes, core needs %zu", f->struct_size, sizeof(vt_backend_iface));
+    if (f->struct_size < VT_IFACE_V1_SIZE) /* version 1 is the least the core runs */
+        return vt_strdup_printf("vtable is %u bytes, core needs %zu", f->struct_size, (size_t)VT_IFACE_V1_SIZE);
     if (!f->name || strcmp(f->name, p->name) != 0)
         return vt_strdup_printf("vtable names backend '%s' but the file is for '%s'", f->name ? f->name : "(null)",
                                 p->name);
@@ -164,6 +164,9 @@ static char *vtable_problem(const vt_plugin *p, const vt_backend_iface *f)
         return vt_strdup_printf("vtable function %s is NULL", missing);
     if (!f->host_alloc != !f->host_free)
         return vt_strdup_printf("vtable sets only one of host_alloc and host_free");
+    char *v2 = vt_iface_v2_problem(f);
+    if (v2)
+        return v2;
     if (f->n_kernels && !f->kernels)
         return vt_strdup_printf("vtable lists %u kernels but no table", f->n_kernels);
     for (uint32_t i = 0; i < f->n_kernels; i++) {

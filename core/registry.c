@@ -520,6 +520,10 @@ static vt_status build_devices(vt_registry *reg)
             atomic_init(&dev->native_runs, 0);
             atomic_init(&dev->cpu_tier_runs, 0);
             atomic_init(&dev->refusals, 0);
+            atomic_init(&dev->core_syncs, 0);
+            atomic_init(&dev->core_launches, 0);
+            pthread_mutex_init(&dev->queue_lock, NULL);
+            dev->default_queue = NULL;
         }
     }
     return VT_OK;
@@ -536,7 +540,7 @@ vt_status vt_registry_open(vt_registry **out, const vt_registry_options *options
     if (!out)
         return vt_set_error(VT_E_INVALID_ARG, "vt_registry_open: out is NULL");
     *out = NULL;
-    vt_registry_options opt = {sizeof opt, NULL, NULL, -1, 0};
+    vt_registry_options opt = {sizeof opt, NULL, NULL, -1, 0, VT_TIER_POLICY_ENV};
     if (options) {
         /* Versioned like sqlite3_vfs: an older, shorter struct keeps the
          * defaults for the fields it lacks; a longer one is from the future. */
@@ -555,6 +559,21 @@ vt_status vt_registry_open(vt_registry **out, const vt_registry_options *options
     if (!reg)
         return vt_set_error(VT_E_NO_MEMORY, "out of memory opening the registry");
     reg->debug = debug;
+    const char *tier_log = getenv("VT_TIER_LOG");
+    reg->tier_log = tier_log && *tier_log && strcmp(tier_log, "0") != 0;
+    /* The tier policy is the registry's, fixed now: the option, else the
+     * environment (a bad value is reported by every resolution). */
+    if (opt.tier_policy == VT_TIER_POLICY_STRICT) {
+        reg->tier_flags = VT_RESOLVE_STRICT;
+    } else if (opt.tier_policy == VT_TIER_POLICY_ENV) {
+        reg->policy_status = vt_tier_policy_from_env(&reg->tier_flags);
+        if (reg->policy_status != VT_OK)
+            reg->policy_error = vt_strdup(vt_last_error());
+    } else if (opt.tier_policy != VT_TIER_POLICY_PORTABLE) {
+        free(reg);
+        return vt_set_error(VT_E_INVALID_ARG, "vt_registry_open: options.tier_policy %u is not a policy",
+                            opt.tier_policy);
+    }
 
     vt_ltdl_lock();
     int init_err = lt_dlinit();
@@ -621,6 +640,8 @@ void vt_registry_close(vt_registry *reg)
 {
     if (!reg)
         return;
+    for (size_t i = 0; i < reg->n_devices; i++)
+        vt_device_queues_fini(&reg->devices[i]);
     for (size_t i = 0; i < reg->n_plugins; i++) {
         vt_plugin *p = &reg->plugins[i];
         vt_plugin_unload(p);
@@ -635,6 +656,7 @@ void vt_registry_close(vt_registry *reg)
     free(reg->plugins);
     free(reg->devices);
     free(reg->search_path);
+    free(reg->policy_error);
     free(reg);
     vt_ltdl_lock();
     lt_dlexit();
@@ -828,7 +850,10 @@ vt_status vt_device_probe(vt_device *dev, vt_device_caps *out)
     uint32_t n_kernels = 0;
     const vt_kernel *kernels = vt_device_table(dev, &n_kernels);
     vt_caps_derive_keep_quant(&caps, kernels, n_kernels);
-    *out = caps;
+    /* The caller's struct_size says how much of the struct it has. */
+    size_t size = out->struct_size && out->struct_size < sizeof caps ? out->struct_size : sizeof caps;
+    caps.struct_size = (uint32_t)size;
+    memcpy(out, &caps, size);
     return VT_OK;
 }
 
@@ -836,10 +861,24 @@ vt_status vt_device_stats_get(vt_device *dev, vt_device_stats *out)
 {
     if (!dev || !out)
         return vt_set_error(VT_E_INVALID_ARG, "vt_device_stats_get: NULL argument");
-    memset(out, 0, sizeof *out);
-    dev->plugin->iface->counters(dev->plugin->ctx, dev->index, &out->backend);
-    out->native_runs = atomic_load(&dev->native_runs);
-    out->cpu_tier_runs = atomic_load(&dev->cpu_tier_runs);
-    out->refusals = atomic_load(&dev->refusals);
+    vt_device_stats s;
+    memset(&s, 0, sizeof s);
+    dev->plugin->iface->counters(dev->plugin->ctx, dev->index, &s.backend); /* a v1 plugin leaves syncs, launches 0 */
+    if (!vt_plugin_has_queues(dev->plugin)) {                               /* the core ran the queue: its own counts */
+        s.backend.syncs += atomic_load(&dev->core_syncs);
+        s.backend.launches += atomic_load(&dev->core_launches);
+    }
+    s.native_runs = atomic_load(&dev->native_runs);
+    s.cpu_tier_runs = atomic_load(&dev->cpu_tier_runs);
+    s.refusals = atomic_load(&dev->refusals);
+    /* The caller's struct_size says how much of the struct it has. */
+    size_t size = out->struct_size && out->struct_size < sizeof s ? out->struct_size : sizeof s;
+    s.struct_size = (uint32_t)size;
+    memcpy(out, &s, size);
     return VT_OK;
+}
+
+uint32_t vt_registry_tier_policy(const vt_registry *reg)
+{
+    return reg && (reg->tier_flags & VT_RESOLVE_STRICT) ? VT_TIER_POLICY_STRICT : VT_TIER_POLICY_PORTABLE;
 }

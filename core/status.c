@@ -30,6 +30,7 @@ const char *vt_status_name(vt_status status)
     case VT_E_IO: return "VT_E_IO";
     case VT_E_UNSUPPORTED: return "VT_E_UNSUPPORTED";
     case VT_E_DEVICE_LOST: return "VT_E_DEVICE_LOST";
+    case VT_E_NOT_READY: return "VT_E_NOT_READY";
     }
     return "VT_E_UNKNOWN";
 }

@@ -1,13 +1,12 @@
-/* tensor.c - tensors in device memory and vt_op_run: check operands,
- * resolve the tier, run the kernel. */
+/* tensor.c - tensors in device memory, views of them, and copies between
+ * host memory and a tensor (blocking, and asynchronous on a queue). */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "op_check.h"
-#include "vt_internal.h"
+#include "queue_internal.h"
 
 vt_status vt_tensor_create(vt_device *dev, vt_dtype dtype, uint32_t ndim, const int64_t *shape, vt_tensor **out)
 {
@@ -87,6 +86,8 @@ vt_status vt_tensor_wrap(vt_device *dev, vt_dtype dtype, uint32_t ndim, const in
 
 vt_status vt_device_host_alloc(vt_device *dev, uint64_t bytes, void **ptr, bool *pinned)
 {
+    if (!dev || !ptr || !pinned)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_device_host_alloc: NULL argument");
     const vt_backend_iface *f = dev->plugin->iface;
     char why[VT_WHY_SIZE] = "";
     *ptr = NULL;
@@ -105,12 +106,56 @@ vt_status vt_device_host_alloc(vt_device *dev, uint64_t bytes, void **ptr, bool 
 
 void vt_device_host_free(vt_device *dev, void *ptr, bool pinned)
 {
-    if (!ptr)
+    if (!ptr || !dev)
         return;
     if (pinned)
         dev->plugin->iface->host_free(dev->plugin->ctx, dev->index, ptr);
     else
         free(ptr);
+}
+
+/* A blocking copy between host memory and t's buffer at byte offset off
+ * (of the buffer). At offset 0, or on a pointer-based version-1 plugin,
+ * the plugin's blocking write/read; else the async copy on the device's
+ * default queue and its sync point (the core never adds offsets to a
+ * version-2 plugin's handles). */
+static vt_status blocking_copy(const vt_tensor *t, vt_work_kind kind, uint64_t off, void *host, size_t n)
+{
+    vt_device *dev = t->dev;
+    const vt_backend_iface *f = dev->plugin->iface;
+    if (off == 0 || !vt_plugin_has_queues(dev->plugin)) {
+        char why[VT_WHY_SIZE] = "";
+        vt_status st =
+            kind == VT_WORK_WRITE
+                ? f->write(dev->plugin->ctx, dev->index, (char *)t->data + off, host, n, why, sizeof why)
+                : f->read(dev->plugin->ctx, dev->index, host, (const char *)t->data + off, n, why, sizeof why);
+        if (st != VT_OK)
+            return vt_set_error(st, "copy of %zu bytes %s %s failed: %s", n, kind == VT_WORK_WRITE ? "to" : "from",
+                                dev->id, why);
+        return VT_OK;
+    }
+    vt_queue *q = vt_device_default_queue(dev);
+    if (!q)
+        return VT_E_DEVICE;
+    vt_work w = {.kind = kind, .bytes = n};
+    if (kind == VT_WORK_WRITE) {
+        w.dst = t->data;
+        w.dst_off = off;
+        w.src = host;
+    } else {
+        w.dst = host;
+        w.src = t->data;
+        w.src_off = off;
+    }
+    pthread_mutex_lock(&q->lock);
+    vt_status st =
+        q->recording != VT_REC_NONE
+            ? vt_set_error(VT_E_INVALID_ARG, "a blocking copy on %s while its default queue records a graph", dev->id)
+            : vt_queue_submit_locked(q, &w);
+    if (st == VT_OK)
+        st = vt_queue_sync_locked(q);
+    pthread_mutex_unlock(&q->lock);
+    return st;
 }
 
 vt_status vt_tensor_write_at(vt_tensor *t, uint64_t offset, const void *src, size_t nbytes)
@@ -126,12 +171,7 @@ vt_status vt_tensor_write_at(vt_tensor *t, uint64_t offset, const void *src, siz
                             nbytes, (unsigned long long)offset, (unsigned long long)t->nbytes);
     if (!nbytes)
         return VT_OK;
-    char why[VT_WHY_SIZE] = "";
-    const vt_backend_iface *f = t->dev->plugin->iface;
-    vt_status st = f->write(t->dev->plugin->ctx, t->dev->index, (char *)t->data + offset, src, nbytes, why, sizeof why);
-    if (st != VT_OK)
-        return vt_set_error(st, "copy of %zu bytes to %s failed: %s", nbytes, t->dev->id, why);
-    return VT_OK;
+    return blocking_copy(t, VT_WORK_WRITE, t->offset + offset, (void *)src, nbytes);
 }
 
 vt_status vt_tensor_write(vt_tensor *t, const void *src, size_t nbytes)
@@ -151,12 +191,7 @@ vt_status vt_tensor_read(const vt_tensor *t, void *dst, size_t nbytes)
                             nbytes, (unsigned long long)t->nbytes);
     if (!nbytes)
         return VT_OK;
-    char why[VT_WHY_SIZE] = "";
-    const vt_backend_iface *f = t->dev->plugin->iface;
-    vt_status st = f->read(t->dev->plugin->ctx, t->dev->index, dst, t->data, nbytes, why, sizeof why);
-    if (st != VT_OK)
-        return vt_set_error(st, "copy of %zu bytes from %s failed: %s", nbytes, t->dev->id, why);
-    return VT_OK;
+    return blocking_copy(t, VT_WORK_READ, t->offset, dst, nbytes);
 }
 
 uint64_t vt_tensor_nbytes(const vt_tensor *t)
@@ -184,90 +219,123 @@ vt_device *vt_tensor_device(const vt_tensor *t)
     return t ? t->dev : NULL;
 }
 
-static void fill_operand(vt_operand *o, const vt_tensor *t)
+vt_shape vt_tensor_shape(const vt_tensor *t)
 {
-    memset(o, 0, sizeof *o);
-    if (!t)
-        return;
-    o->data = t->data;
-    o->dtype = t->dtype;
-    o->ndim = t->ndim;
-    for (uint32_t i = 0; i < t->ndim; i++)
-        o->shape[i] = t->shape[i];
-    o->nbytes = t->nbytes;
+    vt_shape s;
+    memset(&s, 0, sizeof s);
+    if (t) {
+        s.dtype = t->dtype;
+        s.ndim = t->ndim;
+        for (uint32_t i = 0; i < t->ndim; i++)
+            s.shape[i] = t->shape[i];
+    }
+    return s;
 }
 
-vt_status vt_op_run(vt_device *dev, vt_op op, const vt_tensor *const *in, uint32_t n_in, vt_tensor *const *out,
-                    uint32_t n_out, const void *params, size_t params_size)
+vt_status vt_tensor_view(vt_tensor *base, uint64_t offset, vt_dtype dtype, uint32_t ndim, const int64_t *shape,
+                         vt_tensor **out)
 {
-    if (!dev)
-        return vt_set_error(VT_E_INVALID_ARG, "vt_op_run: device is NULL");
-    const char *name = vt_op_name(op);
-    if (!name)
-        return vt_set_error(VT_E_NOT_FOUND, "vt_op_run on %s: op id %d is not in the catalogue", dev->id, (int)op);
-    if (n_in > VT_MAX_INPUTS || n_out > VT_MAX_OUTPUTS || (n_in && !in) || (n_out && !out))
-        return vt_set_error(VT_E_INVALID_ARG, "%s (%d) on %s: %u inputs / %u outputs (at most %d / %d)", name, (int)op,
-                            dev->id, n_in, n_out, VT_MAX_INPUTS, VT_MAX_OUTPUTS);
-    vt_op_args args;
-    memset(&args, 0, sizeof args);
-    args.struct_size = sizeof args;
-    args.op = op;
-    args.n_in = n_in;
-    args.n_out = n_out;
-    args.params = params;
-    args.params_size = params_size;
-    for (uint32_t i = 0; i < n_in; i++) {
-        if (in[i] && in[i]->dev != dev)
-            return vt_set_error(VT_E_INVALID_ARG, "%s (%d): input %u lives on %s, the op runs on %s", name, (int)op, i,
-                                in[i]->dev->id, dev->id);
-        fill_operand(&args.in[i], in[i]);
-    }
-    for (uint32_t i = 0; i < n_out; i++) {
-        if (!out[i])
-            return vt_set_error(VT_E_INVALID_ARG, "%s (%d) on %s: output %u is NULL", name, (int)op, dev->id, i);
-        if (out[i]->dev != dev)
-            return vt_set_error(VT_E_INVALID_ARG, "%s (%d): output %u lives on %s, the op runs on %s", name, (int)op, i,
-                                out[i]->dev->id, dev->id);
-        fill_operand(&args.out[i], out[i]);
-    }
-    char why[VT_WHY_SIZE] = "";
-    vt_sig sig;
-    vt_status st = vt_op_check(&args, &sig, why, sizeof why);
-    if (st != VT_OK)
-        return vt_set_error(st, "%s on %s", why, dev->id);
-
-    vt_resolution r;
-    st = vt_resolve(dev, op, sig, 0, &r);
-    if (st != VT_OK) {
-        if (st == VT_E_OP_MISSING)
-            atomic_fetch_add(&dev->refusals, 1);
-        return st; /* vt_resolve set the message */
-    }
-    const vt_backend_iface *f = dev->plugin->iface;
-    if (r.tier == VT_TIER_NATIVE) {
-        uint32_t n_kernels = 0;
-        const vt_kernel *kernels = vt_device_table(dev, &n_kernels);
-        const vt_kernel *k = vt_kernel_find(kernels, n_kernels, op, sig);
-        st = k->run(dev->plugin->ctx, dev->index, &args, why, sizeof why);
-        if (st != VT_OK)
-            return vt_set_error(st, "%s (%d) on %s failed: %s", name, (int)op, dev->id, why);
-        atomic_fetch_add(&dev->native_runs, 1);
-        return VT_OK;
-    }
-    /* Portable CPU tier: the cpu backend's kernel on this device's pointers,
-     * with the device synchronised around it. */
-    vt_plugin *cpu = vt_registry_cpu(dev->reg);
-    const vt_kernel *k = vt_kernel_find(cpu->kernels, cpu->n_kernels, op, sig);
-    st = f->synchronize(dev->plugin->ctx, dev->index, why, sizeof why);
-    if (st == VT_OK)
-        st = k->run(cpu->ctx, 0, &args, why, sizeof why);
-    if (st == VT_OK)
-        st = f->synchronize(dev->plugin->ctx, dev->index, why, sizeof why);
-    if (st != VT_OK)
-        return vt_set_error(st, "%s (%d) on %s via the portable CPU tier failed: %s", name, (int)op, dev->id, why);
-    atomic_fetch_add(&dev->cpu_tier_runs, 1);
-    const char *log = getenv("VT_TIER_LOG");
-    if (log && *log && strcmp(log, "0") != 0)
-        fprintf(stderr, "vt: %s (%d) on %s ran on the portable CPU tier\n", name, (int)op, dev->id);
+    if (!out)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_tensor_view: out is NULL");
+    *out = NULL;
+    if (!base || (ndim && !shape))
+        return vt_set_error(VT_E_INVALID_ARG, "vt_tensor_view: NULL base or shape");
+    uint64_t bytes;
+    if (ndim > VT_MAX_DIMS || !vt_dtype_get(dtype) || !vt_dtype_tensor_bytes(dtype, ndim, shape, &bytes))
+        return vt_set_error(VT_E_INVALID_ARG, "vt_tensor_view on %s: bad %s shape of %u dims", base->dev->id,
+                            vt_dtype_name(dtype), ndim);
+    for (uint32_t i = 0; i < ndim; i++)
+        if (shape[i] < 0)
+            return vt_set_error(VT_E_INVALID_ARG, "vt_tensor_view on %s: dim %u is negative (%lld)", base->dev->id, i,
+                                (long long)shape[i]);
+    if (offset > base->nbytes || bytes > base->nbytes - offset)
+        return vt_set_error(
+            VT_E_INVALID_ARG, "vt_tensor_view on %s: %llu bytes at offset %llu exceed the base tensor's %llu",
+            base->dev->id, (unsigned long long)bytes, (unsigned long long)offset, (unsigned long long)base->nbytes);
+    vt_tensor *t = calloc(1, sizeof *t);
+    if (!t)
+        return vt_set_error(VT_E_NO_MEMORY, "vt_tensor_view: out of host memory");
+    t->dev = base->dev;
+    t->data = base->data;
+    t->offset = base->offset + offset;
+    t->borrowed = true;
+    t->read_only = base->read_only;
+    t->dtype = dtype;
+    t->ndim = ndim;
+    for (uint32_t i = 0; i < ndim; i++)
+        t->shape[i] = shape[i];
+    t->nbytes = bytes;
+    *out = t;
     return VT_OK;
+}
+
+/* Check one async copy's range against t; names the call on failure. */
+static vt_status check_range(const char *fn, const vt_queue *q, const vt_tensor *t, uint64_t offset, size_t n)
+{
+    if (!q || !t)
+        return vt_set_error(VT_E_INVALID_ARG, "%s: NULL queue or tensor", fn);
+    if (t->dev != q->dev)
+        return vt_set_error(VT_E_INVALID_ARG, "%s: the tensor lives on %s, the queue is of %s", fn, t->dev->id,
+                            q->dev->id);
+    if (offset > t->nbytes || n > t->nbytes - offset)
+        return vt_set_error(VT_E_INVALID_ARG, "%s on %s: %zu bytes at offset %llu exceed the tensor's %llu", fn,
+                            t->dev->id, n, (unsigned long long)offset, (unsigned long long)t->nbytes);
+    return VT_OK;
+}
+
+static vt_status submit(vt_queue *q, const vt_work *w)
+{
+    pthread_mutex_lock(&q->lock);
+    vt_status st = vt_queue_submit_locked(q, w);
+    pthread_mutex_unlock(&q->lock);
+    return st;
+}
+
+vt_status vt_tensor_write_async(vt_queue *q, vt_tensor *t, uint64_t offset, const void *src, size_t n)
+{
+    vt_status st = check_range("vt_tensor_write_async", q, t, offset, n);
+    if (st != VT_OK)
+        return st;
+    if (n && !src)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_tensor_write_async on %s: src is NULL", t->dev->id);
+    if (t->read_only)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_tensor_write_async on %s: the tensor is read-only", t->dev->id);
+    if (!n)
+        return VT_OK;
+    vt_work w = {.kind = VT_WORK_WRITE, .dst = t->data, .dst_off = t->offset + offset, .src = src, .bytes = n};
+    return submit(q, &w);
+}
+
+vt_status vt_tensor_read_async(vt_queue *q, const vt_tensor *t, uint64_t offset, void *dst, size_t n)
+{
+    vt_status st = check_range("vt_tensor_read_async", q, t, offset, n);
+    if (st != VT_OK)
+        return st;
+    if (n && !dst)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_tensor_read_async on %s: dst is NULL", t->dev->id);
+    if (!n)
+        return VT_OK;
+    vt_work w = {.kind = VT_WORK_READ, .dst = dst, .src = t->data, .src_off = t->offset + offset, .bytes = n};
+    return submit(q, &w);
+}
+
+vt_status vt_tensor_copy_async(vt_queue *q, vt_tensor *dst, uint64_t dst_off, const vt_tensor *src, uint64_t src_off,
+                               size_t n)
+{
+    vt_status st = check_range("vt_tensor_copy_async", q, dst, dst_off, n);
+    if (st == VT_OK)
+        st = check_range("vt_tensor_copy_async", q, src, src_off, n);
+    if (st != VT_OK)
+        return st;
+    if (dst->read_only)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_tensor_copy_async on %s: the destination is read-only", dst->dev->id);
+    if (!n)
+        return VT_OK;
+    vt_work w = {.kind = VT_WORK_COPY,
+                 .dst = dst->data,
+                 .dst_off = dst->offset + dst_off,
+                 .src = src->data,
+                 .src_off = src->offset + src_off,
+                 .bytes = n};
+    return submit(q, &w);
 }

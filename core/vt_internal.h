@@ -3,6 +3,7 @@
 #ifndef VT_INTERNAL_H
 #define VT_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -50,6 +51,12 @@ struct vt_device {
     atomic_uint_fast64_t native_runs;
     atomic_uint_fast64_t cpu_tier_runs;
     atomic_uint_fast64_t refusals;
+    /* Work the core itself ran for a backend without queues (its syncs and
+     * launches counters, added to the backend's in vt_device_stats_get). */
+    atomic_uint_fast64_t core_syncs;
+    atomic_uint_fast64_t core_launches;
+    pthread_mutex_t queue_lock; /* guards creating default_queue */
+    vt_queue *default_queue;    /* created on first use, freed at close */
 };
 
 struct vt_registry {
@@ -61,14 +68,19 @@ struct vt_registry {
     vt_plugin *cpu;    /* the cpu backend (for the CPU tier), or NULL */
     char **warnings;
     size_t n_warnings;
-    bool debug; /* VT_LOADER_DEBUG */
+    bool debug;              /* VT_LOADER_DEBUG */
+    uint32_t tier_flags;     /* VT_RESOLVE_STRICT when the tier policy is strict (fixed at open) */
+    vt_status policy_status; /* VT_OK, or VT_E_INVALID_ARG for a bad $VT_TIER_POLICY */
+    char *policy_error;      /* its message, or NULL */
+    bool tier_log;           /* $VT_TIER_LOG at open: log CPU-tier runs to stderr */
 };
 
 struct vt_tensor {
     vt_device *dev;
-    void *data;     /* device pointer */
-    bool borrowed;  /* data is not ours (a view of a mapped file): never released */
-    bool read_only; /* writes are refused (the view is of read-only memory) */
+    void *data;      /* buffer handle from the backend's alloc (or borrowed memory) */
+    uint64_t offset; /* byte offset of this tensor inside data (views) */
+    bool borrowed;   /* data is not ours (a view of a mapped file, vt_tensor_view): never released */
+    bool read_only;  /* writes are refused (the view is of read-only memory) */
     vt_dtype dtype;
     uint32_t ndim;
     int64_t shape[VT_MAX_DIMS];
@@ -129,18 +141,30 @@ void vt_caps_derive_keep_quant(vt_device_caps *caps, const vt_kernel *table, uin
 vt_status vt_tensor_wrap(vt_device *dev, vt_dtype dtype, uint32_t ndim, const int64_t *shape, void *data,
                          bool read_only, vt_tensor **out);
 
-/* Host memory the device copies from fastest (its host_alloc, or aligned
- * host memory); *pinned says which. Free with vt_device_host_free. */
-vt_status vt_device_host_alloc(vt_device *dev, uint64_t bytes, void **ptr, bool *pinned);
-
-/* Free memory from vt_device_host_alloc. */
-void vt_device_host_free(vt_device *dev, void *ptr, bool pinned);
-
 /* The kernels dev may run: its backend's effective table, or none (*n = 0)
  * when the device's probe said kernels_unavailable. */
 const vt_kernel *vt_device_table(const vt_device *dev, uint32_t *n);
 
 /* The registry's cpu backend, when loaded with a device. */
 vt_plugin *vt_registry_cpu(vt_registry *reg);
+
+/* True when the plugin implements queues (version 2, queue_create set). */
+bool vt_plugin_has_queues(const vt_plugin *p);
+
+/* Problems of the version-2 part of a vtable (a set given by halves), or
+ * NULL; the result is malloc'd. */
+char *vt_iface_v2_problem(const vt_backend_iface *f);
+
+/* Free the device's default queue (registry close, before unloading). */
+void vt_device_queues_fini(vt_device *dev);
+
+/* Resolve op with its checked args (accepts is asked when args is not
+ * NULL): fills res (device, kernel, flags included). Does not count. */
+vt_status vt_resolve_args(vt_device *dev, vt_op op, vt_sig sig, const vt_op_args *args, uint32_t flags,
+                          vt_resolution *res);
+
+/* The why of a plugin with a leading "<Op> (<id>): " of op dropped (the
+ * core names the op itself, once). */
+const char *vt_why_strip_op(const char *why, uint32_t op);
 
 #endif /* VT_INTERNAL_H */

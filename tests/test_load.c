@@ -241,7 +241,7 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
      *   output 51200, norm 1024 (all multiples of 256): 2331648 */
     reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_device *stub = find(reg, "cuda-stub:0");
-    vt_device_stats before, after;
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
     ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_ptr_nonnull(plan);
@@ -342,7 +342,7 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
         free(got);
     }
     vt_model_free(m);
-    vt_device_stats ds;
+    vt_device_stats ds = {.struct_size = sizeof ds};
     ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
     ck_assert_uint_eq(ds.backend.live_bytes, 0);
     vt_load_plan_free(plan);
@@ -394,7 +394,7 @@ static void staging_fault(const char *var, const char *value, vt_status want)
     ck_assert_msg(strstr(vt_last_error(), "staging '") && strstr(vt_last_error(), "to cuda-stub:0 failed"), "%s",
                   vt_last_error());
     fprintf(stderr, "staging fault: %s\n", vt_last_error());
-    vt_device_stats ds;
+    vt_device_stats ds = {.struct_size = sizeof ds};
     ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
     ck_assert_uint_eq(ds.backend.live_bytes, 0); /* every tensor made so far was freed */
     vt_load_plan_free(plan);
@@ -432,6 +432,241 @@ START_TEST(an_allocation_failure_while_staging_frees_everything)
 }
 END_TEST
 
+/* A q4_0 projection that no stub kernel consumes: expanded to f16 it is
+ * 1024 x 300 x 2 = 614400 bytes, twice the 300000-byte host-addressable
+ * stub; the f16 projection and the norm keep their form (in place). */
+static const spec expanding_model[] = {
+    {"blk.0.ffn_up.weight", VT_Q4_0, 2, {1024, 300}},
+    {"blk.0.attn_q.weight", VT_F16, 2, {256, 64}},
+    {"output_norm.weight", VT_F32, 1, {256}},
+};
+#define N_EXPANDING (sizeof expanding_model / sizeof expanding_model[0])
+
+/* The seed's crash (issue 10 item 1): on a host-addressable device that
+ * still allocates the expanded weights, the plan said "fits (no fit
+ * check)" and staging died with a raw VT_E_DEVICE_OOM. The fit check runs
+ * over what the load allocates there and refuses first, allocating
+ * nothing; the same plan fits where the budget allows it. */
+START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
+{
+    vt_rng r;
+    vt_rng_init(&r, 57);
+    vt_gguf_writer *w = llama_writer();
+    void *keep[N_EXPANDING];
+    char *path = write_model(w, expanding_model, N_EXPANDING, keep, &r);
+    vt_gguf *g = NULL;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    setenv("VT_CUDA_STUB_HOST_ADDRESSABLE", "1", 1);
+    setenv("VT_CUDA_STUB_MEMORY_BYTES", "300000", 1);
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    unsetenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
+    unsetenv("VT_CUDA_STUB_MEMORY_BYTES");
+    vt_device *stub = find(reg, "cuda-stub:0");
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
+    vt_load_plan *plan = NULL;
+    vt_status st = vt_load_plan_create(g, stub, NULL, &plan);
+    ck_assert_msg(st == VT_E_DOES_NOT_FIT, "plan: %s: %s", vt_status_name(st), vt_last_error());
+    const char *msg = vt_last_error();
+    ck_assert_msg(strstr(msg, "does not fit on cuda-stub:0") && strstr(msg, "blk.0.ffn_up.weight"), "%s", msg);
+    const vt_fit_report *rep = vt_load_plan_report(plan);
+    ck_assert(rep->checked && !rep->fits);
+    ck_assert_uint_eq(rep->needed_bytes, 614400); /* the expanded copy alone */
+    vt_model *m = NULL;
+    st = vt_model_stage(plan, NULL, &m);
+    ck_assert_msg(st == VT_E_DOES_NOT_FIT, "stage: %s: %s", vt_status_name(st), vt_last_error());
+    ck_assert_ptr_null(m);
+    ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
+    ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
+    vt_load_plan_free(plan);
+
+    /* VT_DEVICE_WEIGHT_BUDGET_BYTES=1 refuses any load that allocates
+     * device memory: on the cpu too, whose expanded copies are allocated. */
+    setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1);
+    vt_device *cpu = find(reg, "cpu:0");
+    vt_load_options nz = {sizeof nz};
+    nz.flags = VT_LOAD_NO_ZERO_COPY; /* every weight copied: the cpu allocates them all */
+    ck_assert_int_eq(vt_load_plan_create(g, cpu, &nz, &plan), VT_E_DOES_NOT_FIT);
+    ck_assert_msg(strstr(vt_last_error(), "does not fit on cpu:0"), "%s", vt_last_error());
+    vt_load_plan_free(plan);
+    unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES");
+
+    vt_registry_close(reg);
+    vt_gguf_close(g);
+    vt_gguf_writer_free(w);
+    for (size_t i = 0; i < N_EXPANDING; i++)
+        free(keep[i]);
+    remove_model(path);
+}
+END_TEST
+
+/* What is used in place is not counted, what is copied is: the plan's
+ * split follows the device's staging decisions, staging follows the plan
+ * (VT_LOAD_NO_ZERO_COPY at stage time only is refused), and a load that
+ * allocates nothing fits any budget while run state is always counted. */
+START_TEST(the_loader_follows_the_staging_decisions)
+{
+    vt_rng r;
+    vt_rng_init(&r, 58);
+    vt_gguf_writer *w = llama_writer();
+    void *keep[N_EXPANDING];
+    char *path = write_model(w, expanding_model, N_EXPANDING, keep, &r);
+    vt_gguf *g = NULL;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    setenv("VT_CUDA_STUB_HOST_ADDRESSABLE", "1", 1);
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    unsetenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
+    vt_device *stub = find(reg, "cuda-stub:0");
+    vt_device_caps caps = {.struct_size = sizeof caps};
+    ck_assert_int_eq(vt_device_probe(stub, &caps), VT_OK);
+    vt_staging_decisions d = vt_caps_staging_decisions(&caps);
+    ck_assert(d.weights_in_place && !d.device_fit_all_weights && !d.direct_to_device_load);
+
+    vt_load_plan *plan = NULL;
+    ck_assert_msg(vt_load_plan_create(g, stub, NULL, &plan) == VT_OK, "%s", vt_last_error());
+    const vt_fit_report *rep = vt_load_plan_report(plan);
+    ck_assert_uint_eq(rep->n_in_place, 2);
+    ck_assert_uint_eq(rep->in_place_bytes, 32768 + 1024);
+    ck_assert_uint_eq(rep->needed_bytes, rep->weight_bytes - rep->in_place_bytes);
+    ck_assert_uint_eq(rep->needed_bytes, 614400);
+    for (size_t i = 0; i < N_EXPANDING; i++) {
+        const vt_weight_plan *p;
+        ck_assert_int_eq(vt_load_plan_entry(plan, i, NULL, NULL, &p), VT_OK);
+        ck_assert_int_eq(p->in_place, i != 0);
+    }
+    vt_load_options nz = {sizeof nz};
+    nz.flags = VT_LOAD_NO_ZERO_COPY;
+    vt_model *m = NULL;
+    ck_assert_int_eq(vt_model_stage(plan, &nz, &m), VT_E_INVALID_ARG);
+    ck_assert_msg(strstr(vt_last_error(), "make the plan with VT_LOAD_NO_ZERO_COPY"), "%s", vt_last_error());
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
+    ck_assert_msg(vt_model_stage(plan, NULL, &m) == VT_OK, "%s", vt_last_error());
+    ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
+    ck_assert_uint_eq(after.backend.allocs - before.backend.allocs, 1); /* the expanded copy only */
+    ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, 2);
+    vt_model_free(m);
+    vt_load_plan_free(plan);
+    /* Copying everything: every weight counted. */
+    ck_assert_int_eq(vt_load_plan_create(g, stub, &nz, &plan), VT_OK);
+    rep = vt_load_plan_report(plan);
+    ck_assert_uint_eq(rep->n_in_place, 0);
+    ck_assert_uint_eq(rep->needed_bytes, rep->weight_bytes);
+    ck_assert_uint_eq(rep->needed_bytes, 614400 + 32768 + 1024);
+    ck_assert_msg(vt_model_stage(plan, &nz, &m) == VT_OK, "%s", vt_last_error());
+    ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, 0);
+    vt_model_free(m);
+    vt_load_plan_free(plan);
+    vt_gguf_close(g);
+    vt_gguf_writer_free(w);
+    for (size_t i = 0; i < N_EXPANDING; i++)
+        free(keep[i]);
+    remove_model(path);
+
+    /* A model used wholly in place allocates nothing: it fits budget 1 and
+     * stages without an allocation; run state for a context does not. */
+    w = llama_writer();
+    path = write_model(w, expanding_model + 1, N_EXPANDING - 1, keep, &r);
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1);
+    ck_assert_msg(vt_load_plan_create(g, stub, NULL, &plan) == VT_OK, "%s", vt_last_error());
+    rep = vt_load_plan_report(plan);
+    ck_assert(!rep->checked && rep->fits);
+    ck_assert_uint_eq(rep->needed_bytes, 0);
+    ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
+    ck_assert_msg(vt_model_stage(plan, NULL, &m) == VT_OK, "%s", vt_last_error());
+    ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
+    ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
+    vt_model_free(m);
+    vt_load_plan_free(plan);
+    vt_load_options o = {sizeof o};
+    o.ctx = 16;
+    ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_E_DOES_NOT_FIT);
+    ck_assert_msg(strstr(vt_last_error(), "run state"), "%s", vt_last_error());
+    vt_load_plan_free(plan);
+    unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES");
+    vt_registry_close(reg);
+    vt_gguf_close(g);
+    vt_gguf_writer_free(w);
+    for (size_t i = 0; i < N_EXPANDING - 1; i++)
+        free(keep[i]);
+    remove_model(path);
+
+    /* Managed allocation (rocm's VT_ROCM_MANAGED_ALLOC=1) is host-
+     * addressable without staging, yet every weight is allocated. */
+    memset(&caps, 0, sizeof caps);
+    caps.host_addressable = true;
+    caps.managed_memory_supported = caps.managed_memory_enabled = true;
+    d = vt_caps_staging_decisions(&caps);
+    ck_assert(!d.weights_in_place && d.device_fit_all_weights);
+    caps.managed_memory_enabled = false; /* an APU with pageable access */
+    d = vt_caps_staging_decisions(&caps);
+    ck_assert(d.weights_in_place && !d.device_fit_all_weights);
+}
+END_TEST
+
+/* An n-gram embedding table not named *token_embd.weight: classed matmul
+ * by its name, gather (or none) when the runner says so; every entry must
+ * name a tensor of the file, once, with a real class. */
+START_TEST(load_options_take_a_per_tensor_op_class)
+{
+    vt_rng r;
+    vt_rng_init(&r, 59);
+    vt_gguf_writer *w = llama_writer();
+    spec s[2] = {{"blk.0.ngram_embd.weight", VT_F32, 2, {64, 40}}, {"output_norm.weight", VT_F32, 1, {64}}};
+    void *keep[2];
+    char *path = write_model(w, s, 2, keep, &r);
+    vt_gguf *g = NULL;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    vt_registry *reg = vt_test_open(NULL, "cpu", 0);
+    vt_device *cpu = find(reg, "cpu:0");
+    vt_load_plan *plan = NULL;
+    const vt_weight_desc *desc;
+    const vt_weight_plan *p;
+    ck_assert_int_eq(vt_load_plan_create(g, cpu, NULL, &plan), VT_OK);
+    ck_assert_int_eq(vt_load_plan_entry(plan, 0, NULL, &desc, &p), VT_OK);
+    ck_assert_uint_eq(desc->op_class, VT_OP_CLASS_MATMUL); /* the name's default */
+    ck_assert_uint_eq(p->resident_dtype, VT_F16);
+    vt_load_plan_free(plan);
+
+    vt_tensor_class cls[2] = {{"blk.0.ngram_embd.weight", VT_OP_CLASS_GATHER},
+                              {"output_norm.weight", VT_OP_CLASS_NONE}};
+    vt_load_options o = {sizeof o};
+    o.classes = cls;
+    o.n_classes = 2;
+    ck_assert_msg(vt_load_plan_create(g, cpu, &o, &plan) == VT_OK, "%s", vt_last_error());
+    ck_assert_int_eq(vt_load_plan_entry(plan, 0, NULL, &desc, &p), VT_OK);
+    ck_assert_uint_eq(desc->op_class, VT_OP_CLASS_GATHER);
+    vt_load_plan_free(plan);
+    cls[0].op_class = VT_OP_CLASS_NONE; /* kept f32: used in place */
+    ck_assert_msg(vt_load_plan_create(g, cpu, &o, &plan) == VT_OK, "%s", vt_last_error());
+    ck_assert_int_eq(vt_load_plan_entry(plan, 0, NULL, &desc, &p), VT_OK);
+    ck_assert_uint_eq(desc->op_class, VT_OP_CLASS_NONE);
+    ck_assert_uint_eq(p->resident_dtype, VT_F32);
+    ck_assert(p->in_place);
+    vt_load_plan_free(plan);
+
+    cls[1].name = "blk.0.ngram_embd.weight";
+    ck_assert_int_eq(vt_load_plan_create(g, cpu, &o, &plan), VT_E_INVALID_ARG);
+    ck_assert_msg(strstr(vt_last_error(), "classes[1] 'blk.0.ngram_embd.weight': named again"), "%s", vt_last_error());
+    ck_assert_ptr_null(plan);
+    cls[1].name = "blk.0.ngram_embd.wieght";
+    ck_assert_int_eq(vt_load_plan_create(g, cpu, &o, &plan), VT_E_NOT_FOUND);
+    ck_assert_msg(strstr(vt_last_error(), "no tensor 'blk.0.ngram_embd.wieght'"), "%s", vt_last_error());
+    cls[1].name = "output_norm.weight";
+    cls[1].op_class = 7;
+    ck_assert_int_eq(vt_load_plan_create(g, cpu, &o, &plan), VT_E_INVALID_ARG);
+    ck_assert_msg(strstr(vt_last_error(), "'output_norm.weight': op class 7 is not a vt_op_class"), "%s",
+                  vt_last_error());
+    vt_registry_close(reg);
+    vt_gguf_close(g);
+    vt_gguf_writer_free(w);
+    free(keep[0]);
+    free(keep[1]);
+    remove_model(path);
+}
+END_TEST
+
 int main(void)
 {
     int gate = vt_test_backend_gate("cuda-stub");
@@ -449,6 +684,9 @@ int main(void)
     tcase_add_test(tc, a_copy_failure_while_staging_frees_everything);
     tcase_add_test(tc, a_device_lost_while_staging_frees_everything);
     tcase_add_test(tc, an_allocation_failure_while_staging_frees_everything);
+    tcase_add_test(tc, a_host_addressable_device_is_fit_checked_over_what_it_allocates);
+    tcase_add_test(tc, the_loader_follows_the_staging_decisions);
+    tcase_add_test(tc, load_options_take_a_per_tensor_op_class);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,12 +1,15 @@
-/* test_policy.c - the core's rules on a discrete device (SPEC 4-6): named
+/* test_policy.c - the core's rules on a device (SPEC 4-6): named
  * refusals of missing ops, the portable CPU tier on a host-addressable
  * device, strict mode, whole-plan resolution, and the device-fit refusal
- * before any allocation.
+ * before any allocation, over what the load allocates there.
  *
  *   test_policy BACKEND        (cuda-stub or rocm; 77 when absent)
  *
  * The host-addressable variant of each device: cuda-stub with
- * VT_CUDA_STUB_HOST_ADDRESSABLE=1, rocm with VT_ROCM_MANAGED_ALLOC=1. */
+ * VT_CUDA_STUB_HOST_ADDRESSABLE=1, rocm with VT_ROCM_MANAGED_ALLOC=1. A
+ * rocm device may be host-addressable as probed (an APU:
+ * hipDeviceAttributePageableMemoryAccess=1) or not support managed
+ * memory: each test asserts the branch the probe reports. */
 #include "config.h"
 
 #include <stdio.h>
@@ -116,11 +119,18 @@ START_TEST(missing_op_is_refused_by_name)
 {
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     vt_device *d = device0(reg);
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
-    ck_assert(!caps.host_addressable);
+    /* A device the host cannot address refuses a missing op outright; a
+     * host-addressable one (an APU) would run it on the CPU tier, so there
+     * strict policy makes the refusal. The stub is discrete by default. */
+    bool ha = caps.host_addressable;
+    if (!strcmp(backend, "cuda-stub"))
+        ck_assert(!ha);
+    if (ha)
+        setenv("VT_TIER_POLICY", "strict", 1);
     op_case oc = pick_case(d);
-    vt_device_stats before, after;
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     float poison[6], got[6];
     vt_poison(poison, sizeof poison);
@@ -149,18 +159,26 @@ START_TEST(missing_op_is_refused_by_name)
     ck_assert_msg(contains(m, head), "%s", m);
     snprintf(head, sizeof head, "no native kernel for %s", oc.sigtext);
     ck_assert_msg(contains(m, head), "%s", m);
-    ck_assert_msg(contains(m, "portable CPU tier refused: device memory is not host-addressable"), "%s", m);
-    ck_assert_msg(contains(m, caps.host_addressable_reason), "the probe fact is named: %s", m);
-    if (!strcmp(backend, "rocm")) {
-        ck_assert_msg(contains(m, "hipDeviceAttributePageableMemoryAccess=0, hipMalloc"), "%s", m);
-        ck_assert_msg(contains(m, "(hidden by VT_DISABLE_OPS)"), "a hidden kernel says so: %s", m);
+    if (ha) {
+        ck_assert_msg(contains(m, "portable CPU tier refused: strict tier policy"), "%s", m);
+        if (!strcmp(backend, "rocm"))
+            ck_assert_msg(contains(caps.host_addressable_reason, "hipDeviceAttributePageableMemoryAccess=1"), "%s",
+                          caps.host_addressable_reason);
+    } else {
+        ck_assert_msg(contains(m, "portable CPU tier refused: device memory is not host-addressable"), "%s", m);
+        ck_assert_msg(contains(m, caps.host_addressable_reason), "the probe fact is named: %s", m);
+        if (!strcmp(backend, "rocm"))
+            ck_assert_msg(contains(m, "hipDeviceAttributePageableMemoryAccess=0, hipMalloc"), "%s", m);
     }
+    if (!strcmp(backend, "rocm"))
+        ck_assert_msg(contains(m, "(hidden by VT_DISABLE_OPS)"), "a hidden kernel says so: %s", m);
     fprintf(stderr, "refusal: %s\n", m);
     free(m);
     ck_assert_int_eq(vt_device_stats_get(d, &after), VT_OK);
     ck_assert_uint_ge(after.refusals, before.refusals + 1);
     ck_assert_uint_eq(after.cpu_tier_runs, before.cpu_tier_runs);
     vt_registry_close(reg);
+    unsetenv("VT_TIER_POLICY");
 }
 END_TEST
 
@@ -212,19 +230,48 @@ static void index_select_case(vt_device *d, vt_rng *r, int dim, vt_dtype idx_t)
     vt_tensor_destroy(dst);
 }
 
+/* With VT_ROCM_MANAGED_ALLOC=1 set: a rocm device without managed memory
+ * and without pageable access stays discrete, says the opt-in was ignored,
+ * and refuses the missing op instead of serving it on the CPU tier; false
+ * then (the branch asserted), true when the device is host-addressable. */
+static bool refuses_without_managed(vt_device *d, const vt_device_caps *caps)
+{
+    if (caps->host_addressable)
+        return true;
+    ck_assert_msg(!strcmp(backend, "rocm") && !caps->managed_memory_supported, "%s: not host-addressable: %s",
+                  vt_device_id(d), caps->host_addressable_reason);
+    ck_assert_msg(
+        contains(caps->host_addressable_reason, "VT_ROCM_MANAGED_ALLOC=1 ignored: hipDeviceAttributeManagedMemory=0"),
+        "%s", caps->host_addressable_reason);
+    op_case oc = pick_case(d);
+    vt_resolution res;
+    ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, 0, &res), VT_E_OP_MISSING);
+    ck_assert_msg(contains(res.reason, "portable CPU tier refused: device memory is not host-addressable"), "%s",
+                  res.reason);
+    return false;
+}
+
 START_TEST(cpu_tier_serves_a_host_addressable_device)
 {
     host_addressable_mode();
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     vt_device *d = device0(reg);
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
+    if (!refuses_without_managed(d, &caps)) {
+        vt_registry_close(reg);
+        return;
+    }
     ck_assert_msg(caps.host_addressable, "%s", caps.host_addressable_reason);
     ck_assert(!caps.needs_weight_staging);
     if (!strcmp(backend, "rocm")) {
-        ck_assert(caps.managed_memory_enabled);
-        ck_assert_msg(contains(caps.host_addressable_reason, "managed allocation opted in (VT_ROCM_MANAGED_ALLOC=1"),
-                      "%s", caps.host_addressable_reason);
+        ck_assert_int_eq(caps.managed_memory_enabled, caps.managed_memory_supported); /* opted in */
+        /* The probe names the fact that makes it host-addressable: shared
+         * pageable memory (an APU), else the managed opt-in. */
+        ck_assert_msg(
+            contains(caps.host_addressable_reason, "hipDeviceAttributePageableMemoryAccess=1") ||
+                contains(caps.host_addressable_reason, "managed allocation opted in (VT_ROCM_MANAGED_ALLOC=1"),
+            "%s", caps.host_addressable_reason);
     } else {
         ck_assert_msg(contains(caps.host_addressable_reason, "VT_CUDA_STUB_HOST_ADDRESSABLE=1"), "%s",
                       caps.host_addressable_reason);
@@ -234,7 +281,7 @@ START_TEST(cpu_tier_serves_a_host_addressable_device)
     ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, 0, &res), VT_OK);
     ck_assert_int_eq(res.tier, VT_TIER_CPU);
     ck_assert_msg(contains(res.reason, "portable CPU tier"), "%s", res.reason);
-    vt_device_stats before, after;
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     vt_rng r;
     vt_rng_init(&r, 41);
@@ -258,12 +305,26 @@ START_TEST(strict_mode_refuses_the_cpu_tier)
     host_addressable_mode();
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     vt_device *d = device0(reg);
+    vt_device_caps caps = {.struct_size = sizeof caps};
+    ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
     op_case oc = pick_case(d);
     vt_resolution res;
+    if (!refuses_without_managed(d, &caps)) {
+        vt_registry_close(reg);
+        return;
+    }
     ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, VT_RESOLVE_STRICT, &res), VT_E_OP_MISSING);
     ck_assert_int_eq(res.tier, VT_TIER_REFUSED);
     ck_assert_msg(contains(res.reason, "portable CPU tier refused: strict tier policy"), "%s", res.reason);
+    /* The policy is the registry's, read at open: a later setenv does not
+     * change an open registry, a registry opened under it is strict. */
     setenv("VT_TIER_POLICY", "strict", 1);
+    ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, 0, &res), VT_OK);
+    ck_assert_int_eq(res.tier, VT_TIER_CPU);
+    vt_registry_close(reg);
+    reg = vt_test_open(NULL, NULL, 0);
+    d = device0(reg);
+    ck_assert_int_eq(vt_registry_tier_policy(reg), VT_TIER_POLICY_STRICT);
     ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, 0, &res), VT_E_OP_MISSING);
     char head[64];
     snprintf(head, sizeof head, "missing op %s", oc.head);
@@ -283,12 +344,26 @@ START_TEST(strict_mode_refuses_the_cpu_tier)
         vt_tensor_destroy(idx);
         vt_tensor_destroy(dst);
     }
-    setenv("VT_TIER_POLICY", "sloppy", 1);
-    ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, 0, &res), VT_E_INVALID_ARG);
-    ck_assert_msg(contains(vt_last_error(), "VT_TIER_POLICY='sloppy'"), "%s", vt_last_error());
-    setenv("VT_TIER_POLICY", "portable", 1);
+    vt_registry_close(reg);
+    /* options.tier_policy overrides the environment. */
+    vt_registry_options o = {.struct_size = sizeof o, .tier_policy = VT_TIER_POLICY_PORTABLE};
+    ck_assert_int_eq(vt_registry_open(&reg, &o), VT_OK);
+    d = device0(reg);
     ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, 0, &res), VT_OK);
     ck_assert_int_eq(res.tier, VT_TIER_CPU);
+    vt_registry_close(reg);
+    setenv("VT_TIER_POLICY", "sloppy", 1);
+    reg = vt_test_open(NULL, NULL, 0);
+    d = device0(reg);
+    ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, 0, &res), VT_E_INVALID_ARG);
+    ck_assert_msg(contains(vt_last_error(), "VT_TIER_POLICY='sloppy'"), "%s", vt_last_error());
+    vt_registry_close(reg);
+    setenv("VT_TIER_POLICY", "portable", 1);
+    reg = vt_test_open(NULL, NULL, 0);
+    d = device0(reg);
+    ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, 0, &res), VT_OK);
+    ck_assert_int_eq(res.tier, VT_TIER_CPU);
+    unsetenv("VT_TIER_POLICY");
     vt_registry_close(reg);
 }
 END_TEST
@@ -320,9 +395,14 @@ START_TEST(a_plan_reports_every_refused_op)
     bool copy_native = vt_kernel_find(k, nk, VT_OP_COPY, plan[3].sig) != NULL;
     vt_resolution res[4];
     size_t refused = 99;
-    vt_device_stats before, after;
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
-    ck_assert_int_eq(vt_resolve_plan(d, plan, 4, 0, res, &refused), VT_E_OP_MISSING);
+    /* On a host-addressable device (an APU) the CPU tier would serve the
+     * lacking ops: strict makes them refusals there. */
+    vt_device_caps caps = {.struct_size = sizeof caps};
+    ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
+    uint32_t flags = caps.host_addressable ? VT_RESOLVE_STRICT : 0;
+    ck_assert_int_eq(vt_resolve_plan(d, plan, 4, flags, res, &refused), VT_E_OP_MISSING);
     ck_assert_uint_eq(refused, copy_native ? 3 : 4);
     const char *m = vt_last_error();
     char head[128];
@@ -360,9 +440,11 @@ START_TEST(budget_one_refuses_without_allocating)
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     vt_device *d = device0(reg);
     setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1);
-    vt_device_stats before, after;
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
-    vt_fit_options o = {sizeof o, VT_EXPAND_F16, 0, NULL, 0, "tiny.gguf"};
+    /* Every weight copied onto the device (what a device that stages
+     * weights does anyway): the split by staging decision is below. */
+    vt_fit_options o = {sizeof o, VT_EXPAND_F16, 0, NULL, 0, "tiny.gguf", VT_FIT_NO_IN_PLACE};
     vt_fit_report rep;
     vt_weight_plan plans[N_MODEL];
     ck_assert_int_eq(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep), VT_E_DOES_NOT_FIT);
@@ -391,15 +473,17 @@ START_TEST(forced_expansion_costs_the_expanded_size)
 {
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     vt_device *d = device0(reg);
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
     ck_assert_uint_eq(caps.alloc_alignment, 256);
     bool keeps = vt_caps_keeps_quant(&caps, VT_OP_CLASS_MOE_EXPERT, VT_Q4_0) &&
                  vt_caps_keeps_quant(&caps, VT_OP_CLASS_GATHER, VT_Q4_0) &&
                  vt_caps_keeps_quant(&caps, VT_OP_CLASS_MATMUL, VT_Q4_0);
-    vt_device_stats before, after;
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
-    vt_fit_options o = {sizeof o, VT_EXPAND_F16, 4000000, "--budget", 0, "tiny.gguf"};
+    /* Hand arithmetic of every weight copied onto the device (in place:
+     * the_fit_counts_what_staging_allocates). */
+    vt_fit_options o = {sizeof o, VT_EXPAND_F16, 4000000, "--budget", 0, "tiny.gguf", VT_FIT_NO_IN_PLACE};
     vt_fit_report rep;
     vt_weight_plan plans[N_MODEL];
     if (keeps) {
@@ -486,7 +570,7 @@ START_TEST(q4_0_experts_fit_keep_quant_but_not_expanded)
     vt_registry *reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
     vt_device *q = NULL;
     ck_assert_msg(vt_registry_find_device(reg, "test-quantdev:0", &q) == VT_OK, "%s", vt_last_error());
-    vt_device_caps caps;
+    vt_device_caps caps = {.struct_size = sizeof caps};
     ck_assert_int_eq(vt_device_probe(q, &caps), VT_OK);
     ck_assert(caps.needs_weight_staging);
     ck_assert(vt_caps_keeps_quant(&caps, VT_OP_CLASS_MOE_EXPERT, VT_Q4_0));
@@ -527,6 +611,79 @@ START_TEST(q4_0_experts_fit_keep_quant_but_not_expanded)
     ck_assert_int_eq(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep), VT_E_DOES_NOT_FIT);
     ck_assert_uint_eq(rep.needed_bytes, 9544960);
     vt_registry_close(reg);
+}
+END_TEST
+
+/* The fit counts what staging will allocate on the device, from the
+ * staging decisions of its caps: every weight where the device stages
+ * weights or allocates managed memory (rocm with VT_ROCM_MANAGED_ALLOC=1),
+ * only the copies (expanded weights) where weights are used in place (the
+ * host-addressable stub, an APU); budget 1 refuses exactly the loads that
+ * allocate. */
+static void fit_follows_staging(void)
+{
+    vt_registry *reg = vt_test_open(NULL, NULL, 0);
+    vt_device *d = device0(reg);
+    vt_device_caps caps = {.struct_size = sizeof caps};
+    ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
+    vt_staging_decisions sd = vt_caps_staging_decisions(&caps);
+    ck_assert_int_eq(sd.weights_in_place, !caps.needs_weight_staging && !caps.managed_memory_enabled);
+    ck_assert_int_eq(sd.device_fit_all_weights, !sd.weights_in_place);
+    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
+    vt_fit_options o = {sizeof o, VT_EXPAND_F16, 1ull << 40, "--budget", 0, "tiny.gguf", 0};
+    vt_weight_plan plans[N_MODEL];
+    vt_fit_report rep;
+    ck_assert_msg(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep) == VT_OK, "%s", vt_last_error());
+    uint64_t in_place = 0, copied = 0;
+    uint32_t n_in_place = 0;
+    for (size_t i = 0; i < N_MODEL; i++) {
+        bool want = sd.weights_in_place && plans[i].resident_dtype == model[i].dtype;
+        ck_assert_msg(plans[i].in_place == want, "%s: in place %d", model[i].name, plans[i].in_place);
+        if (want) {
+            in_place += plans[i].resident_bytes;
+            n_in_place++;
+        } else {
+            copied += plans[i].resident_bytes;
+        }
+    }
+    ck_assert_uint_eq(rep.in_place_bytes, in_place);
+    ck_assert_uint_eq(rep.n_in_place, n_in_place);
+    ck_assert_uint_eq(rep.weight_bytes, in_place + copied);
+    ck_assert_uint_eq(rep.needed_bytes, copied);
+    ck_assert_int_eq(rep.checked, copied > 0);
+    if (caps.needs_weight_staging || caps.managed_memory_enabled)
+        ck_assert_uint_eq(in_place, 0);
+    if (!strcmp(backend, "cuda-stub") && caps.host_addressable) /* no format admitted: q4_0 expands, f16/f32 stay */
+        ck_assert(n_in_place == 3 && copied > 0);
+    setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1);
+    o.budget_bytes = 0;
+    vt_status st = vt_fit_plan(d, model, N_MODEL, &o, plans, &rep);
+    ck_assert_msg(st == (copied ? VT_E_DOES_NOT_FIT : VT_OK), "%s: %s", vt_status_name(st), vt_last_error());
+    if (in_place && copied)
+        ck_assert_msg(contains(vt_last_error(), "used in place from host memory"), "%s", vt_last_error());
+    o.flags = VT_FIT_NO_IN_PLACE; /* every weight copied: counted, refused */
+    ck_assert_int_eq(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep), VT_E_DOES_NOT_FIT);
+    ck_assert_uint_eq(rep.needed_bytes, rep.weight_bytes);
+    ck_assert_uint_eq(rep.n_in_place, 0);
+    unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES");
+    ck_assert_int_eq(vt_device_stats_get(d, &after), VT_OK);
+    ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
+    fprintf(stderr, "%s (%s): %u weights in place (%llu bytes), %llu bytes allocated\n", vt_device_id(d),
+            caps.host_addressable_reason, n_in_place, (unsigned long long)in_place, (unsigned long long)copied);
+    vt_registry_close(reg);
+}
+
+START_TEST(the_fit_counts_what_staging_allocates)
+{
+    fit_follows_staging();
+}
+END_TEST
+
+START_TEST(the_fit_counts_what_staging_allocates_host_addressable)
+{
+    host_addressable_mode();
+    fit_follows_staging();
 }
 END_TEST
 
@@ -571,6 +728,8 @@ int main(int argc, char **argv)
     tcase_add_test(tc, budget_one_refuses_without_allocating);
     tcase_add_test(tc, forced_expansion_costs_the_expanded_size);
     tcase_add_test(tc, bad_weight_descriptors_are_named);
+    tcase_add_test(tc, the_fit_counts_what_staging_allocates);
+    tcase_add_test(tc, the_fit_counts_what_staging_allocates_host_addressable);
     if (!strcmp(backend, "cuda-stub"))
         tcase_add_test(tc, q4_0_experts_fit_keep_quant_but_not_expanded);
     suite_add_tcase(s, tc);

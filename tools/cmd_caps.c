@@ -112,8 +112,10 @@ void vtctl_json_caps(json_writer *w, vt_device *dev, const vt_device_caps *c)
     jw_bool(w, d.packed_decode);
     jw_key(w, "resident_weight_prepare");
     jw_bool(w, d.resident_weight_prepare);
-    jw_key(w, "device_fit_check");
-    jw_bool(w, d.device_fit_check);
+    jw_key(w, "weights_in_place");
+    jw_bool(w, d.weights_in_place);
+    jw_key(w, "device_fit_all_weights");
+    jw_bool(w, d.device_fit_all_weights);
     jw_object_end(w);
     jw_object_end(w);
 }
@@ -151,15 +153,21 @@ static void text_caps(vt_device *dev, const vt_device_caps *c, const vt_backend_
     printf("  %-26s %u native kernels over %u ops ('vtctl ops %s' lists them)\n", "op table", nk, no,
            vt_device_backend_name(dev));
     vt_staging_decisions d = vt_caps_staging_decisions(c);
-    printf("  staging decisions (all from needs_weight_staging = %s)\n", c->needs_weight_staging ? "yes" : "no");
+    printf("  staging decisions (from needs_weight_staging = %s%s; the loader reads these)\n",
+           c->needs_weight_staging ? "yes" : "no", c->managed_memory_enabled ? ", managed allocation" : "");
     printf("    %-24s %s\n", "weight load", d.direct_to_device_load ? "direct to device memory" : "via host memory");
     printf("    %-24s %s\n", "state-cache I/O", d.device_state_cache_io ? "device-side kernels" : "host row copies");
     printf("    %-24s %s\n", "merged projections", d.merged_projection ? "eligible" : "not eligible");
     printf("    %-24s %s\n", "packed decode", d.packed_decode ? "eligible" : "not eligible");
     printf("    %-24s %s\n", "resident weight prep",
            d.resident_weight_prepare ? "on the device at load" : "none (weights used in place)");
+    printf("    %-24s %s\n", "weights in place",
+           d.weights_in_place ? "yes: weights that keep their stored form are used from host memory"
+                              : "no: every weight is copied into a device allocation");
     printf("    %-24s %s\n", "device-fit check",
-           d.device_fit_check ? "runs before the first allocation" : "not needed (host-addressable)");
+           d.device_fit_all_weights ? "before any allocation: every weight + run state"
+                                    : "before any allocation: expanded copies + run state (weights in place not "
+                                      "counted)");
 }
 
 static const vt_backend_info *info_of(vt_registry *reg, const char *name, vt_backend_info *out)
@@ -250,7 +258,7 @@ int vtctl_cmd_caps(int argc, char **argv)
         printf("no devices\n");
     }
     for (size_t i = 0; i < n; i++) {
-        vt_device_caps caps;
+        vt_device_caps caps = {.struct_size = sizeof caps};
         if (vt_device_probe(devs[i], &caps) != VT_OK) {
             fprintf(stderr, "vtctl caps: %s\n", vt_last_error());
             rc = VTCTL_EXIT_REFUSED;

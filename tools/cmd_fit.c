@@ -57,6 +57,8 @@ static void json_plan(json_writer *w, const vt_load_plan *plan, vt_device *dev, 
         jw_uint(w, p->resident_bytes);
         jw_key(w, "forced_expand");
         jw_bool(w, p->forced_expand);
+        jw_key(w, "in_place");
+        jw_bool(w, p->in_place);
         jw_object_end(w);
     }
     jw_array_end(w);
@@ -72,6 +74,8 @@ static void json_plan(json_writer *w, const vt_load_plan *plan, vt_device *dev, 
     jw_uint(w, r->weight_bytes);
     jw_key(w, "run_bytes");
     jw_uint(w, r->run_bytes);
+    jw_key(w, "in_place_bytes");
+    jw_uint(w, r->in_place_bytes);
     jw_key(w, "needed_bytes");
     jw_uint(w, r->needed_bytes);
     jw_key(w, "budget_bytes");
@@ -115,7 +119,9 @@ static void text_plan(const vt_load_plan *plan, vt_device *dev, const char *file
         vt_load_plan_entry(plan, i, &t, &d, &p);
         char res[32];
         if (p->residency == VT_RESIDENCY_KEEP_QUANT)
-            snprintf(res, sizeof res, "keep-quant");
+            snprintf(res, sizeof res, "keep-quant%s", p->in_place ? " in place" : "");
+        else if (p->in_place)
+            snprintf(res, sizeof res, "in place %s", vt_dtype_name((int)p->resident_dtype));
         else
             snprintf(res, sizeof res, "%s %s%s", (int)p->resident_dtype == t->type ? "as" : "expand",
                      vt_dtype_name((int)p->resident_dtype), p->forced_expand ? " (forced)" : "");
@@ -137,11 +143,14 @@ static void text_plan(const vt_load_plan *plan, vt_device *dev, const char *file
     printf("run state: %s = KV %s + conv %s + recurrent %s + scratch %s (%s)\n", vt_format_bytes(run->total, b[0], 32),
            vt_format_bytes(run->kv_cache, b[1], 32), vt_format_bytes(run->conv_state, b[2], 32),
            vt_format_bytes(run->recurrent_state, b[3], 32), vt_format_bytes(run->scratch, b[4], 32), run->detail);
-    printf("needed: %llu bytes (%s); budget: %llu bytes (%s) from %s\n", (unsigned long long)r->needed_bytes,
-           vt_format_bytes(r->needed_bytes, b[0], 32), (unsigned long long)r->budget_bytes,
-           vt_format_bytes(r->budget_bytes, b[1], 32), r->budget_source);
+    printf("needed on the device: %llu bytes (%s); budget: %llu bytes (%s) from %s\n",
+           (unsigned long long)r->needed_bytes, vt_format_bytes(r->needed_bytes, b[0], 32),
+           (unsigned long long)r->budget_bytes, vt_format_bytes(r->budget_bytes, b[1], 32), r->budget_source);
+    if (r->in_place_bytes)
+        printf("in place: %s of %u weights used from host memory (not allocated on %s)\n",
+               vt_format_bytes(r->in_place_bytes, b[0], 32), r->n_in_place, vt_device_id(dev));
     if (!r->checked)
-        printf("verdict: fits (%s does not stage weights: no fit check)\n", vt_device_id(dev));
+        printf("verdict: fits (the load allocates nothing on %s: no fit check)\n", vt_device_id(dev));
     else if (verdict == VT_OK)
         printf("verdict: fits\n");
     else

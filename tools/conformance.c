@@ -213,8 +213,16 @@ void vtc_check(vt_device *dev, vt_device *oracle, uint32_t op, vt_sig sig, uint6
         return;
     }
     if (!have_oracle) {
+        /* Say why the oracle has none: a kernel hidden by VT_DISABLE_OPS
+         * is named as such, by op. */
+        vt_resolution ores;
+        memset(&ores, 0, sizeof ores);
         r->outcome = VTC_NO_ORACLE;
-        snprintf(r->detail, sizeof r->detail, "no cpu oracle kernel yet");
+        if (oracle && vt_resolve(oracle, (vt_op)op, sig, VT_RESOLVE_STRICT, &ores) != VT_OK && ores.reason[0] &&
+            strstr(ores.reason, "hidden by VT_DISABLE_OPS"))
+            snprintf(r->detail, sizeof r->detail, "no cpu oracle kernel: %s", ores.reason);
+        else
+            snprintf(r->detail, sizeof r->detail, "no cpu oracle kernel yet");
         return;
     }
     size_t used = 0;

@@ -52,19 +52,25 @@ static bool parse_bytes(const char *s, uint64_t *out)
     return true;
 }
 
+/* A vt_op_class from its name, or -1. */
+static int op_class_of(const char *s)
+{
+    static const int classes[] = {VT_OP_CLASS_MATMUL, VT_OP_CLASS_GATHER, VT_OP_CLASS_MOE_EXPERT, VT_OP_CLASS_NONE};
+    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
+        if (!strcmp(s, vt_op_class_name(classes[i])))
+            return classes[i];
+    return -1;
+}
+
 int vtctl_load_parse(const char *cmd, int argc, char **argv, vtctl_load_args *a)
 {
-    static const struct option opts[] = {{"backend", required_argument, NULL, 'b'},
-                                         {"budget", required_argument, NULL, 'B'},
-                                         {"ctx", required_argument, NULL, 'c'},
-                                         {"batch", required_argument, NULL, 'n'},
-                                         {"expand", required_argument, NULL, 'e'},
-                                         {"chunk", required_argument, NULL, 'k'},
-                                         {"no-zero-copy", no_argument, NULL, 'z'},
-                                         {"verify", no_argument, NULL, 'v'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
+    static const struct option opts[] = {
+        {"backend", required_argument, NULL, 'b'}, {"budget", required_argument, NULL, 'B'},
+        {"ctx", required_argument, NULL, 'c'},     {"batch", required_argument, NULL, 'n'},
+        {"expand", required_argument, NULL, 'e'},  {"chunk", required_argument, NULL, 'k'},
+        {"no-zero-copy", no_argument, NULL, 'z'},  {"class", required_argument, NULL, 'C'},
+        {"verify", no_argument, NULL, 'v'},        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},          {0}};
     memset(a, 0, sizeof *a);
     a->options.struct_size = sizeof a->options;
     int c;
@@ -106,11 +112,23 @@ int vtctl_load_parse(const char *cmd, int argc, char **argv, vtctl_load_args *a)
             a->options.chunk_bytes = v;
             break;
         case 'z': a->options.flags |= VT_LOAD_NO_ZERO_COPY; break;
+        case 'C': {
+            char *eq = strrchr(optarg, '=');
+            int cl = eq ? op_class_of(eq + 1) : -1;
+            if (!eq || eq == optarg || cl < 0)
+                return vtctl_usage_error(cmd, "--class '%s': use TENSOR=matmul|gather|moe-expert|none", optarg);
+            if (a->options.n_classes == VTCTL_MAX_CLASSES)
+                return vtctl_usage_error(cmd, "more than %d --class options", VTCTL_MAX_CLASSES);
+            *eq = '\0'; /* the tensor name ends at the last '=' */
+            a->classes[a->options.n_classes++] = (vt_tensor_class){optarg, (uint32_t)cl};
+            a->options.classes = a->classes;
+            break;
+        }
         case 'v': a->verify = true; break;
         case 'j': a->json = true; break;
         case 'h':
             printf("usage: vtctl %s FILE.gguf [--backend B[:DEV]] [--budget BYTES] [--ctx N] [--batch B]\n"
-                   "       [--expand f16|bf16|f32]%s [--json]\n",
+                   "       [--expand f16|bf16|f32] [--class TENSOR=matmul|gather|moe-expert|none ...]%s [--json]\n",
                    cmd, strcmp(cmd, "stage") ? "" : " [--chunk BYTES] [--no-zero-copy] [--verify]");
             return VTCTL_EXIT_OK;
         default: return vtctl_usage_error(cmd, "unknown option or missing value '%s'", argv[optind - 1]);
@@ -141,7 +159,7 @@ int vtctl_load_open(const vtctl_load_args *a, vt_registry **reg, vt_gguf **g, vt
     } else {
         /* Default: the first device that stages weights, else cpu:0. */
         for (size_t i = 0; i < vt_registry_device_count(*reg) && !*dev; i++) {
-            vt_device_caps caps;
+            vt_device_caps caps = {.struct_size = sizeof caps};
             vt_device *d = vt_registry_device(*reg, i);
             if (vt_device_probe(d, &caps) == VT_OK && caps.needs_weight_staging)
                 *dev = d;

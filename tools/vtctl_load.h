@@ -5,12 +5,15 @@
 
 #include "vtctl.h"
 
+#define VTCTL_MAX_CLASSES 256
+
 typedef struct vtctl_load_args {
     const char *file;
     const char *backend; /* "rocm", "rocm:0"; NULL: the first staging device, else cpu:0 */
     bool json;
     bool verify; /* stage: read every tensor back and compare */
     vt_load_options options;
+    vt_tensor_class classes[VTCTL_MAX_CLASSES]; /* --class TENSOR=CLASS (options.classes points here) */
 } vtctl_load_args;
 
 /* Parse the shared options; returns -1 to go on, else the exit code. */

@@ -172,6 +172,13 @@ static vt_backend_iface cpu_iface = {
     .read = cpu_read,
     .synchronize = cpu_synchronize,
     .counters = cpu_counters,
+    /* Contract version 2 without the optional queue set: the cpu backend
+     * runs queued work synchronously on the caller's thread (the core's
+     * fallback queue: an op is done when vt_op_enqueue returns, events
+     * complete at once, graphs are the core's recorded list), which the
+     * contract allows. Its kernels read host pointers, so the core folds
+     * operand offsets into them. */
+    .iface_version = VT_IFACE_VERSION,
 };
 
 /* The kernel table is filled in once, however many registries call the

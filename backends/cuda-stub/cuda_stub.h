@@ -14,6 +14,20 @@
  *     write/read copies into host buffers it keeps.
  *   - It counts every allocation and copy (vt_device_stats_get), which is
  *     how tests prove that a refused plan allocated nothing.
+ *   - Contract version 2 (cuda_stub_queue.c): queues, events and async
+ *     copies as a discrete device has them. Work put on a queue is only
+ *     RECORDED when the call returns; the "device" runs it when the host
+ *     waits (queue or event sync, synchronize, a blocking copy, a query of
+ *     nothing), so a host that reads results without a sync point sees
+ *     stale memory and an event that is not ready - as on a real GPU. Host
+ *     waits count in syncs, enqueues in launches. Data-dependent errors of
+ *     its kernels land in the queue's error word (first wins). Graphs are
+ *     the core's recorded list, replayed through enqueue and the copies.
+ *   - With VT_CUDA_STUB_KERNELS=1 (read when the plugin is loaded) it has a
+ *     few native f32 kernels (cuda_stub_kernels.c: Scale, Add, GetRows,
+ *     Argmax) and an accepts predicate (Argmax rows of at most 2^20), so the
+ *     queue contract can be tested end to end; without it the kernel table
+ *     is empty, as before.
  *
  * Environment, read at init:
  *   VT_CUDA_STUB_MEMORY_BYTES      device memory size (default 16 GiB)
@@ -54,9 +68,16 @@ typedef struct stub_block {
     unsigned char *host; /* backing store in host memory */
 } stub_block;
 
+/* One unit of recorded queue work (cuda_stub_queue.c). */
+typedef struct stub_cmd stub_cmd;
+
 /* One stub device. */
 typedef struct stub_device {
     pthread_mutex_t lock;
+    vt_backend_queue **queues; /* live queues (drained by blocking calls) */
+    size_t n_queues, cap_queues;
+    vt_backend_event **events; /* live events (forget a destroyed queue) */
+    size_t n_events, cap_events;
     uintptr_t base;     /* first handle address (opaque mode), see handle_base */
     stub_block *blocks; /* sorted by offset */
     size_t n_blocks, cap_blocks;
@@ -78,5 +99,47 @@ struct vt_backend_ctx {
     stub_faults faults;
     stub_device dev[VT_CUDA_STUB_MAX_DEVICES];
 };
+
+/* Resolve [p, p+bytes) to its host backing; caller holds the device lock. */
+vt_status stub_resolve_range(vt_backend_ctx *c, int dev, const void *p, uint64_t bytes, unsigned char **host, char *why,
+                             size_t why_size);
+
+/* Count a copy and apply the copy faults; caller holds the lock. */
+vt_status stub_copy_fault(vt_backend_ctx *c, stub_device *sd, int dev, char *why, size_t why_size);
+
+/* Run every queue of dev to its end (caller holds the lock). */
+void stub_drain_all(vt_backend_ctx *c, int dev);
+
+/* The version-2 members (cuda_stub_queue.c). */
+vt_status stub_queue_create(vt_backend_ctx *c, int dev, vt_backend_queue **q, char *why, size_t why_size);
+void stub_queue_destroy(vt_backend_ctx *c, int dev, vt_backend_queue *q);
+vt_status stub_enqueue(vt_backend_ctx *c, int dev, const vt_kernel *k, const vt_op_args *args, char *why,
+                       size_t why_size);
+vt_status stub_queue_sync(vt_backend_ctx *c, int dev, vt_backend_queue *q, uint32_t *failed_op, char *why,
+                          size_t why_size);
+vt_status stub_write_async(vt_backend_ctx *c, int dev, vt_backend_queue *q, void *dst, uint64_t dst_offset,
+                           const void *src, uint64_t bytes, char *why, size_t why_size);
+vt_status stub_read_async(vt_backend_ctx *c, int dev, vt_backend_queue *q, void *dst, const void *src,
+                          uint64_t src_offset, uint64_t bytes, char *why, size_t why_size);
+vt_status stub_copy_async(vt_backend_ctx *c, int dev, vt_backend_queue *q, void *dst, uint64_t dst_offset,
+                          const void *src, uint64_t src_offset, uint64_t bytes, char *why, size_t why_size);
+vt_status stub_event_create(vt_backend_ctx *c, int dev, vt_backend_event **e, char *why, size_t why_size);
+void stub_event_destroy(vt_backend_ctx *c, int dev, vt_backend_event *e);
+vt_status stub_event_record(vt_backend_ctx *c, int dev, vt_backend_queue *q, vt_backend_event *e, char *why,
+                            size_t why_size);
+vt_status stub_queue_wait_event(vt_backend_ctx *c, int dev, vt_backend_queue *q, vt_backend_event *e, char *why,
+                                size_t why_size);
+vt_status stub_event_query(vt_backend_ctx *c, int dev, vt_backend_event *e);
+vt_status stub_event_sync(vt_backend_ctx *c, int dev, vt_backend_event *e, uint32_t *failed_op, char *why,
+                          size_t why_size);
+vt_status stub_event_elapsed_ms(vt_backend_ctx *c, int dev, vt_backend_event *start, vt_backend_event *end, float *ms,
+                                char *why, size_t why_size);
+
+/* The native kernels of VT_CUDA_STUB_KERNELS=1 (cuda_stub_kernels.c); they
+ * run on host-resolved operands when the device executes the queue. */
+#define VT_CUDA_STUB_N_KERNELS 4
+extern const vt_kernel vt_cuda_stub_kernels[VT_CUDA_STUB_N_KERNELS];
+vt_status stub_accepts(vt_backend_ctx *c, int dev, const vt_kernel *k, const vt_op_args *args, char *why,
+                       size_t why_size);
 
 #endif

@@ -94,6 +94,8 @@ static void stub_fini(vt_backend_ctx *c)
         for (size_t i = 0; i < sd->n_blocks; i++)
             free(sd->blocks[i].host);
         free(sd->blocks);
+        free(sd->queues); /* the core destroyed every queue and event before fini */
+        free(sd->events);
         pthread_mutex_destroy(&sd->lock);
     }
     free(c);
@@ -125,8 +127,7 @@ static vt_status lost_status(const stub_device *sd, int dev, char *why, size_t w
                   dev);
 }
 
-/* Count a copy and apply the copy faults; caller holds the lock. */
-static vt_status copy_fault(vt_backend_ctx *c, stub_device *sd, int dev, char *why, size_t why_size)
+vt_status stub_copy_fault(vt_backend_ctx *c, stub_device *sd, int dev, char *why, size_t why_size)
 {
     vt_status st = lost_status(sd, dev, why, why_size);
     if (st != VT_OK)
@@ -172,9 +173,9 @@ static vt_status stub_probe(vt_backend_ctx *c, int dev, vt_device_caps *caps, ch
         snprintf(caps->host_addressable_reason, sizeof caps->host_addressable_reason,
                  "stub device pointers are opaque kernel-half handles (VT_CUDA_STUB_HOST_ADDRESSABLE unset)");
     caps->needs_weight_staging = !caps->host_addressable;
-    caps->sampled_token_readback = false;
+    caps->sampled_token_readback = true;
     snprintf(caps->sampled_token_readback_reason, sizeof caps->sampled_token_readback_reason,
-             "the stub has no streams or events");
+             "queues, events and async copies (contract version 2); ids land in host memory at the event");
     caps->managed_memory_supported = false;
     caps->managed_memory_enabled = false;
     /* A device the binary has no code for, as the rocm probe reports it. */
@@ -287,9 +288,8 @@ static void stub_release(vt_backend_ctx *c, int dev, void *ptr)
     pthread_mutex_unlock(&sd->lock);
 }
 
-/* Resolve [p, p+bytes) to host backing, or fail naming the range. */
-static vt_status resolve_range(vt_backend_ctx *c, int dev, const void *p, uint64_t bytes, unsigned char **host,
-                               char *why, size_t why_size)
+vt_status stub_resolve_range(vt_backend_ctx *c, int dev, const void *p, uint64_t bytes, unsigned char **host, char *why,
+                             size_t why_size)
 {
     stub_device *sd = &c->dev[dev];
     uint64_t off;
@@ -312,10 +312,12 @@ static vt_status stub_write(vt_backend_ctx *c, int dev, void *dst, const void *s
     stub_device *sd = &c->dev[dev];
     pthread_mutex_lock(&sd->lock);
     unsigned char *host;
-    vt_status st = copy_fault(c, sd, dev, why, why_size);
+    vt_status st = stub_copy_fault(c, sd, dev, why, why_size);
     if (st == VT_OK)
-        st = resolve_range(c, dev, dst, bytes, &host, why, why_size);
+        st = stub_resolve_range(c, dev, dst, bytes, &host, why, why_size);
     if (st == VT_OK) {
+        stub_drain_all(c, dev); /* a blocking copy waits for the device (and counts as a sync) */
+        sd->counters.syncs++;
         memcpy(host, src, (size_t)bytes);
         sd->counters.h2d_copies++;
         sd->counters.h2d_bytes += bytes;
@@ -332,10 +334,12 @@ static vt_status stub_read(vt_backend_ctx *c, int dev, void *dst, const void *sr
     stub_device *sd = &c->dev[dev];
     pthread_mutex_lock(&sd->lock);
     unsigned char *host;
-    vt_status st = copy_fault(c, sd, dev, why, why_size);
+    vt_status st = stub_copy_fault(c, sd, dev, why, why_size);
     if (st == VT_OK)
-        st = resolve_range(c, dev, src, bytes, &host, why, why_size);
+        st = stub_resolve_range(c, dev, src, bytes, &host, why, why_size);
     if (st == VT_OK) {
+        stub_drain_all(c, dev);
+        sd->counters.syncs++;
         memcpy(dst, host, (size_t)bytes);
         sd->counters.d2h_copies++;
         sd->counters.d2h_bytes += bytes;
@@ -350,8 +354,10 @@ static vt_status stub_synchronize(vt_backend_ctx *c, int dev, char *why, size_t 
         return vt_why(VT_E_NOT_FOUND, why, why_size, "cuda-stub:%d does not exist", dev);
     pthread_mutex_lock(&c->dev[dev].lock);
     vt_status st = lost_status(&c->dev[dev], dev, why, why_size);
+    stub_drain_all(c, dev); /* errors stay in their queues' error words */
+    c->dev[dev].counters.syncs++;
     pthread_mutex_unlock(&c->dev[dev].lock);
-    return st; /* copies complete before they return */
+    return st;
 }
 
 static void stub_counters(vt_backend_ctx *c, int dev, vt_backend_counters *out)
@@ -365,27 +371,28 @@ static void stub_counters(vt_backend_ctx *c, int dev, vt_backend_counters *out)
     pthread_mutex_unlock(&sd->lock);
 }
 
-static const vt_backend_iface stub_iface = {
-    .abi_version = VT_PLUGIN_ABI,
-    .struct_size = sizeof(vt_backend_iface),
-    .name = "cuda-stub",
-    .description = "TEST DOUBLE: a discrete CUDA-typed device without a GPU (no kernels, opaque memory)",
-    .device_type = VT_DEVICE_CUDA,
-    .kernels = NULL,
-    .n_kernels = 0,
-    .init = stub_init,
-    .fini = stub_fini,
-    .device_count = stub_device_count,
-    .probe = stub_probe,
-    .alloc = stub_alloc,
-    .release = stub_release,
-    .write = stub_write,
-    .read = stub_read,
-    .synchronize = stub_synchronize,
-    .counters = stub_counters,
-};
+/* The vtable; VT_CUDA_STUB_KERNELS=1 selects the one with native kernels. */
+#define STUB_IFACE(table, n_table, accepts_fn)                                                                         \
+    {                                                                                                                  \
+        .abi_version = VT_PLUGIN_ABI, .struct_size = sizeof(vt_backend_iface), .name = "cuda-stub",                    \
+        .description = "TEST DOUBLE: a discrete CUDA-typed device without a GPU (opaque memory, deferred queues)",     \
+        .device_type = VT_DEVICE_CUDA, .kernels = table, .n_kernels = n_table, .init = stub_init, .fini = stub_fini,   \
+        .device_count = stub_device_count, .probe = stub_probe, .alloc = stub_alloc, .release = stub_release,          \
+        .write = stub_write, .read = stub_read, .synchronize = stub_synchronize, .counters = stub_counters,            \
+        .iface_version = VT_IFACE_VERSION, .queue_create = stub_queue_create, .queue_destroy = stub_queue_destroy,     \
+        .enqueue = stub_enqueue, .queue_sync = stub_queue_sync, .write_async = stub_write_async,                       \
+        .read_async = stub_read_async, .copy_async = stub_copy_async, .event_create = stub_event_create,               \
+        .event_destroy = stub_event_destroy, .event_record = stub_event_record,                                        \
+        .queue_wait_event = stub_queue_wait_event, .event_query = stub_event_query, .event_sync = stub_event_sync,     \
+        .event_elapsed_ms = stub_event_elapsed_ms, .accepts = accepts_fn,                                              \
+    }
+
+static const vt_backend_iface stub_iface = STUB_IFACE(NULL, 0, NULL);
+static const vt_backend_iface stub_iface_kernels =
+    STUB_IFACE(vt_cuda_stub_kernels, VT_CUDA_STUB_N_KERNELS, stub_accepts);
 
 const vt_backend_iface *vt_plugin_entry(void)
 {
-    return &stub_iface;
+    const char *k = getenv("VT_CUDA_STUB_KERNELS");
+    return k && strcmp(k, "1") == 0 ? &stub_iface_kernels : &stub_iface;
 }

@@ -13,7 +13,8 @@
  * vt_registry.h  loading backends, listing devices
  * vt_fit.h       residency of weights and the device-fit refusal
  * vt_resolve.h   which tier runs an op (native, CPU tier, refused)
- * vt_tensor.h    tensors on devices and running ops */
+ * vt_tensor.h    tensors on devices and running ops
+ * vt_queue.h     queues, events, async copies and graphs */
 #ifndef VT_H
 #define VT_H
 
@@ -26,6 +27,7 @@
 #include <vt/vt_load.h>
 #include <vt/vt_op.h>
 #include <vt/vt_params.h>
+#include <vt/vt_queue.h>
 #include <vt/vt_registry.h>
 #include <vt/vt_resolve.h>
 #include <vt/vt_status.h>

@@ -78,15 +78,21 @@ static inline bool vt_caps_keeps_quant(const vt_device_caps *caps, int op_class,
 }
 
 /* Decisions that depend on "does this device stage weights" (SPEC 4). All
- * derive from the one capability, needs_weight_staging; none keeps its own
- * per-backend answer. */
+ * derive from the one capability, needs_weight_staging (and, for using
+ * weights in place, whether allocations are managed); none keeps its own
+ * per-backend answer. The loader (vt_fit_plan, vt_load_plan_create,
+ * vt_model_stage) reads them from here, and `vtctl caps` prints them. */
 typedef struct vt_staging_decisions {
     bool direct_to_device_load;   /* load weights straight into device memory (else via host) */
     bool device_state_cache_io;   /* conv/GDN state caches read and written on the device (else host row copies) */
     bool merged_projection;       /* merged projections prepared in device memory */
     bool packed_decode;           /* packed decode layouts prepared in device memory */
     bool resident_weight_prepare; /* resident weights prepared on the device at load */
-    bool device_fit_check;        /* the device-fit refusal runs before allocation */
+    bool weights_in_place;        /* a weight that keeps its stored form is used from host memory in place (no
+                                   * device allocation); false: every weight is copied into a device allocation */
+    bool device_fit_all_weights;  /* the device-fit check, which runs before every load that allocates device
+                                   * memory, counts every weight; false: only the copies the load makes (expanded
+                                   * weights) besides the run state */
 } vt_staging_decisions;
 
 /* Derive the staging decisions from a device's caps. */

@@ -1,8 +1,9 @@
 /* vt_load.h - loading a GGUF model onto a device: the plan, then staging.
  *
  * vt_load_plan_create decides, before anything is allocated, how every
- * tensor of a GGUF file will live on a device (SPEC 6): its op class from
- * its llama.cpp name, keep-quant or expanded, the bytes it costs, plus
+ * tensor of a GGUF file will live on a device (SPEC 6): its op class (given
+ * by the caller, else from its llama.cpp name), keep-quant or expanded,
+ * used in place or copied (the device's staging decisions), the bytes it costs, plus
  * what a run of the requested context and batch needs (KV cache, conv and
  * GDN state caches, scratch), and the fit verdict against the budget.
  * vt_model_stage then copies the weights in, through a fixed pool of
@@ -34,6 +35,12 @@ typedef void (*vt_progress_fn)(void *user, uint64_t bytes_done, uint64_t bytes_t
 /* Always copy, even where the file's mapping could be used in place. */
 #define VT_LOAD_NO_ZERO_COPY 0x2u
 
+/* The op class a model runner gives one tensor, by its GGUF name. */
+typedef struct vt_tensor_class {
+    const char *name;  /* the tensor's GGUF name */
+    uint32_t op_class; /* vt_op_class it feeds, or VT_OP_CLASS_NONE */
+} vt_tensor_class;
+
 /* Options of planning and staging; zero-initialise and set struct_size.
  * NULL means all defaults. */
 typedef struct vt_load_options {
@@ -48,9 +55,12 @@ typedef struct vt_load_options {
     uint32_t flags;            /* VT_LOAD_* */
     vt_progress_fn progress;   /* called after every chunk, may be NULL */
     void *progress_user;
+    const vt_tensor_class *classes; /* the op class of these tensors (the runner's); others: vt_gguf_op_class */
+    size_t n_classes;               /* entries of classes; each must name a tensor of the file, once */
 } vt_load_options;
 
-/* Op class of a GGUF tensor from its llama.cpp name and rank:
+/* Op class of a GGUF tensor from its llama.cpp name and rank (the default
+ * where vt_load_options.classes does not name the tensor):
  * token_embd.weight and per_layer_token_embd.weight feed gather,
  * *_exps.weight feed moe-expert, other weights of 2+ dims feed matmul,
  * 1-D tensors (norms, biases, gates) feed none and stay f32. */
@@ -91,8 +101,8 @@ const vt_fit_report *vt_load_plan_report(const vt_load_plan *plan);
 /* The run estimate that was added to the weights. */
 const vt_run_estimate *vt_load_plan_run(const vt_load_plan *plan);
 
-/* VT_OK when the plan fits (or the device does not stage), else
- * VT_E_DOES_NOT_FIT; message (may be NULL) gets the refusal text. */
+/* VT_OK when what the load allocates on the device fits (or is nothing),
+ * else VT_E_DOES_NOT_FIT; message (may be NULL) gets the refusal text. */
 vt_status vt_load_plan_verdict(const vt_load_plan *plan, const char **message);
 
 typedef struct vt_model vt_model;
@@ -106,8 +116,10 @@ typedef struct vt_stage_stats {
     bool pinned; /* the pool is pinned memory of the device */
 } vt_stage_stats;
 
-/* Stage the weights of a plan whose verdict is VT_OK onto its device. A
- * refused plan is refused again here and nothing is allocated. On any
+/* Stage the weights of a plan whose verdict is VT_OK onto its device,
+ * copying exactly the tensors the plan counted (the rest used in place).
+ * A refused plan is refused again here and nothing is allocated, as is
+ * VT_LOAD_NO_ZERO_COPY in options when the plan was made without it. On any
  * failure every tensor made so far is freed and the message names the
  * tensor and the byte where it stopped. *out is owned by the caller
  * (vt_model_free) and borrows g, which must outlive it. */

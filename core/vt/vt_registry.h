@@ -4,9 +4,12 @@
  * any thread at any time (libltdl is driven under one process-wide lock),
  * and several registries may be open at once. An open registry is
  * read-only: its query functions may be called from many threads at once.
- * A device may be used from several threads; the backend serialises what
- * it must. Close a registry only after every tensor on its devices has been
- * destroyed and no call on it is in flight. */
+ * Threading rule (the same as vt_backend.h): every function may be called
+ * from several threads at once, for the same device too; the core never
+ * makes two calls naming the same queue at once (it holds the queue's
+ * lock), so a plugin locks only what its queues and devices share. Close a
+ * registry only after every tensor, queue, event and graph on its devices
+ * has been destroyed and no call on it is in flight. */
 #ifndef VT_REGISTRY_H
 #define VT_REGISTRY_H
 
@@ -32,7 +35,16 @@ typedef struct vt_registry_options {
     const char *backends;    /* "cpu,rocm" or "^cuda-stub"; NULL: $VT_BACKENDS */
     int loader_debug;        /* 1 log candidates to stderr, 0 quiet, -1: $VT_LOADER_DEBUG */
     uint32_t flags;          /* VT_REGISTRY_* below */
+    /* ---- appended in version 2 ---- */
+    uint32_t tier_policy; /* VT_TIER_POLICY_*: fixed for the registry's life; 0: $VT_TIER_POLICY */
 } vt_registry_options;
+
+/* Tier policy of a registry (vt_resolve.h): taken from $VT_TIER_POLICY at
+ * open ("strict" or "portable"), or set by vt_registry_options. A strict
+ * registry never runs an op on the portable CPU tier, whatever the call. */
+#define VT_TIER_POLICY_ENV      0u /* $VT_TIER_POLICY, portable when unset */
+#define VT_TIER_POLICY_PORTABLE 1u /* the portable CPU tier is allowed */
+#define VT_TIER_POLICY_STRICT   2u /* the portable CPU tier is refused */
 
 /* Search only plugin_path: not the build tree, not $(pkglibdir). */
 #define VT_REGISTRY_ONLY_PLUGIN_PATH 0x1u
@@ -122,22 +134,31 @@ vt_status vt_device_kernels(const vt_device *dev, const vt_kernel **kernels, uin
 /* vt_device_type of the device. */
 int vt_device_type_of(const vt_device *dev);
 
-/* Probe the device now and fill caps, keep-quant sets included. Also
+/* Probe the device now and fill caps, keep-quant sets included: the core
+ * copies out->struct_size bytes (0 is taken as sizeof(vt_device_caps)). Also
  * enforces the consistency rule: a device that is not host-addressable but
  * claims needs_weight_staging false is refused (VT_E_PLUGIN). */
 vt_status vt_device_probe(vt_device *dev, vt_device_caps *out);
 
 /* Counters of a device: the backend's allocation/copy counters plus the
- * core's own op counts. */
+ * core's own op counts. Set struct_size before the call: the core copies
+ * only that many bytes (an older, shorter struct gets what it has room for). */
 typedef struct vt_device_stats {
+    uint32_t struct_size; /* sizeof(vt_device_stats) of the caller */
     vt_backend_counters backend;
     uint64_t native_runs;   /* ops run by the device's own kernels */
     uint64_t cpu_tier_runs; /* ops run by the portable CPU tier on device pointers */
     uint64_t refusals;      /* ops refused (VT_E_OP_MISSING) */
 } vt_device_stats;
 
-/* Read the device's counters. */
+/* Read the device's counters into out (out->struct_size bytes of it; a
+ * struct_size of 0 is taken as sizeof(vt_device_stats), for callers that
+ * zero-initialise without setting it). */
 vt_status vt_device_stats_get(vt_device *dev, vt_device_stats *out);
+
+/* The registry's tier policy (VT_TIER_POLICY_PORTABLE or _STRICT), as
+ * fixed at open. */
+uint32_t vt_registry_tier_policy(const vt_registry *reg);
 
 #ifdef __cplusplus
 }

@@ -25,7 +25,8 @@ typedef enum vt_status {
     VT_E_SHAPE = 10,       /* operand shapes or dtypes do not match the op */
     VT_E_IO = 11,          /* a read, write or mmap of a file failed */
     VT_E_UNSUPPORTED = 12, /* valid, but this build or device cannot do it */
-    VT_E_DEVICE_LOST = 13  /* the device stopped answering */
+    VT_E_DEVICE_LOST = 13, /* the device stopped answering */
+    VT_E_NOT_READY = 14    /* queued work has not finished yet (vt_event_query); not a failure */
 } vt_status;
 
 /* Symbolic name of a status, e.g. "VT_E_OP_MISSING"; never NULL. */

@@ -2,8 +2,9 @@
  *
  * A vt_tensor is a contiguous row-major array in one device's memory. The
  * caller owns each tensor it creates and destroys it before the registry
- * is closed. Data moves only through vt_tensor_write / vt_tensor_read, so
- * the same code works for host-addressable and discrete devices. */
+ * is closed. Data moves only through vt_tensor_write / vt_tensor_read (and
+ * the async copies of vt_queue.h), so the same code works for
+ * host-addressable and discrete devices. */
 #ifndef VT_TENSOR_H
 #define VT_TENSOR_H
 
@@ -54,8 +55,12 @@ vt_device *vt_tensor_device(const vt_tensor *t);
 
 /* Run op on dev over inputs in[0..n_in) and outputs out[0..n_out), all on
  * dev (an absent optional input is NULL). params is the op's params struct
- * or NULL. The op is resolved first (SPEC 5); a refusal returns
- * VT_E_OP_MISSING with the reason in vt_last_error and touches nothing. */
+ * or NULL. The op is resolved first (SPEC 5, with the registry's tier
+ * policy); a refusal returns VT_E_OP_MISSING with the reason in
+ * vt_last_error and touches nothing. Then it is vt_op_enqueue on the
+ * device's default queue and vt_queue_synchronize (vt_queue.h): an error
+ * the kernel finds in the data comes back named, "GetRows (40) on rocm:0:
+ * idx[1] = 7 is outside [0, 3)". */
 vt_status vt_op_run(vt_device *dev, vt_op op, const vt_tensor *const *in, uint32_t n_in, vt_tensor *const *out,
                     uint32_t n_out, const void *params, size_t params_size);
 

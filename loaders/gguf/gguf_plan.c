@@ -1,6 +1,7 @@
 /* gguf_plan.c - the load plan of a GGUF file on a device (SPEC 6, 8):
- * every tensor's op class from its llama.cpp name, residency and resident
- * bytes, the run estimate, and the fit verdict. Nothing is allocated on
+ * every tensor's op class (the caller's, else from its llama.cpp name),
+ * residency, resident bytes and whether it is used in place, the run
+ * estimate, and the fit verdict. Nothing is allocated on
  * the device. */
 #include "config.h"
 
@@ -67,6 +68,33 @@ void vt_load_plan_free(vt_load_plan *p)
     free(p);
 }
 
+/* Apply the caller's per-tensor op classes over the name-derived ones.
+ * Each entry must name a tensor of the file, once. */
+static vt_status apply_classes(vt_load_plan *p)
+{
+    const vt_load_options *o = &p->options;
+    if (o->n_classes && !o->classes)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_load_options: n_classes %zu with classes NULL", o->n_classes);
+    for (size_t c = 0; c < o->n_classes; c++) {
+        const vt_tensor_class *tc = &o->classes[c];
+        if (!tc->name)
+            return vt_set_error(VT_E_INVALID_ARG, "vt_load_options.classes[%zu]: name is NULL", c);
+        if (tc->op_class >= VT_OP_CLASS_COUNT && tc->op_class != VT_OP_CLASS_NONE)
+            return vt_set_error(VT_E_INVALID_ARG, "vt_load_options.classes[%zu] '%s': op class %u is not a vt_op_class",
+                                c, tc->name, tc->op_class);
+        for (size_t e = 0; e < c; e++)
+            if (!strcmp(o->classes[e].name, tc->name))
+                return vt_set_error(VT_E_INVALID_ARG, "vt_load_options.classes[%zu] '%s': named again (entry %zu)", c,
+                                    tc->name, e);
+        const vt_gguf_tensor *t;
+        if (vt_gguf_find_tensor(p->g, tc->name, &t) != VT_OK)
+            return vt_set_error(VT_E_NOT_FOUND, "vt_load_options.classes[%zu]: %s has no tensor '%s'", c,
+                                vt_gguf_name(p->g), tc->name);
+        p->descs[t->index].op_class = tc->op_class;
+    }
+    return VT_OK;
+}
+
 vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options *options, vt_load_plan **out)
 {
     if (!out)
@@ -104,6 +132,13 @@ vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options 
         for (uint32_t k = 0; k < t->n_dims && k < VT_MAX_DIMS; k++)
             d->shape[k] = t->shape[k];
     }
+    st = apply_classes(p);
+    p->options.classes = NULL; /* borrowed for planning only */
+    p->options.n_classes = 0;
+    if (st != VT_OK) {
+        vt_load_plan_free(p);
+        return st;
+    }
     st = vt_gguf_run_estimate(g, p->options.ctx, p->options.batch, &p->run);
     if (st != VT_OK) {
         vt_load_plan_free(p);
@@ -117,6 +152,7 @@ vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options 
     fo.budget_origin = p->options.budget_origin;
     fo.run_bytes = p->run.total;
     fo.model = vt_gguf_name(g);
+    fo.flags = (p->options.flags & VT_LOAD_NO_ZERO_COPY) ? VT_FIT_NO_IN_PLACE : 0;
     st = vt_fit_plan(dev, p->descs, p->n, &fo, p->decisions, &p->report);
     if (st != VT_OK && st != VT_E_DOES_NOT_FIT) {
         vt_load_plan_free(p);

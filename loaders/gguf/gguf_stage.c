@@ -173,11 +173,14 @@ vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_
     vt_status st = vt_load_options_resolve(options ? options : &plan->options, &opt);
     if (st != VT_OK)
         return st;
-    vt_device_caps caps;
-    st = vt_device_probe(plan->dev, &caps);
-    if (st != VT_OK)
-        return st;
-    bool in_place_ok = caps.host_addressable && !caps.managed_memory_enabled && !(opt.flags & VT_LOAD_NO_ZERO_COPY);
+    /* The plan decided, from the device's staging decisions, which tensors
+     * are used in place and fit-checked the rest: staging follows it
+     * exactly, so what it allocates is what was checked. */
+    if ((opt.flags & VT_LOAD_NO_ZERO_COPY) && plan->report.n_in_place)
+        return vt_set_error(VT_E_INVALID_ARG,
+                            "vt_model_stage: VT_LOAD_NO_ZERO_COPY, but the plan uses %u tensors in place and was "
+                            "fit-checked without them: make the plan with VT_LOAD_NO_ZERO_COPY",
+                            plan->report.n_in_place);
 
     vt_model *m = calloc(1, sizeof *m);
     if (!m || !(m->tensors = calloc(plan->n ? plan->n : 1, sizeof *m->tensors))) {
@@ -193,7 +196,7 @@ vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_
     for (size_t i = 0; i < plan->n; i++) {
         const vt_gguf_tensor *gt = plan->tensors[i];
         const vt_weight_plan *d = &plan->decisions[i];
-        if (!(in_place_ok && (int)d->resident_dtype == gt->type)) {
+        if (!d->in_place) {
             uint64_t bytes = (int)d->resident_dtype == gt->type
                                  ? gt->n_bytes
                                  : (uint64_t)gt->n_elements * vt_dtype_get((int)d->resident_dtype)->block_bytes;
@@ -223,7 +226,7 @@ vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_
                               (unsigned long long)file_size);
             break;
         }
-        if (in_place_ok && (int)d->resident_dtype == gt->type) {
+        if (d->in_place) {
             st = vt_tensor_wrap(plan->dev, (vt_dtype)gt->type, desc->ndim, desc->shape, (void *)gt->data, true,
                                 &m->tensors[i]);
             m->stats.tensors_in_place += st == VT_OK;

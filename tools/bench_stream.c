@@ -1,0 +1,99 @@
+/* bench_stream.c - stream-mode timings of `vtctl bench` (bench_stream.h). */
+#include "config.h"
+
+#include "bench_stream.h"
+
+#include <stdlib.h>
+
+#include "bench_time.h"
+
+vt_status bench_stream_time(vt_device *dev, vt_op op, vt_tensor *(*in)[3], vt_tensor *(*out)[1], int n_in, int sets,
+                            int reps, int warmup, double *t, double *wall_us)
+{
+    vt_queue *q = NULL;
+    vt_event **ev = calloc((size_t)reps + 1, sizeof *ev);
+    vt_status st = ev ? vt_queue_create(dev, &q) : VT_E_NO_MEMORY;
+    for (int i = 0; st == VT_OK && i <= reps; i++)
+        st = vt_event_create(dev, &ev[i]);
+    for (int i = 0; st == VT_OK && i < warmup; i++)
+        st = vt_op_enqueue(q, op, (const vt_tensor *const *)in[i % sets], (uint32_t)n_in, out[i % sets], 1, NULL, 0);
+    if (st == VT_OK)
+        st = vt_queue_synchronize(q);
+    double t0 = bench_now_us();
+    if (st == VT_OK)
+        st = vt_event_record(ev[0], q);
+    for (int i = 0; st == VT_OK && i < reps; i++) {
+        st = vt_op_enqueue(q, op, (const vt_tensor *const *)in[i % sets], (uint32_t)n_in, out[i % sets], 1, NULL, 0);
+        if (st == VT_OK)
+            st = vt_event_record(ev[i + 1], q);
+    }
+    if (st == VT_OK)
+        st = vt_event_synchronize(ev[reps]);
+    *wall_us = bench_now_us() - t0;
+    for (int i = 0; st == VT_OK && i < reps; i++) {
+        float ms = 0;
+        st = vt_event_elapsed_ms(ev[i], ev[i + 1], &ms);
+        t[i] = (double)ms * 1e3;
+    }
+    for (int i = 0; ev && i <= reps; i++)
+        vt_event_destroy(ev[i]);
+    free(ev);
+    vt_queue_destroy(q);
+    return st;
+}
+
+/* Enqueue n Scale ops x -> y on q. */
+static vt_status enqueue_tiny(vt_queue *q, vt_tensor *x, vt_tensor *y, int n)
+{
+    vt_params_scale p = {1.0f};
+    const vt_tensor *in[1] = {x};
+    vt_tensor *out[1] = {y};
+    vt_status st = VT_OK;
+    for (int i = 0; st == VT_OK && i < n; i++)
+        st = vt_op_enqueue(q, VT_OP_SCALE, in, 1, out, 1, &p, sizeof p);
+    return st;
+}
+
+vt_status bench_launch_time(vt_device *dev, int reps, int warmup, double *enq, double *graph)
+{
+    int64_t one = 1;
+    float v = 1.0f;
+    vt_tensor *x = NULL, *y = NULL;
+    vt_queue *q = NULL;
+    vt_graph *g = NULL;
+    vt_status st = vt_tensor_create(dev, VT_F32, 1, &one, &x);
+    if (st == VT_OK)
+        st = vt_tensor_create(dev, VT_F32, 1, &one, &y);
+    if (st == VT_OK)
+        st = vt_tensor_write(x, &v, sizeof v);
+    if (st == VT_OK)
+        st = vt_queue_create(dev, &q);
+    for (int r = -warmup; st == VT_OK && r < reps; r++) {
+        double t0 = bench_now_us();
+        st = enqueue_tiny(q, x, y, BENCH_LAUNCH_OPS);
+        if (st == VT_OK)
+            st = vt_queue_synchronize(q);
+        if (r >= 0)
+            enq[r] = (bench_now_us() - t0) / BENCH_LAUNCH_OPS;
+    }
+    if (st == VT_OK)
+        st = vt_graph_begin(q);
+    if (st == VT_OK) {
+        vt_status rec = enqueue_tiny(q, x, y, BENCH_LAUNCH_OPS);
+        st = vt_graph_end(q, &g);
+        st = rec != VT_OK ? rec : st;
+    }
+    for (int r = -warmup; st == VT_OK && r < reps; r++) {
+        double t0 = bench_now_us();
+        st = vt_graph_launch(g, q);
+        if (st == VT_OK)
+            st = vt_queue_synchronize(q);
+        if (r >= 0)
+            graph[r] = (bench_now_us() - t0) / BENCH_LAUNCH_OPS;
+    }
+    vt_graph_destroy(g);
+    vt_queue_destroy(q);
+    vt_tensor_destroy(x);
+    vt_tensor_destroy(y);
+    return st;
+}

@@ -1,0 +1,27 @@
+/* bench_stream.h - the queue-based timings of `vtctl bench`: an op timed
+ * as a stream of enqueues with an event after each and one wait at the
+ * end (the default mode), and the per-op cost of a stream of tiny ops,
+ * enqueued and replayed from a graph (`--op Launch`). */
+#ifndef VTCTL_BENCH_STREAM_H
+#define VTCTL_BENCH_STREAM_H
+
+#include <vt/vt.h>
+
+/* Ops in the Launch stream. */
+#define BENCH_LAUNCH_OPS 1000
+
+/* Time reps runs of op on dev as one stream on a fresh queue, after warmup
+ * runs: run i uses in[i % sets] and out[i % sets]; an event is recorded
+ * before the first and after every run, and the host waits once, at the
+ * end. t[i] gets run i's microseconds between its two events; *wall_us the
+ * host's microseconds from the first enqueue to the end of the wait. */
+vt_status bench_stream_time(vt_device *dev, vt_op op, vt_tensor *(*in)[3], vt_tensor *(*out)[1], int n_in, int sets,
+                            int reps, int warmup, double *t, double *wall_us);
+
+/* The per-op cost of BENCH_LAUNCH_OPS Scale ops on one f32 element, reps
+ * times each way: enq[r] = microseconds per op enqueued one by one (from the
+ * first enqueue to the end of the wait), graph[r] = per op replayed from a
+ * graph recorded once. */
+vt_status bench_launch_time(vt_device *dev, int reps, int warmup, double *enq, double *graph);
+
+#endif
