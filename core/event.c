@@ -12,9 +12,59 @@
 struct vt_event {
     vt_device *dev;
     vt_backend_event *be; /* the plugin's event, or NULL: the fallback */
-    vt_queue *q;          /* the queue it was last recorded on, or NULL */
+    vt_queue *q;          /* the queue it was last recorded on, or NULL (guarded by dev->queue_lock) */
     double host_ms;       /* fallback: host clock at the record */
 };
+
+/* Drop e from its queue's list (caller holds dev->queue_lock). */
+static void unlink_locked(vt_event *e)
+{
+    vt_queue *q = e->q;
+    if (!q)
+        return;
+    for (size_t i = 0; i < q->n_events; i++)
+        if (q->events[i] == e) {
+            q->events[i] = q->events[--q->n_events];
+            break;
+        }
+    e->q = NULL;
+}
+
+/* Make q e's queue (the one its sync point reports on). */
+static vt_status link_event(vt_event *e, vt_queue *q)
+{
+    vt_device *dev = e->dev;
+    vt_status st = VT_OK;
+    pthread_mutex_lock(&dev->queue_lock);
+    if (e->q != q) {
+        unlink_locked(e);
+        if (q->n_events == q->cap_events) {
+            size_t cap = q->cap_events ? q->cap_events * 2 : 4;
+            vt_event **v = realloc(q->events, cap * sizeof *v);
+            if (v) {
+                q->events = v;
+                q->cap_events = cap;
+            }
+        }
+        if (q->n_events < q->cap_events) {
+            q->events[q->n_events++] = e;
+            e->q = q;
+        } else {
+            st = vt_set_error(VT_E_NO_MEMORY, "out of host memory recording an event on %s", dev->id);
+        }
+    }
+    pthread_mutex_unlock(&dev->queue_lock);
+    return st;
+}
+
+void vt_queue_unlink_events(vt_queue *q)
+{
+    pthread_mutex_lock(&q->dev->queue_lock);
+    for (size_t i = 0; i < q->n_events; i++)
+        q->events[i]->q = NULL;
+    q->n_events = 0;
+    pthread_mutex_unlock(&q->dev->queue_lock);
+}
 
 static double now_ms(void)
 {
@@ -53,6 +103,9 @@ void vt_event_destroy(vt_event *e)
 {
     if (!e)
         return;
+    pthread_mutex_lock(&e->dev->queue_lock);
+    unlink_locked(e);
+    pthread_mutex_unlock(&e->dev->queue_lock);
     if (e->be)
         e->dev->plugin->iface->event_destroy(e->dev->plugin->ctx, e->dev->index, e->be);
     free(e);
@@ -78,10 +131,8 @@ vt_status vt_event_record(vt_event *e, vt_queue *q)
     } else {
         e->host_ms = now_ms(); /* the fallback queue's work is done by now */
     }
-    if (st == VT_OK)
-        e->q = q;
     pthread_mutex_unlock(&q->lock);
-    return st;
+    return st == VT_OK ? link_event(e, q) : st;
 }
 
 vt_status vt_queue_wait_event(vt_queue *q, vt_event *e)
@@ -131,19 +182,22 @@ vt_status vt_event_synchronize(vt_event *e)
         st = dev->plugin->iface->event_sync(dev->plugin->ctx, dev->index, e->be, &failed, why, sizeof why);
     else
         atomic_fetch_add(&dev->core_syncs, 1);
+    vt_status qe = VT_OK;
+    char text[VT_QUEUE_ERROR_TEXT];
+    pthread_mutex_lock(&dev->queue_lock); /* e->q stays alive while held */
     vt_queue *q = e->q;
     if (q) { /* the host-recorded error of that queue comes first */
         pthread_mutex_lock(&q->lock);
-        vt_status qe = q->err;
-        char text[VT_QUEUE_ERROR_TEXT];
+        qe = q->err;
         if (qe != VT_OK) {
             memcpy(text, q->err_text, sizeof text);
             q->err = VT_OK;
         }
         pthread_mutex_unlock(&q->lock);
-        if (qe != VT_OK)
-            return vt_set_error(qe, "%s", text);
     }
+    pthread_mutex_unlock(&dev->queue_lock);
+    if (qe != VT_OK)
+        return vt_set_error(qe, "%s", text);
     if (st != VT_OK) {
         const char *name = vt_op_name((int)failed);
         if (name)

@@ -41,7 +41,7 @@ static const vt_operand_info in_conv_upd[] = {{"x", 0, "[B,D,T] f32"},
                                               {"bias", OPT, "[D] f32"},
                                               {"slots", OPT, "[B] i32 in [-1,N) (absent: b)"}};
 static const vt_operand_info out_conv_upd[] = {{"y", 0, "[B,D,T] f32"}, {"state", INOUT, "[N,D,W-1] f32"}};
-static const vt_operand_info in_softmax[] = {{"x", 0, "[..., n] f32"},
+static const vt_operand_info in_softmax[] = {{"x", 0, "[..., n] f32; a logit x*scale + mask of +inf is refused"},
                                              {"mask", OPT, "trailing dims of x, f32, -inf allowed"}};
 static const vt_operand_info in_swiglu[] = {{"g", 0, "[..., n] f32"}, {"u", 0, "shape of g, f32"}};
 static const vt_operand_info in_gated_rms[] = {
@@ -77,11 +77,12 @@ static const vt_operand_info in_gdr[] = {{"q", 0, "[B,T,H,dk] f32"},
                                          {"slots", 0, "[B] or [B,T] i32 in [-1,N)"},
                                          {"accepted", OPT, "[B] i32 (with [B,T] slots): read slot[b,a-1]"}};
 static const vt_operand_info out_gdr[] = {{"o", 0, "[B,T,HV,dv] f32"}, {"state", INOUT, "[N,HV,dk,dv] f32"}};
-static const vt_operand_info in_dsa[] = {{"q", 0, "[T,H,d] f32"},
-                                         {"k", 0, "[S,d] f32/f16/bf16"},
-                                         {"w", 0, "[T,H] f32"},
-                                         {"start", 0, "[T] i32"},
-                                         {"end", 0, "[T] i32"}};
+static const vt_operand_info in_dsa[] = {
+    {"q", 0, "[T,H,d] f32"},
+    {"k", 0, "[S,d] f32/f16/bf16"},
+    {"w", 0, "[T,H] f32"},
+    {"start", 0, "[T] i32, any value"},
+    {"end", 0, "[T] i32, any value: [start,end) is clipped to [0,S), empty if start >= end"}};
 static const vt_operand_info out_dsa[] = {{"logits", 0, "[T,S] f32, -inf outside [start,end)"}};
 static const vt_operand_info out_topk[] = {{"values", 0, "[..., k] f32"}, {"indices", 0, "[..., k] i32"}};
 static const vt_operand_info in_getrows[] = {{"table", 0, "[R,n] f32/f16/bf16/q"}, {"idx", 0, "[I...] i32 in [0,R)"}};
@@ -149,8 +150,8 @@ static const vt_op_info catalog[] = {
      OPS(in_conv, out_conv), "x", 1, sig_f32, PARAMS(vt_params_conv, p_conv)},
     {VT_OP_CAUSAL_CONV1D_UPDATE, "CausalConv1dUpdate", "decode conv over [S, x]; S becomes the last W-1 columns",
      OPS(in_conv_upd, out_conv_upd), "x", 1, sig_f32, PARAMS(vt_params_conv, p_conv)},
-    {VT_OP_SOFTMAX, "Softmax", "row softmax of x*scale + mask; an all -inf row gives zeros", OPS(in_softmax, out_y),
-     "x", 1, sig_f32, PARAMS(vt_params_softmax, p_softmax)},
+    {VT_OP_SOFTMAX, "Softmax", "row softmax of x*scale + mask; an all -inf row gives zeros, +inf is refused",
+     OPS(in_softmax, out_y), "x", 1, sig_f32, PARAMS(vt_params_softmax, p_softmax)},
     {VT_OP_SILU, "Silu", "y = x * sigmoid(x)", OPS(in_x, out_y), "x", 1, sig_f32, NOPARAMS},
     {VT_OP_GELU, "Gelu", "tanh approximation", OPS(in_x, out_y), "x", 1, sig_f32, NOPARAMS},
     {VT_OP_SIGMOID, "Sigmoid", "y = 1 / (1 + exp(-x))", OPS(in_x, out_y), "x", 1, sig_f32, NOPARAMS},

@@ -93,6 +93,7 @@ static vt_status queue_new(vt_device *dev, bool is_default, vt_queue **out)
 
 static void queue_free(vt_queue *q)
 {
+    vt_queue_unlink_events(q); /* their sync points no longer reach q */
     pthread_mutex_lock(&q->lock);
     if (q->recording == VT_REC_CORE) {
         vt_graph_items_free(q->rec);
@@ -112,6 +113,7 @@ static void queue_free(vt_queue *q)
     }
     pthread_mutex_unlock(&q->lock);
     pthread_mutex_destroy(&q->lock);
+    free(q->events);
     free(q);
 }
 

@@ -35,6 +35,8 @@ struct vt_queue {
     char err_text[VT_QUEUE_ERROR_TEXT]; /* its message, named */
     int recording;                      /* VT_REC_* */
     vt_graph *rec;                      /* the graph being recorded (VT_REC_CORE) */
+    vt_event **events;                  /* events last recorded here (guarded by dev->queue_lock) */
+    size_t n_events, cap_events;
 };
 
 struct vt_graph {
@@ -53,6 +55,10 @@ vt_status vt_queue_sync_locked(vt_queue *q);
 /* Record a core-detected error of q's work (the first one wins); caller
  * holds q->lock. */
 void vt_queue_record_error(vt_queue *q, vt_status st, const char *fmt, ...) VT_PRINTF(3, 4);
+
+/* Forget every event recorded on q (q is being destroyed); takes
+ * dev->queue_lock. */
+void vt_queue_unlink_events(vt_queue *q);
 
 /* Append w to a graph being recorded (params copied). */
 vt_status vt_graph_append(vt_graph *g, const vt_work *w);

@@ -60,6 +60,18 @@ const char *oh_run_fails(oh *h, vt_status want, vt_op op, const vt_tensor *const
     return vt_last_error();
 }
 
+double oh_rel_error(const float *got, const double *ref, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(got[i]) || !isfinite(ref[i]))
+            continue;
+        num += ((double)got[i] - ref[i]) * ((double)got[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
 void oh_expect_rel(const char *what, const float *got, const double *ref, size_t n, double tol)
 {
     double num = 0, den = 0;

@@ -35,6 +35,10 @@ void oh_run(oh *h, vt_op op, const vt_tensor *const *in, uint32_t n_in, vt_tenso
 const char *oh_run_fails(oh *h, vt_status want, vt_op op, const vt_tensor *const *in, uint32_t n_in,
                          vt_tensor *const *out, uint32_t n_out, const void *params, size_t params_size);
 
+/* ||got - ref|| / ||ref|| over finite entries (infinities and NaN are
+ * oh_expect_rel's business). */
+double oh_rel_error(const float *got, const double *ref, size_t n);
+
 /* ||got - ref|| / ||ref|| over finite entries <= tol; infinities must
  * match position for position, NaN fails. what names the check. */
 void oh_expect_rel(const char *what, const float *got, const double *ref, size_t n, double tol);

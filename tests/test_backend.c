@@ -439,14 +439,15 @@ END_TEST
 /* The whole conformance (tools/conformance.h, what `vtctl check` runs):
  * every op and signature of the catalogue, one decode and one prefill case
  * each, on dev against the cpu oracle, under the strict tier (native
- * kernels only). only != VT_OP_NONE restricts it to one op. Returns how
+ * kernels only: reg must be opened with VT_TIER_POLICY=strict, the policy
+ * being the registry's). only != VT_OP_NONE restricts it to one op. Returns how
  * many signatures did not pass (FAIL, refused, or no oracle kernel: none
  * of them checked) and names the first in first. */
 static unsigned conformance_strict(vt_registry *reg, vt_device *dev, vt_op only, char *first, size_t first_size)
 {
     vt_device *oracle = NULL;
     ck_assert_msg(vt_registry_find_device(reg, "cpu:0", &oracle) == VT_OK, "no cpu oracle: %s", vt_last_error());
-    setenv("VT_TIER_POLICY", "strict", 1);
+    ck_assert_int_eq(vt_registry_tier_policy(reg), VT_TIER_POLICY_STRICT);
     unsigned bad = 0, n = 0;
     first[0] = '\0';
     for (uint32_t i = 0; i < vt_op_catalog_size(); i++) {
@@ -467,7 +468,6 @@ static unsigned conformance_strict(vt_registry *reg, vt_device *dev, vt_op only,
                 snprintf(first, first_size, "%s %s: %s: %s", info->name, sig, vtc_outcome_name(r.outcome), r.detail);
         }
     }
-    unsetenv("VT_TIER_POLICY");
     fprintf(stderr, "%s: conformance, strict tier: %u of %u signatures pass\n", vt_device_id(dev), n - bad, n);
     return bad;
 }
@@ -477,6 +477,7 @@ static unsigned conformance_strict(vt_registry *reg, vt_device *dev, vt_op only,
  * rocm kernels were checked in make check, the rest only by a script). */
 START_TEST(every_signature_passes_the_conformance_strict)
 {
+    setenv("VT_TIER_POLICY", "strict", 1);
     fixture f;
     fixture_open(&f);
     for (size_t i = 0; i < f.n; i++) {
@@ -488,6 +489,7 @@ START_TEST(every_signature_passes_the_conformance_strict)
         ck_assert_uint_eq(s.cpu_tier_runs, 0);
     }
     vt_registry_close(f.reg);
+    unsetenv("VT_TIER_POLICY");
 }
 END_TEST
 
@@ -498,6 +500,7 @@ START_TEST(hiding_a_kernel_fails_the_conformance)
     char hide[64];
     snprintf(hide, sizeof hide, "%s:IndexSelect", backend);
     setenv("VT_DISABLE_OPS", hide, 1);
+    setenv("VT_TIER_POLICY", "strict", 1);
     fixture f;
     fixture_open(&f);
     const vt_op_info *info = vt_op_get_info(VT_OP_INDEX_SELECT);
@@ -511,6 +514,67 @@ START_TEST(hiding_a_kernel_fails_the_conformance)
     ck_assert_uint_eq(conformance_strict(f.reg, f.dev[0], VT_OP_ARGMAX, first, sizeof first), 0);
     vt_registry_close(f.reg);
     unsetenv("VT_DISABLE_OPS");
+    unsetenv("VT_TIER_POLICY");
+}
+END_TEST
+
+/* Softmax refuses a +inf logit by name on the device as on the cpu
+ * oracle, before writing anything (issue 10 item 6). */
+START_TEST(softmax_refuses_plus_inf_by_name)
+{
+    fixture f;
+    fixture_open(&f);
+    for (size_t d = 0; d < f.n; d++) {
+        int64_t s[2] = {3, 700}, nm = 700;
+        float *x = malloc(sizeof(float) * 2100), *m = calloc(700, sizeof(float)), *y = malloc(sizeof(float) * 2100);
+        for (int i = 0; i < 2100; i++)
+            x[i] = (float)(i % 13) * 0.25f - 1.5f;
+        vt_tensor *tx = make(f.dev[d], VT_F32, 2, s), *tm = make(f.dev[d], VT_F32, 1, &nm);
+        vt_tensor *ty = make(f.dev[d], VT_F32, 2, s);
+        const vt_tensor *in[2] = {tx, tm};
+        vt_tensor *out[1] = {ty};
+        struct {
+            int xi, mi;
+            float xv, mv, scale;
+            const char *want;
+        } cases[] = {
+            {1650, -1, INFINITY, 0, 1.0f, "x row 2 has +inf at index 250"},
+            {-1, 699, 0, INFINITY, 1.0f, "mask has +inf at index 699 (x row 0, index 699)"},
+            {1401, -1, -INFINITY, 0, -1.0f, "x row 2 index 1: x*scale + mask is +inf"},
+            {703, -1, 3e38f, 0, 4.0f, "x row 1 index 3: x*scale + mask is +inf"},
+            {5, -1, -INFINITY, 0, 0.0f, "x row 0 index 5: x*scale + mask is NaN from infinite operands"},
+        };
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            float keep_x = cases[c].xi >= 0 ? x[cases[c].xi] : 0;
+            if (cases[c].xi >= 0)
+                x[cases[c].xi] = cases[c].xv;
+            if (cases[c].mi >= 0 && cases[c].mi < 700)
+                m[cases[c].mi] = cases[c].mv;
+            put(tx, x);
+            put(tm, m);
+            poison(ty);
+            vt_params_softmax p = {cases[c].scale};
+            vt_status st = vt_op_run(f.dev[d], VT_OP_SOFTMAX, in, 2, out, 1, &p, sizeof p);
+            ck_assert_msg(st == VT_E_INVALID_ARG, "%s case %zu: %s: %s", vt_device_id(f.dev[d]), c, vt_status_name(st),
+                          vt_last_error());
+            char head[64];
+            snprintf(head, sizeof head, "Softmax (10) on %s: ", vt_device_id(f.dev[d]));
+            ck_assert_msg(strstr(vt_last_error(), head) && strstr(vt_last_error(), cases[c].want),
+                          "%s case %zu: '%s' not in '%s'", vt_device_id(f.dev[d]), c, cases[c].want, vt_last_error());
+            get(ty, y);
+            for (int i = 0; i < 2100; i++)
+                ck_assert_msg(isnan(y[i]), "%s case %zu: y[%d] was written", vt_device_id(f.dev[d]), c, i);
+            if (cases[c].xi >= 0)
+                x[cases[c].xi] = keep_x;
+            if (cases[c].mi >= 0 && cases[c].mi < 700)
+                m[cases[c].mi] = 0;
+        }
+        vt_tensor_destroy(tx);
+        vt_tensor_destroy(tm);
+        vt_tensor_destroy(ty);
+        free(x), free(m), free(y);
+    }
+    vt_registry_close(f.reg);
 }
 END_TEST
 
@@ -566,6 +630,7 @@ int main(int argc, char **argv)
     if (!strcmp(backend, "cpu") || !strcmp(backend, "rocm")) {
         tcase_add_test(tc, every_signature_passes_the_conformance_strict);
         tcase_add_test(tc, hiding_a_kernel_fails_the_conformance);
+        tcase_add_test(tc, softmax_refuses_plus_inf_by_name);
     }
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "test_util.h"
 
@@ -829,40 +830,48 @@ static uint8_t *battery(size_t *size, char *why, size_t why_size)
         static const int64_t ns[3] = {1, 3, 6};
         int64_t m = 53, k = f ? 3 * f->block_elems : 203;
         weights w = random_weights(&r, t, m, k);
-        for (int c = 0; c < 3; c++) {
-            int64_t n = ns[c];
-            float *x = malloc((size_t)(n * k) * 4);
-            vt_rng_fill(&r, x, (size_t)(n * k), -1, 1);
-            int64_t sx[2] = {n, k}, sw[2] = {m, k}, sy[2] = {n, m};
-            vt_tensor *tx = make_from(d, VT_F32, 2, sx, x), *tw = make_from(d, t, 2, sw, w.data);
-            vt_tensor *ty = make(d, VT_F32, 2, sy);
-            poison(ty);
-            const vt_tensor *in[2] = {tx, tw};
-            ck_assert_msg(run(d, VT_OP_MATMUL, in, 2, ty) == VT_OK, "%s", vt_last_error());
-            APPEND(ty);
-            vt_tensor_destroy(tx);
-            vt_tensor_destroy(tw);
-            vt_tensor_destroy(ty);
-            free(x);
-        }
-        /* MoE over the first 52 weight rows as 2 experts of 26 */
-        {
-            int64_t T = 4, K = 2, E = 2, me = 26, sx[2] = {T, k}, sw3[3] = {E, me, k}, si[2] = {T, K};
-            int64_t sy[3] = {T, K, me};
-            float *x = malloc((size_t)(T * k) * 4);
-            vt_rng_fill(&r, x, (size_t)(T * k), -1, 1);
-            int32_t ids[8] = {1, 0, 1, 1, 0, 0, 1, 0};
-            vt_tensor *tx = make_from(d, VT_F32, 2, sx, x), *tw = make_from(d, t, 3, sw3, w.data);
-            vt_tensor *ti_ = make_from(d, VT_I32, 2, si, ids), *ty = make(d, VT_F32, 3, sy);
-            poison(ty);
-            const vt_tensor *in[3] = {tx, tw, ti_};
-            ck_assert_msg(run(d, VT_OP_MOE_EXPERT_MATMUL, in, 3, ty) == VT_OK, "%s", vt_last_error());
-            APPEND(ty);
-            vt_tensor_destroy(tx);
-            vt_tensor_destroy(tw);
-            vt_tensor_destroy(ti_);
-            vt_tensor_destroy(ty);
-            free(x);
+        /* and with k = 1024, where q weights take the int16-activation
+         * path (cpu_qx.h) */
+        for (int kk = 0; kk < (f ? 2 : 1); kk++) {
+            const int64_t kq = kk ? 1024 : k;
+            weights wk = kk ? random_weights(&r, t, m, kq) : w;
+            for (int c = 0; c < 3; c++) {
+                int64_t n = ns[c];
+                float *x = malloc((size_t)(n * kq) * 4);
+                vt_rng_fill(&r, x, (size_t)(n * kq), -1, 1);
+                int64_t sx[2] = {n, kq}, sw[2] = {m, kq}, sy[2] = {n, m};
+                vt_tensor *tx = make_from(d, VT_F32, 2, sx, x), *tw = make_from(d, t, 2, sw, wk.data);
+                vt_tensor *ty = make(d, VT_F32, 2, sy);
+                poison(ty);
+                const vt_tensor *in[2] = {tx, tw};
+                ck_assert_msg(run(d, VT_OP_MATMUL, in, 2, ty) == VT_OK, "%s", vt_last_error());
+                APPEND(ty);
+                vt_tensor_destroy(tx);
+                vt_tensor_destroy(tw);
+                vt_tensor_destroy(ty);
+                free(x);
+            }
+            /* MoE over the first 52 weight rows as 2 experts of 26 */
+            {
+                int64_t T = 4, K = 2, E = 2, me = 26, sx[2] = {T, kq}, sw3[3] = {E, me, kq}, si[2] = {T, K};
+                int64_t sy[3] = {T, K, me};
+                float *x = malloc((size_t)(T * kq) * 4);
+                vt_rng_fill(&r, x, (size_t)(T * kq), -1, 1);
+                int32_t ids[8] = {1, 0, 1, 1, 0, 0, 1, 0};
+                vt_tensor *tx = make_from(d, VT_F32, 2, sx, x), *tw = make_from(d, t, 3, sw3, wk.data);
+                vt_tensor *ti_ = make_from(d, VT_I32, 2, si, ids), *ty = make(d, VT_F32, 3, sy);
+                poison(ty);
+                const vt_tensor *in[3] = {tx, tw, ti_};
+                ck_assert_msg(run(d, VT_OP_MOE_EXPERT_MATMUL, in, 3, ty) == VT_OK, "%s", vt_last_error());
+                APPEND(ty);
+                vt_tensor_destroy(tx);
+                vt_tensor_destroy(tw);
+                vt_tensor_destroy(ti_);
+                vt_tensor_destroy(ty);
+                free(x);
+            }
+            if (kk)
+                free_weights(&wk);
         }
         if (!f) {
             /* the dense casts: Copy to the other float types, GetRows to f16 */
@@ -969,6 +978,150 @@ START_TEST(same_bits_for_any_threads_and_simd_path)
 }
 END_TEST
 
+/* The int16-activation path of MatMul for q weights with k >= 1024
+ * (backends/cpu/cpu_qx.h), recomputed here from its definition for Q8_0
+ * and Q4_0 (one run of 32, scale and offset): x per 32-element block as
+ * q = rint(x * (32767 / amax)) with dx = amax / 32767, exact integer lane
+ * sums P[l] over positions 2l, 2l+1, 16+2l, 17+2l of sum (c - o) * q, one
+ * fmaf(P, d * dx, s[l]) per block, the lane tree. Bit for bit. */
+static float qx_canonical(vt_dtype t, const uint8_t *row, const float *x, int64_t k)
+{
+    float s[8] = {0};
+    const size_t bb = t == VT_Q8_0 ? 34 : 18;
+    for (int64_t g = 0; g < k / 32; g++) {
+        const float *xb = x + 32 * g;
+        const uint8_t *blk = row + (size_t)g * bb;
+        float amax = 0;
+        int finite = 1;
+        for (int j = 0; j < 32; j++) {
+            finite &= isfinite(xb[j]) != 0;
+            amax = fabsf(xb[j]) > amax ? fabsf(xb[j]) : amax;
+        }
+        float dx = !finite ? NAN : amax < 0x1p-100f ? 0.0f : amax / 32767.0f;
+        float inv = !finite || amax < 0x1p-100f ? 0.0f : 32767.0f / amax;
+        int q[32], c[32];
+        for (int j = 0; j < 32; j++) {
+            q[j] = inv == 0.0f ? 0 : (int)lrintf(xb[j] * inv);
+            c[j] = t == VT_Q8_0 ? (int8_t)blk[2 + j] : j < 16 ? (blk[2 + j] & 15) - 8 : (blk[2 + j - 16] >> 4) - 8;
+        }
+        const float f = ref_half(blk) * dx;
+        for (int l = 0; l < 8; l++) {
+            int P = c[2 * l] * q[2 * l] + c[2 * l + 1] * q[2 * l + 1] + c[16 + 2 * l] * q[16 + 2 * l] +
+                    c[17 + 2 * l] * q[17 + 2 * l];
+            s[l] = fmaf((float)P, f, s[l]);
+        }
+    }
+    return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+}
+
+START_TEST(matmul_int16_path_is_canonical)
+{
+    vt_device *d;
+    vt_registry *reg = open_cpu(&d);
+    vt_rng r;
+    vt_rng_init(&r, 113);
+    static const vt_dtype types[2] = {VT_Q8_0, VT_Q4_0};
+    for (int ti = 0; ti < 2; ti++) {
+        const vt_dtype t = types[ti];
+        for (int big = 0; big < 2; big++) {
+            /* k = 992 keeps the f32 path (SPEC 7: 1e-5 below 1024 terms) */
+            const int64_t n = 5, m = 19, k = big ? 2048 : 992;
+            weights w = random_weights(&r, t, m, k);
+            float *x = malloc((size_t)(n * k) * sizeof *x);
+            vt_rng_fill(&r, x, (size_t)(n * k), -1, 1);
+            for (int j = 0; j < 32; j++)
+                x[k + 64 + j] = 0.0f; /* row 1: a zero block */
+            for (int j = 0; j < 32; j++)
+                x[2 * k + 96 + j] = j == 3 ? 1e-31f : 0.0f; /* row 2: a block below 2^-100 * 32767 */
+            x[3 * k + 5] = INFINITY;                        /* row 3: NaN out */
+            int64_t sx[2] = {n, k}, sw[2] = {m, k}, sy[2] = {n, m};
+            vt_tensor *tx = make_from(d, VT_F32, 2, sx, x), *tw = make_from(d, t, 2, sw, w.data);
+            vt_tensor *ty = make(d, VT_F32, 2, sy);
+            poison(ty);
+            const vt_tensor *in[2] = {tx, tw};
+            ck_assert_msg(run(d, VT_OP_MATMUL, in, 2, ty) == VT_OK, "%s", vt_last_error());
+            float *y = read_all(ty);
+            double num = 0, den = 0;
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t j = 0; j < m; j++) {
+                    const float got = y[i * m + j];
+                    if (big) {
+                        const float want = qx_canonical(
+                            t, (const uint8_t *)w.data + (size_t)j * (k / 32) * (t == VT_Q8_0 ? 34 : 18), x + i * k, k);
+                        uint32_t gb, wb;
+                        memcpy(&gb, &got, 4);
+                        memcpy(&wb, &want, 4);
+                        ck_assert_msg(gb == wb || (isnan(got) && isnan(want)),
+                                      "MatMul %s k=%lld [%lld,%lld]: %a, the int16 canonical order gives %a",
+                                      vt_dtype_name(t), (long long)k, (long long)i, (long long)j, got, want);
+                    }
+                    if (i == 3) {
+                        ck_assert_msg(big ? isnan(got) : !isfinite(got), "row with an infinity: %g", got);
+                        continue;
+                    }
+                    double ref = 0;
+                    for (int64_t l = 0; l < k; l++)
+                        ref += (double)x[i * k + l] * w.values[j * k + l];
+                    num += (got - ref) * (got - ref);
+                    den += ref * ref;
+                }
+            /* the f32 path is ~1e-7 from exact; the int16 path ~1.5e-5 */
+            const double e = sqrt(num / den);
+            if (big)
+                ck_assert_msg(e > 2e-6 && e < 4e-5, "MatMul %s k=%lld: rel err %g, want the int16 path's ~1.5e-5",
+                              vt_dtype_name(t), (long long)k, e);
+            else
+                ck_assert_msg(e < 2e-6, "MatMul %s k=%lld: rel err %g, want the f32 path's", vt_dtype_name(t),
+                              (long long)k, e);
+            free(y);
+            free(x);
+            free_weights(&w);
+            vt_tensor_destroy(tx);
+            vt_tensor_destroy(tw);
+            vt_tensor_destroy(ty);
+        }
+    }
+    vt_registry_close(reg);
+}
+END_TEST
+
+/* The pool's threads spin only briefly after a parallel region, then
+ * sleep: with 4 threads, 300 ms of idling after a MatMul costs the process
+ * well under 30 ms of CPU time (a spinning pool would burn ~1 s). */
+START_TEST(idle_pool_burns_no_cpu)
+{
+    setenv("VT_NUM_THREADS", "4", 1);
+    vt_device *d;
+    vt_registry *reg = open_cpu(&d);
+    unsetenv("VT_NUM_THREADS");
+    vt_rng r;
+    vt_rng_init(&r, 117);
+    const int64_t m = 256, k = 4096;
+    weights w = random_weights(&r, VT_Q4_0, m, k);
+    float *x = malloc((size_t)k * sizeof *x);
+    vt_rng_fill(&r, x, (size_t)k, -1, 1);
+    int64_t sx[2] = {1, k}, sw[2] = {m, k}, sy[2] = {1, m};
+    vt_tensor *tx = make_from(d, VT_F32, 2, sx, x), *tw = make_from(d, VT_Q4_0, 2, sw, w.data);
+    vt_tensor *ty = make(d, VT_F32, 2, sy);
+    const vt_tensor *in[2] = {tx, tw};
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(run(d, VT_OP_MATMUL, in, 2, ty) == VT_OK, "%s", vt_last_error());
+    struct timespec c0, c1, nap = {0, 300 * 1000 * 1000};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+    while (nanosleep(&nap, &nap) != 0)
+        ;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+    const double used = (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
+    ck_assert_msg(used < 0.030, "an idle pool of 4 threads used %.3f s of CPU in 0.3 s", used);
+    free(x);
+    free_weights(&w);
+    vt_tensor_destroy(tx);
+    vt_tensor_destroy(tw);
+    vt_tensor_destroy(ty);
+    vt_registry_close(reg);
+}
+END_TEST
+
 START_TEST(bad_simd_switch_is_named)
 {
     setenv("VT_CPU_SIMD", "sse9", 1);
@@ -1009,6 +1162,8 @@ int main(void)
     tcase_add_test(tc, moe_bad_id_is_named);
     tcase_add_test(tc, same_bits_for_any_threads_and_simd_path);
     tcase_add_test(tc, bad_simd_switch_is_named);
+    tcase_add_test(tc, matmul_int16_path_is_canonical);
+    tcase_add_test(tc, idle_pool_burns_no_cpu);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

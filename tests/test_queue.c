@@ -506,6 +506,35 @@ START_TEST(caps_and_stats_honour_the_callers_struct_size)
 }
 END_TEST
 
+/* The loader refuses half a queue set by name; an event outlives its queue. */
+START_TEST(half_a_queue_set_is_refused_and_events_outlive_queues)
+{
+    vt_registry *reg = vt_test_open(TEST_PLUGIN_DIR, "cpu,test-v2half", 0);
+    bool seen = false;
+    for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
+        vt_backend_info b;
+        ck_assert_int_eq(vt_registry_backend_info(reg, i, &b), VT_OK);
+        if (strcmp(b.name, "test-v2half") != 0)
+            continue;
+        seen = true;
+        ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
+        ck_assert_msg(strstr(b.reason, "vtable sets queue_create but not queue_destroy"), "%s", b.reason);
+    }
+    ck_assert(seen);
+    vt_device *d = dev_of(reg, "cpu:0");
+    vt_queue *q = NULL;
+    vt_event *e = NULL;
+    ck_assert_int_eq(vt_queue_create(d, &q), VT_OK);
+    ck_assert_int_eq(vt_event_create(d, &e), VT_OK);
+    ck_assert_int_eq(vt_event_record(e, q), VT_OK);
+    vt_queue_destroy(q);
+    ck_assert_int_eq(vt_event_synchronize(e), VT_OK); /* its queue is gone: done, nothing to report */
+    ck_assert_int_eq(vt_event_query(e), VT_OK);
+    vt_event_destroy(e);
+    vt_registry_close(reg);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("queue");
@@ -518,6 +547,7 @@ static Suite *suite(void)
     tcase_add_test(tc, shape_aware_resolution_asks_accepts_and_runs_resolved);
     tcase_add_test(tc, tier_policy_is_registry_state);
     tcase_add_loop_test(tc, caps_and_stats_honour_the_callers_struct_size, 0, 2);
+    tcase_add_test(tc, half_a_queue_set_is_refused_and_events_outlive_queues);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -18,7 +18,11 @@
  * that GB/s over the GB/s of Copy f32->f32 of 64 MiB buffers (read + write
  * counted), measured the same way before the ops. Input bytes are random
  * in [0x04, 0x7b], which makes every f16/bf16/f32/E8M0 field a normal
- * finite number (no NaN, infinity or subnormal slow paths). */
+ * finite number (no NaN, infinity or subnormal slow paths).
+ *
+ * --peer PATH runs the reference library's op benchmark (bench_peer.h) on
+ * each MatMul row's shape right after vt's row; --rounds R alternates vt
+ * and the peer R times and reports the median of each. */
 #include "config.h"
 
 #include <getopt.h>
@@ -28,7 +32,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "bench_baseline.h"
+#include "bench_peer.h"
 #include "bench_stream.h"
 #include "bench_time.h"
 #include "vtctl.h"
@@ -77,7 +81,16 @@ typedef struct bench_result {
     double median_us, min_us, bytes;
     double wall_us_per_op; /* stream mode: host time from first enqueue to the wait, per run */
     int reps, sets;
+    int rounds; /* timings this row's median_us is the median of (--rounds) */
 } bench_result;
+
+/* The peer's row of a MatMul case (--peer). */
+typedef struct peer_row {
+    bool ok;
+    double median_us; /* median over the rounds of its per-run time */
+    int rounds, runs; /* rounds measured; runs per round (the peer's last) */
+    char error[256];
+} peer_row;
 
 static int64_t key(const bench_case *c, const char *name)
 {
@@ -271,24 +284,13 @@ static int64_t distinct_ids(const int32_t *ids, int64_t n, int64_t limit)
     return seen ? d : limit;
 }
 
-/* Whether `--baseline` has a baseline for case c: a decode MatMul (one
- * activation row) of a format bench_baseline.h computes. */
-static bool baseline_fits(const bench_case *c)
-{
-    return c->spec->op == VT_OP_MATMUL && key(c, "n") == 1 && bench_baseline_supports(c->wtype);
-}
-
 /* Run one case: allocate the rotating sets, warm up, time case c on dev
- * into r; with br non-NULL (and baseline_fits(c)) also time the baseline
- * on the same bytes into br, after vt's buffers are freed. */
+ * into r (stream mode, or one vt_op_run and a fence read per run with
+ * sync_mode). */
 static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, bool sync_mode, uint64_t working,
-                     uint64_t free_mem, bench_result *r, bench_baseline_result *br)
+                     uint64_t free_mem, bench_result *r)
 {
     memset(r, 0, sizeof *r);
-    if (br) {
-        memset(br, 0, sizeof *br);
-        snprintf(br->error, sizeof br->error, "not measured");
-    }
     case_plan p;
     if (!plan_case(c, &p, r->error, sizeof r->error)) {
         r->status = VT_E_SHAPE;
@@ -352,29 +354,12 @@ static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, 
         r->reps = reps;
         r->bytes = p.bytes;
     }
-    float *vt_out = NULL;
-    if (br && st == VT_OK && baseline_fits(c)) {
-        /* every set holds the same bytes: set 0's output is the result */
-        vt_out = malloc((size_t)out_bytes);
-        if (!vt_out) {
-            snprintf(br->error, sizeof br->error, "out of host memory for vt's result (%llu bytes)",
-                     (unsigned long long)out_bytes);
-        } else if (vt_tensor_read(out[0][0], vt_out, (size_t)out_bytes) != VT_OK) {
-            snprintf(br->error, sizeof br->error, "cannot read vt's result back: %s", vt_last_error());
-            free(vt_out);
-            vt_out = NULL;
-        }
-    }
     for (int s = 0; s < sets; s++) {
         for (int i = 0; i < 3; i++)
             vt_tensor_destroy(in[s][i]);
         vt_tensor_destroy(out[s][0]);
     }
     vt_tensor_destroy(fence);
-    if (vt_out)
-        bench_baseline_matmul(c->wtype, host[1], key(c, "m"), key(c, "k"), host[0], vt_out, sets, reps, warmup,
-                              bench_baseline_threads(), br);
-    free(vt_out);
     for (int i = 0; i < 3; i++)
         free(host[i]);
     free(t);
@@ -438,7 +423,7 @@ static bool wtype_fits(vt_op op, vt_dtype t)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: vtctl bench [--backend B[:DEV]] [--op NAME] [--shape k=v,...] [--wtype T[,T...]]\n"
-               "                   [--reps N] [--warmup N] [--sync] [--baseline] [--json]\n"
+               "                   [--reps N] [--warmup N] [--sync] [--rounds R] [--peer PATH] [--json]\n"
                "       vtctl bench [--backend B[:DEV]] --op Launch [--reps N] [--json]\n"
                "ops and shape keys (defaults):\n");
     for (size_t i = 0; i < N_SPECS; i++) {
@@ -454,43 +439,40 @@ static void usage(FILE *f)
             "default timing: a stream of enqueues with an event after each run and one wait (median of the\n"
             "  runs' times between events); --sync: one vt_op_run plus a fence read per run (a host wait each)\n"
             "--op Launch: per-op cost of a stream of %d Scale ops on one f32, enqueued and replayed from a graph\n"
-            "--baseline (cpu backend): after each decode MatMul of q4_0 or q8_0, the same MatMul on the same\n"
-            "  bytes and threads with x quantized to int8 per 32 elements (llama.cpp's ggml CPU method; about\n"
-            "  1e-2 error, outside SPEC 7, so a yardstick, not vt), and vt's time over the baseline's\n",
+            "--peer PATH: after each MatMul row, PATH (ggml's test-backend-ops, ../shared/peers/build-ggml-bench)\n"
+            "  on the same shape: PATH perf -b CPU -o MUL_MAT -p \"type_a=T,type_b=f32,m=M,n=N,k=K,\", its time\n"
+            "  and vt's over it\n"
+            "--rounds R: time each row R times (alternating with the peer) and report the medians\n",
             BENCH_LAUNCH_OPS);
 }
 
-/* The "baseline" member of a JSON result row. */
-static void json_baseline(json_writer *w, const bench_result *r, const bench_baseline_result *br)
+/* The "peer" member of a JSON result row. */
+static void json_peer(json_writer *w, const bench_result *r, const peer_row *pr)
 {
-    jw_key(w, "baseline");
+    jw_key(w, "peer");
     jw_object_begin(w);
-    jw_key(w, "method");
-    jw_string(w, "int8 activations per 32-element block (llama.cpp's ggml CPU method), not vt");
+    jw_key(w, "tool");
+    jw_string(w, "ggml test-backend-ops perf");
     jw_key(w, "status");
-    jw_string(w, br->ok ? "ok" : "failed");
-    if (!br->ok) {
+    jw_string(w, pr->ok ? "ok" : "failed");
+    if (!pr->ok) {
         jw_key(w, "error");
-        jw_string(w, br->error);
+        jw_string(w, pr->error);
     } else {
         jw_key(w, "median_us");
-        jw_double(w, br->median_us);
-        jw_key(w, "min_us");
-        jw_double(w, br->min_us);
-        jw_key(w, "rel_err_vs_vt");
-        jw_double(w, br->rel_err);
-        jw_key(w, "path");
-        jw_string(w, br->path);
-        jw_key(w, "threads");
-        jw_int(w, br->threads);
-        jw_key(w, "vt_over_baseline");
-        jw_double(w, r->status == VT_OK ? r->median_us / br->median_us : 0.0);
+        jw_double(w, pr->median_us);
+        jw_key(w, "rounds");
+        jw_int(w, pr->rounds);
+        jw_key(w, "runs");
+        jw_int(w, pr->runs);
+        jw_key(w, "vt_over_peer");
+        jw_double(w, r->status == VT_OK ? r->median_us / pr->median_us : 0.0);
     }
     jw_object_end(w);
 }
 
 static void json_result(json_writer *w, const bench_case *c, const bench_result *r, double copy_gbps,
-                        const bench_baseline_result *br)
+                        const peer_row *pr)
 {
     char shape[128];
     shape_text(c, shape, sizeof shape);
@@ -536,26 +518,27 @@ static void json_result(json_writer *w, const bench_case *c, const bench_result 
         jw_key(w, "copy_share");
         jw_double(w, copy_gbps > 0 ? gbps / copy_gbps : 0.0);
     }
-    if (br)
-        json_baseline(w, r, br);
+    jw_key(w, "rounds");
+    jw_int(w, r->rounds);
+    if (pr)
+        json_peer(w, r, pr);
     jw_object_end(w);
 }
 
-/* The baseline's row under vt's row of the same case. */
-static void text_baseline(const bench_case *c, const bench_result *r, const bench_baseline_result *br, double copy_gbps)
+/* The peer's row under vt's row of the same case. */
+static void text_peer(const bench_case *c, const bench_result *r, const peer_row *pr, double copy_gbps)
 {
     char shape[128];
     shape_text(c, shape, sizeof shape);
-    if (!br->ok) {
-        printf("  %-16s %-7s %-28s failed: %s\n", "int8-x baseline", vt_dtype_name((int)c->wtype), shape, br->error);
+    if (!pr->ok) {
+        printf("  %-16s %-7s %-28s failed: %s\n", "peer (ggml)", vt_dtype_name((int)c->wtype), shape, pr->error);
         return;
     }
-    double gbps = r->bytes / br->median_us * 1e-3;
-    printf("  %-16s %-7s %-28s %10.1f %10.1f %9.1f %7.2f %6.0f%% %4d  vt/baseline %.2f (error vs vt %.1e; %s, %d "
-           "threads)\n",
-           "int8-x baseline", vt_dtype_name((int)c->wtype), shape, br->median_us, br->min_us, r->bytes / MIB, gbps,
-           copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, r->sets,
-           r->status == VT_OK ? r->median_us / br->median_us : 0.0, br->rel_err, br->path, br->threads);
+    double gbps = r->bytes / pr->median_us * 1e-3;
+    printf("  %-16s %-7s %-28s %10.1f %10s %9.1f %7.2f %6.0f%% %4s  vt/peer %.2f\n", "peer (ggml)",
+           vt_dtype_name((int)c->wtype), shape, pr->median_us, "-", r->bytes / MIB, gbps,
+           copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, "-",
+           r->status == VT_OK ? r->median_us / pr->median_us : 0.0);
 }
 
 static void text_result(const bench_case *c, const bench_result *r, double copy_gbps)
@@ -629,38 +612,37 @@ static int bench_launch(const char *backend, int reps, int warmup, bool json)
 
 int vtctl_cmd_bench(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                         {"backend", required_argument, NULL, 'b'},
-                                         {"op", required_argument, NULL, 'o'},
-                                         {"shape", required_argument, NULL, 's'},
-                                         {"wtype", required_argument, NULL, 'w'},
-                                         {"reps", required_argument, NULL, 'r'},
-                                         {"warmup", required_argument, NULL, 'u'},
-                                         {"baseline", no_argument, NULL, 'B'},
-                                         {"sync", no_argument, NULL, 'S'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
-    bool json = false, baseline = false, sync_mode = false;
-    const char *backend = "cpu", *op_name = NULL, *shape = NULL, *wtypes = NULL;
-    int reps = 21, warmup = 3, c;
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},         {"backend", required_argument, NULL, 'b'},
+        {"op", required_argument, NULL, 'o'},     {"shape", required_argument, NULL, 's'},
+        {"wtype", required_argument, NULL, 'w'},  {"reps", required_argument, NULL, 'r'},
+        {"warmup", required_argument, NULL, 'u'}, {"peer", required_argument, NULL, 'P'},
+        {"rounds", required_argument, NULL, 'R'}, {"sync", no_argument, NULL, 'S'},
+        {"help", no_argument, NULL, 'h'},         {0}};
+    bool json = false, sync_mode = false;
+    const char *backend = "cpu", *op_name = NULL, *shape = NULL, *wtypes = NULL, *peer = NULL;
+    int reps = 21, warmup = 3, rounds = 1, c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         char *end = NULL;
         switch (c) {
         case 'j': json = true; break;
-        case 'B': baseline = true; break;
+        case 'P': peer = optarg; break;
         case 'S': sync_mode = true; break;
         case 'b': backend = optarg; break;
         case 'o': op_name = optarg; break;
         case 's': shape = optarg; break;
         case 'w': wtypes = optarg; break;
         case 'r':
-        case 'u': {
+        case 'u':
+        case 'R': {
             long v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v < (c == 'r' ? 1 : 0) || v > 100000)
-                return vtctl_usage_error("bench", "--%s wants a count, got '%s'", c == 'r' ? "reps" : "warmup", optarg);
-            *(c == 'r' ? &reps : &warmup) = (int)v;
+            const char *name = c == 'r' ? "reps" : c == 'u' ? "warmup" : "rounds";
+            if (!*optarg || *end || v < (c == 'u' ? 0 : 1) || v > (c == 'R' ? 99 : 100000))
+                return vtctl_usage_error("bench", "--%s wants a count%s, got '%s'", name,
+                                         c == 'R' ? " from 1 to 99" : "", optarg);
+            *(c == 'r' ? &reps : c == 'u' ? &warmup : &rounds) = (int)v;
             break;
         }
         case 'h': usage(stdout); return VTCTL_EXIT_OK;
@@ -673,8 +655,8 @@ int vtctl_cmd_bench(int argc, char **argv)
     /* The cases: one op (or MatMul by default) times its wtypes. */
     const op_spec *spec = spec_of(VT_OP_MATMUL);
     if (op_name && !strcasecmp(op_name, "Launch")) {
-        if (shape || wtypes || baseline || sync_mode)
-            return vtctl_usage_error("bench", "--op Launch takes no --shape, --wtype, --baseline or --sync");
+        if (shape || wtypes || peer || rounds > 1 || sync_mode)
+            return vtctl_usage_error("bench", "--op Launch takes no --shape, --wtype, --peer, --rounds or --sync");
         return bench_launch(backend, reps, warmup, json);
     }
     if (op_name) {
@@ -724,13 +706,11 @@ int vtctl_cmd_bench(int argc, char **argv)
         vt_registry_close(reg);
         return VTCTL_EXIT_REFUSED;
     }
-    if (baseline && strncmp(vt_device_id(dev), "cpu:", 4) != 0) {
-        fprintf(stderr,
-                "vtctl bench: --baseline times a CPU method on this host; it compares with the cpu backend, "
-                "not %s\n",
-                vt_device_id(dev));
-        vt_registry_close(reg);
-        return VTCTL_EXIT_USAGE;
+    /* the peer's backend: its CPU for ours, else its CUDA device of our index */
+    char peer_backend[32] = "CPU";
+    if (strncmp(vt_device_id(dev), "cpu:", 4) != 0) {
+        const char *colon = strchr(vt_device_id(dev), ':');
+        snprintf(peer_backend, sizeof peer_backend, "CUDA%s", colon ? colon + 1 : "0");
     }
     vt_device_caps caps = {.struct_size = sizeof caps};
     memset(&caps, 0, sizeof caps);
@@ -741,7 +721,8 @@ int vtctl_cmd_bench(int argc, char **argv)
     /* The copy bandwidth first, the same way. */
     bench_case copy = {spec_of(VT_OP_COPY), VT_F32, {(int64_t)(COPY_BYTES / 4)}};
     bench_result cr;
-    run_case(dev, &copy, reps, warmup, sync_mode, working, caps.memory_free, &cr, NULL);
+    run_case(dev, &copy, reps, warmup, sync_mode, working, caps.memory_free, &cr);
+    cr.rounds = 1;
     double copy_gbps = cr.status == VT_OK ? cr.bytes / cr.median_us * 1e-3 : 0.0;
 
     json_writer w;
@@ -781,25 +762,59 @@ int vtctl_cmd_bench(int argc, char **argv)
                    (double)COPY_BYTES / MIB, cr.median_us, copy_gbps);
         else
             printf("copy bandwidth: unavailable: %s\n", cr.error);
-        if (baseline)
-            printf("int8-x baseline rows: the MatMul above them on the same bytes and threads, x quantized to int8\n"
-                   "per 32 elements (llama.cpp's ggml CPU method; ~1e-2 error, outside SPEC 7): a yardstick, not vt\n");
+        if (rounds > 1)
+            printf("each row: the median over %d rounds%s\n", rounds, peer ? ", vt and the peer alternating" : "");
+        if (peer)
+            printf("peer rows: %s perf -b %s -o MUL_MAT on the same shape (its own inputs and threads)\n", peer,
+                   peer_backend);
         printf("  %-16s %-7s %-28s %10s %10s %9s %7s %7s %4s\n", "OP", "WTYPE", "SHAPE", "MEDIAN_US", "MIN_US", "MB",
                "GB/S", "%COPY", "SETS");
     }
     int failed = 0;
     for (int i = 0; i < n_cases; i++) {
+        const bench_case *bc = &cases[i];
+        const bool with_peer = peer && bc->spec->op == VT_OP_MATMUL;
         bench_result r;
-        bench_baseline_result br;
-        const bool with_baseline = baseline && baseline_fits(&cases[i]);
-        run_case(dev, &cases[i], reps, warmup, sync_mode, working, caps.memory_free, &r, with_baseline ? &br : NULL);
-        failed |= r.status != VT_OK || (with_baseline && !br.ok);
+        peer_row pr = {.ok = false, .error = "not measured"};
+        double vt_us[99], peer_us[99], min_us = 0;
+        int n_vt = 0, n_peer = 0;
+        for (int round = 0; round < rounds; round++) {
+            run_case(dev, bc, reps, warmup, sync_mode, working, caps.memory_free, &r);
+            if (r.status != VT_OK)
+                break;
+            min_us = n_vt == 0 || r.min_us < min_us ? r.min_us : min_us;
+            vt_us[n_vt++] = r.median_us;
+            if (!with_peer)
+                continue;
+            bench_peer_result p1;
+            bench_peer_matmul(peer, peer_backend, bc->wtype, key(bc, "m"), key(bc, "n"), key(bc, "k"), &p1);
+            if (!p1.ok) {
+                snprintf(pr.error, sizeof pr.error, "%s", p1.error);
+                n_peer = -1;
+                break;
+            }
+            peer_us[n_peer++] = p1.us;
+            pr.runs = p1.runs;
+        }
+        if (r.status == VT_OK) {
+            double ignored;
+            r.median_us = bench_median(vt_us, n_vt, &ignored);
+            r.min_us = min_us;
+            r.rounds = n_vt;
+        }
+        if (with_peer && n_peer > 0) {
+            double ignored;
+            pr.ok = true;
+            pr.median_us = bench_median(peer_us, n_peer, &ignored);
+            pr.rounds = n_peer;
+        }
+        failed |= r.status != VT_OK || (with_peer && r.status == VT_OK && !pr.ok);
         if (json) {
-            json_result(&w, &cases[i], &r, copy_gbps, with_baseline ? &br : NULL);
+            json_result(&w, bc, &r, copy_gbps, with_peer && r.status == VT_OK ? &pr : NULL);
         } else {
-            text_result(&cases[i], &r, copy_gbps);
-            if (with_baseline)
-                text_baseline(&cases[i], &r, &br, copy_gbps);
+            text_result(bc, &r, copy_gbps);
+            if (with_peer && r.status == VT_OK)
+                text_peer(bc, &r, &pr, copy_gbps);
         }
         fflush(stdout);
     }

@@ -637,14 +637,31 @@ static void gen_dsa(gen *g)
     in_rand(g, 1, kt, 2, sk, -1.0f, 1.0f);
     in_rand(g, 2, VT_F32, 2, sw, -1.0f, 1.0f);
     int32_t *st = in_arr(g, 3, VT_I32, 1, &T), *en = in_arr(g, 4, VT_I32, 1, &T);
+    bool clipped = false;
     for (int64_t t = 0; st && en && t < T; t++) {
         int64_t a = irange(&g->r, 0, S), b = irange(&g->r, 0, S);
         if (chance(&g->r, 10))
             b = a; /* an empty window: the whole row is -inf */
         st[t] = (int32_t)(a < b ? a : b);
         en[t] = (int32_t)(a < b ? b : a);
+        /* Windows are clipped to [0, S); start > end is an empty row. */
+        if (chance(&g->r, 10)) {
+            st[t] = -(int32_t)irange(&g->r, 1, 40);
+            clipped = true;
+        }
+        if (chance(&g->r, 10)) {
+            en[t] = (int32_t)(S + irange(&g->r, 1, 40));
+            clipped = true;
+        }
+        if (chance(&g->r, 5)) {
+            int32_t tmp = st[t];
+            st[t] = en[t] + 1;
+            en[t] = tmp;
+            clipped = true;
+        }
     }
-    desc(g, "T=%lld H=%lld d=%lld S=%lld", (long long)T, (long long)H, (long long)d, (long long)S);
+    desc(g, "T=%lld H=%lld d=%lld S=%lld%s", (long long)T, (long long)H, (long long)d, (long long)S,
+         clipped ? " clipped windows" : "");
     rule(g, 0, VTC_REL, tol_for(H * d, is_half(kt)));
 }
 

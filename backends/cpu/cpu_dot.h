@@ -1,8 +1,10 @@
 /* cpu_dot.h - the canonical dot products of the cpu backend's MatMul and
  * MoeExpertMatMul, and the per-SIMD-path kernel sets that compute them.
  *
- * THE CANONICAL REDUCTIONS. An output y = sum_j w[j] * x[j] over j in
- * [0, k) (w a weight row, x an f32 activation row, never quantized) keeps
+ * THE CANONICAL REDUCTIONS. (Block-format weights with k >= 1024 take the
+ * int16-activation reduction of cpu_qx.h instead; these are the others.)
+ * An output y = sum_j w[j] * x[j] over j in
+ * [0, k) (w a weight row, x an f32 activation row, not quantized) keeps
  * eight f32 lane sums s[0..7], all starting at +0.0f, every update one
  * fused multiply-add (fmaf: one rounding), and ends with the fixed tree
  *     y = ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)).
@@ -55,6 +57,8 @@ typedef struct vt_cpu_tile {
     int64_t k;            /* elements per row (a multiple of the block for q) */
     const uint8_t *w[VT_CPU_TILE_W];
     const float *x[VT_CPU_TILE_X];
+    const int16_t *xq[VT_CPU_TILE_X]; /* the x rows quantized (cpu_qx.h), for qdot */
+    const float *xd[VT_CPU_TILE_X];   /* their block scales */
     float out[VT_CPU_TILE_X][VT_CPU_TILE_W];
 } vt_cpu_tile;
 
@@ -75,12 +79,17 @@ typedef void (*vt_cpu_convert_fn)(uint32_t src_type, const void *src, int64_t n,
 /* The portable conversion (element by element). */
 void vt_cpu_convert_scalar(uint32_t src_type, const void *src, int64_t n, void *dst, uint32_t dst_type);
 
+/* Quantize one activation row of k elements (cpu_qx.h). */
+typedef void (*vt_cpu_quantize_fn)(const float *x, int64_t k, int16_t *q, float *dx);
+
 /* A SIMD path's kernel set. */
 typedef struct vt_cpu_isa {
     vt_cpu_simd id;
     int tile_w[VT_CPU_TILE_X + 1]; /* weight rows per tile for nx = 1.. activation rows (0: nx unused) */
     int tile_x;                    /* most activation rows per tile */
     vt_cpu_dot_fn dot;             /* any weight dtype of MatMul */
+    vt_cpu_dot_fn qdot;            /* q weights against quantized x rows (cpu_qx.h) */
+    vt_cpu_quantize_fn quantize;   /* x rows for qdot */
     vt_cpu_decode_fn decode;       /* any q dtype */
     vt_cpu_convert_fn convert;     /* f32/f16/bf16 casts */
 } vt_cpu_isa;
@@ -93,6 +102,9 @@ extern const vt_cpu_isa vt_cpu_isa_scalar;
 #if defined(__x86_64__)
 extern const vt_cpu_isa vt_cpu_isa_avx2;
 extern const vt_cpu_isa vt_cpu_isa_avx512;
+/* The AVX-512 path's quantized-activation tiles with vpdpwssd (only on a
+ * CPU with AVX512-VNNI). */
+void vt_cpu_qdot_avx512vnni(vt_cpu_tile *t);
 #endif
 #if defined(__aarch64__)
 extern const vt_cpu_isa vt_cpu_isa_neon;

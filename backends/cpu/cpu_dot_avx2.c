@@ -6,8 +6,10 @@
 
 #if defined(__x86_64__)
 
-#define VT_X86_FN static inline __attribute__((always_inline, target("avx2,fma,f16c")))
+#define VT_X86_FN           static inline __attribute__((always_inline, target("avx2,fma,f16c")))
+#define X86_DP16(acc, a, b) _mm256_add_epi32((acc), _mm256_madd_epi16((a), (b)))
 #include "cpu_tile_x86.h"
+#include "cpu_qtile_x86.h"
 
 #define AVX2_FN __attribute__((target("avx2,fma,f16c"))) static
 
@@ -41,11 +43,6 @@ AVX2_Q(iq4_nl, VT_IQ4_NL)
 AVX2_Q(iq4_xs, VT_IQ4_XS)
 AVX2_Q(mxfp4, VT_MXFP4)
 
-AVX2_FN void convert_all(uint32_t st, const void *src, int64_t n, void *dst, uint32_t dt)
-{
-    x86_convert(st, src, n, dst, dt);
-}
-
 #define EACH_Q(X)                                                                                                      \
     X(VT_Q4_0, q4_0)                                                                                                   \
     X(VT_Q4_1, q4_1)                                                                                                   \
@@ -60,6 +57,27 @@ AVX2_FN void convert_all(uint32_t st, const void *src, int64_t n, void *dst, uin
     X(VT_IQ4_NL, iq4_nl)                                                                                               \
     X(VT_IQ4_XS, iq4_xs)                                                                                               \
     X(VT_MXFP4, mxfp4)
+
+AVX2_FN void qdot_all(vt_cpu_tile *t)
+{
+    switch (t->wtype) {
+#define CASE(id, name)                                                                                                 \
+    case id: X86_TILE_DISPATCH(x86_qtile, t, id, 8, 4, 0); break;
+        EACH_Q(CASE)
+#undef CASE
+    default: break;
+    }
+}
+
+AVX2_FN void quantize_all(const float *x, int64_t k, int16_t *q, float *dx)
+{
+    x86_qx_quantize(x, k, q, dx);
+}
+
+AVX2_FN void convert_all(uint32_t st, const void *src, int64_t n, void *dst, uint32_t dt)
+{
+    x86_convert(st, src, n, dst, dt);
+}
 
 static void avx2_dot(vt_cpu_tile *t)
 {
@@ -92,6 +110,8 @@ const vt_cpu_isa vt_cpu_isa_avx2 = {
     .tile_w = {0, 8, 4},
     .tile_x = 2,
     .dot = avx2_dot,
+    .qdot = qdot_all,
+    .quantize = quantize_all,
     .decode = avx2_decode,
     .convert = convert_all,
 };

@@ -9,9 +9,11 @@
 
 #if defined(__x86_64__)
 
-#define AVX512_TARGET "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,f16c"
-#define VT_X86_FN     static inline __attribute__((always_inline, target(AVX512_TARGET)))
+#define AVX512_TARGET       "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,f16c"
+#define VT_X86_FN           static inline __attribute__((always_inline, target(AVX512_TARGET)))
+#define X86_DP16(acc, a, b) _mm256_add_epi32((acc), _mm256_madd_epi16((a), (b)))
 #include "cpu_tile_x86.h"
+#include "cpu_qtile_x86.h"
 
 #define AVX512_FN __attribute__((target(AVX512_TARGET))) static
 
@@ -45,11 +47,6 @@ AVX512_Q(iq4_nl, VT_IQ4_NL)
 AVX512_Q(iq4_xs, VT_IQ4_XS)
 AVX512_Q(mxfp4, VT_MXFP4)
 
-AVX512_FN void convert_all(uint32_t st, const void *src, int64_t n, void *dst, uint32_t dt)
-{
-    x86_convert(st, src, n, dst, dt);
-}
-
 #define EACH_Q(X)                                                                                                      \
     X(VT_Q4_0, q4_0)                                                                                                   \
     X(VT_Q4_1, q4_1)                                                                                                   \
@@ -64,6 +61,43 @@ AVX512_FN void convert_all(uint32_t st, const void *src, int64_t n, void *dst, u
     X(VT_IQ4_NL, iq4_nl)                                                                                               \
     X(VT_IQ4_XS, iq4_xs)                                                                                               \
     X(VT_MXFP4, mxfp4)
+
+/* Quantized-activation tiles with vpmaddwd, for CPUs without VNNI. */
+AVX512_FN void qdot_madd(vt_cpu_tile *t)
+{
+    switch (t->wtype) {
+#define CASE(id, name)                                                                                                 \
+    case id: X86_TILE_DISPATCH(x86_qtile, t, id, 8, 8, 4); break;
+        EACH_Q(CASE)
+#undef CASE
+    default: break;
+    }
+}
+
+/* vpdpwssd where the CPU has AVX512-VNNI (the same integers, so the same
+ * bits), vpmaddwd + vpaddd otherwise. */
+static void qdot_all(vt_cpu_tile *t)
+{
+    static int vnni = -1;
+    if (vnni < 0) {
+        __builtin_cpu_init();
+        vnni = __builtin_cpu_supports("avx512vnni") ? 1 : 0;
+    }
+    if (vnni)
+        vt_cpu_qdot_avx512vnni(t);
+    else
+        qdot_madd(t);
+}
+
+AVX512_FN void quantize_all(const float *x, int64_t k, int16_t *q, float *dx)
+{
+    x86_qx_quantize(x, k, q, dx);
+}
+
+AVX512_FN void convert_all(uint32_t st, const void *src, int64_t n, void *dst, uint32_t dt)
+{
+    x86_convert(st, src, n, dst, dt);
+}
 
 static void avx512_dot(vt_cpu_tile *t)
 {
@@ -96,6 +130,8 @@ const vt_cpu_isa vt_cpu_isa_avx512 = {
     .tile_w = {0, 8, 8, 4, 4},
     .tile_x = 4,
     .dot = avx512_dot,
+    .qdot = qdot_all,
+    .quantize = quantize_all,
     .decode = avx512_decode,
     .convert = convert_all,
 };

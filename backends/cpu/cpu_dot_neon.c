@@ -16,6 +16,7 @@
 
 #include "cpu_dot.h"
 #include "cpu_quant.h"
+#include "cpu_qx.h"
 
 /* 16 unsigned bytes to 16 f32 (four vectors). */
 static inline void u8x16_f32(uint8x16_t b, float32x4_t f[4])
@@ -337,6 +338,10 @@ const vt_cpu_isa vt_cpu_isa_neon = {
     .tile_w = {0, 8, 4},
     .tile_x = 2,
     .dot = neon_dot,
+    /* the int16-activation path in portable C (the same integers and
+     * fmas; no NEON kernel for it yet) */
+    .qdot = vt_cpu_qx_dot_scalar,
+    .quantize = vt_cpu_qx_quantize_scalar,
     .decode = neon_decode,
     .convert = vt_cpu_convert_scalar,
 };

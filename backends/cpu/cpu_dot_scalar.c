@@ -10,6 +10,7 @@
 #include "cpu_dot.h"
 #include "cpu_ops.h"
 #include "cpu_quant.h"
+#include "cpu_qx.h"
 
 /* One output of a q weight row: the canonical group-form reduction of
  * cpu_dot.h, group by group, run by run. */
@@ -90,6 +91,8 @@ const vt_cpu_isa vt_cpu_isa_scalar = {
     .tile_w = {0, 1},
     .tile_x = 1,
     .dot = scalar_dot,
+    .qdot = vt_cpu_qx_dot_scalar,
+    .quantize = vt_cpu_qx_quantize_scalar,
     .decode = scalar_decode,
     .convert = vt_cpu_convert_scalar,
 };

@@ -6,6 +6,7 @@
 #ifndef VT_CPU_MM_H
 #define VT_CPU_MM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,12 @@ typedef struct vt_cpu_mm {
     float *y; /* output (r, c) at y + r*ldy + c, or yrows[r] + c */
     int64_t ldy;
     float *const *yrows;
+    /* Activations quantized (cpu_qx.h), or NULL for the f32 path: row i at
+     * xq + i*k with block scales at xd + i*(k/32); activation row r is row
+     * xqi[r] (r when xqi is NULL). */
+    const int16_t *xq;
+    const float *xd;
+    const int64_t *xqi;
 } vt_cpu_mm;
 
 /* Rows of weights the engine hands a thread at a time. */
@@ -36,8 +43,21 @@ typedef struct vt_cpu_mm {
 void vt_cpu_mm_rows(const vt_cpu_isa *isa, const vt_cpu_mm *p, int64_t c0, int64_t c1);
 
 /* Compute the whole problem on the context's pool: units of
- * VT_CPU_MM_UNIT weight rows, contiguous ranges per thread. */
-void vt_cpu_mm_run(vt_backend_ctx *ctx, const vt_cpu_mm *p);
+ * VT_CPU_MM_UNIT weight rows, contiguous ranges per thread. A problem that
+ * takes the int16 path (vt_cpu_mm_quantizes) and has no p->xq gets its
+ * activations quantized first; VT_E_NO_MEMORY when there is no host
+ * memory for them (nothing written). */
+vt_status vt_cpu_mm_run(vt_backend_ctx *ctx, const vt_cpu_mm *p);
+
+/* True when W of dtype wtype with rows of k elements takes the
+ * int16-activation path (cpu_qx.h): block formats, k >= VT_CPU_QX_MIN_K. */
+bool vt_cpu_mm_quantizes(uint32_t wtype, int64_t k);
+
+/* Quantize n activation rows of k elements (row i at x + i*ldx) into a new
+ * host block (returned, for free(); NULL when out of memory) holding *xq
+ * and *xd as vt_cpu_mm wants them, spread over the context's pool. */
+void *vt_cpu_mm_quantize(vt_backend_ctx *ctx, const float *x, int64_t ldx, int64_t n, int64_t k, int16_t **xq,
+                         float **xd);
 
 /* Smallest number of units worth a thread of its own for rows of k
  * elements against n activation rows. */

@@ -1,8 +1,9 @@
 /* cpu_op_matmul.c - MatMul (20): y[n,m] = sum_k x[n,k] * W[m,k], x f32,
  * W f32/f16/bf16 or a q block format (keep-quant), on the matrix engine
- * (cpu_mm.h): f32 accumulation in the canonical order of cpu_dot.h (x is
- * never quantized), so the result is the same for any thread count and
- * SIMD path. */
+ * (cpu_mm.h): for block-format W with k >= 1024, x held as int16 per
+ * 32-element block and the canonical reduction of cpu_qx.h; otherwise f32
+ * accumulation in the canonical order of cpu_dot.h. Either way the result
+ * is the same for any thread count and SIMD path. */
 #include "config.h"
 
 #include "cpu_mm.h"
@@ -29,6 +30,9 @@ vt_status vt_cpu_matmul(vt_backend_ctx *ctx, int dev, const vt_op_args *a, char 
         .y = y->data,
         .ldy = m,
     };
-    vt_cpu_mm_run(ctx, &p);
+    if (vt_cpu_mm_run(ctx, &p) != VT_OK)
+        return vt_why(VT_E_NO_MEMORY, why, why_size,
+                      "MatMul (20): out of host memory for the int16 copy of x (%lld rows of k=%lld)", (long long)p.n,
+                      (long long)k);
     return VT_OK;
 }

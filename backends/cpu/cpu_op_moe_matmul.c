@@ -23,6 +23,7 @@ typedef struct moe_job {
     const int64_t *first;   /* first pair of used expert u (sorted order) */
     const int64_t *unit0;   /* first work unit of used expert u; unit0[n_used] = total */
     const float **xrows;    /* per sorted pair */
+    const int64_t *xqi;     /* per sorted pair: its row of x (of the quantized copy) */
     float **yrows;
 } moe_job;
 
@@ -39,6 +40,7 @@ static void moe_range(void *arg, int64_t u0, int64_t u1)
         p.n = j->first[e + 1] - j->first[e];
         p.xrows = j->xrows + j->first[e];
         p.yrows = j->yrows + j->first[e];
+        p.xqi = j->xqi + j->first[e];
         int64_t c0 = (u - j->unit0[e]) * VT_CPU_MM_UNIT, c1 = (end - j->unit0[e]) * VT_CPU_MM_UNIT;
         vt_cpu_mm_rows(j->isa, &p, c0, c1 < p.m ? c1 : p.m);
         u = end;
@@ -68,9 +70,11 @@ vt_status vt_cpu_moe_expert_matmul(vt_backend_ctx *ctx, int dev, const vt_op_arg
     int32_t *experts = malloc((size_t)E * sizeof *experts);
     int64_t *first = malloc(((size_t)E + 1) * sizeof *first), *unit0 = malloc(((size_t)E + 1) * sizeof *unit0);
     const float **xrows = malloc((size_t)pairs * sizeof *xrows);
+    int64_t *xqi = malloc((size_t)pairs * sizeof *xqi);
+    void *qbuf = NULL;
     float **yrows = malloc((size_t)pairs * sizeof *yrows);
     vt_status st = VT_OK;
-    if (!count || !experts || !first || !unit0 || !xrows || !yrows) {
+    if (!count || !experts || !first || !unit0 || !xrows || !xqi || !yrows) {
         st = vt_why(VT_E_NO_MEMORY, why, why_size, "MoeExpertMatMul (23): out of host memory for %lld routing pairs",
                     (long long)pairs);
         goto done;
@@ -94,18 +98,27 @@ vt_status vt_cpu_moe_expert_matmul(vt_backend_ctx *ctx, int dev, const vt_op_arg
     float *yd = y->data;
     for (int64_t p = 0; p < pairs; p++) {
         int64_t slot = count[id[p]]++;
-        xrows[slot] = xd + (x->ndim == 2 ? p / K : p) * k;
+        xqi[slot] = x->ndim == 2 ? p / K : p;
+        xrows[slot] = xd + xqi[slot] * k;
         yrows[slot] = yd + p * m;
+    }
+    int16_t *xq = NULL;
+    float *xs = NULL;
+    if (vt_cpu_mm_quantizes(w->dtype, k) &&
+        !(qbuf = vt_cpu_mm_quantize(ctx, xd, k, x->ndim == 2 ? T : pairs, k, &xq, &xs))) {
+        st = vt_why(VT_E_NO_MEMORY, why, why_size, "MoeExpertMatMul (23): out of host memory for the int16 copy of x");
+        goto done;
     }
     moe_job j = {
         .isa = ctx->isa,
-        .base = {.wtype = w->dtype, .w_row_bytes = (size_t)row_bytes, .m = m, .k = k},
+        .base = {.wtype = w->dtype, .w_row_bytes = (size_t)row_bytes, .m = m, .k = k, .xq = xq, .xd = xs},
         .w = w->data,
         .expert_bytes = (size_t)row_bytes * (size_t)m,
         .experts = experts,
         .first = first,
         .unit0 = unit0,
         .xrows = xrows,
+        .xqi = xqi,
         .yrows = yrows,
     };
     vt_cpu_parallel(ctx->pool, unit0[n_used], vt_cpu_mm_min_units(k, pairs / n_used), moe_range, &j);
@@ -115,6 +128,8 @@ done:
     free(first);
     free(unit0);
     free(xrows);
+    free(xqi);
+    free(qbuf);
     free(yrows);
     return st;
 }

@@ -1,6 +1,8 @@
 /* cpu_op_norm.c - norms over the last axis: RmsNorm (5), L2Norm (6) and
- * GatedRmsNorm (15). One row per work item: the sum of squares is an f32
- * sum in index order inside one thread. */
+ * GatedRmsNorm (15). One row per work item: the sum of squares is a double
+ * sum in index order inside one thread (the oracle is the most accurate
+ * backend: an f32 running sum over 2^20 elements was 2e-4 off), the scale
+ * is taken in double and each output rounded to f32 once. */
 #include "config.h"
 
 #include <math.h>
@@ -24,23 +26,23 @@ static void norm_range(void *arg, int64_t r0, int64_t r1)
     for (int64_t r = r0; r < r1; r++) {
         const float *x = j->x + r * n;
         float *y = j->y + r * n;
-        float ss = 0.0f;
+        double ss = 0.0; /* x^2 is exact in double */
         for (int64_t i = 0; i < n; i++)
-            ss += x[i] * x[i];
-        float scale = j->kind == NORM_L2 ? 1.0f / sqrtf(ss + j->eps) : 1.0f / sqrtf(ss / (float)n + j->eps);
+            ss += (double)x[i] * x[i];
+        double scale = j->kind == NORM_L2 ? 1.0 / sqrt(ss + j->eps) : 1.0 / sqrt(ss / (double)n + j->eps);
         switch (j->kind) {
         case NORM_RMS:
             for (int64_t i = 0; i < n; i++)
-                y[i] = j->w ? x[i] * scale * j->w[i] : x[i] * scale;
+                y[i] = (float)(j->w ? x[i] * scale * j->w[i] : x[i] * scale);
             break;
         case NORM_L2:
             for (int64_t i = 0; i < n; i++)
-                y[i] = x[i] * scale;
+                y[i] = (float)(x[i] * scale);
             break;
         case NORM_GATED_RMS: {
             const float *z = j->z + r * n;
             for (int64_t i = 0; i < n; i++)
-                y[i] = x[i] * scale * j->w[i] * vt_cpu_silu1(z[i]);
+                y[i] = (float)(x[i] * scale * j->w[i] * vt_cpu_silu1(z[i]));
             break;
         }
         }

@@ -1,14 +1,31 @@
-/* cpu_threads.c - a small fork-join pool: workers sleep on a condition
- * variable, take one contiguous range each per parallel region, and the
- * caller takes the first range itself. */
+/* cpu_threads.c - a small fork-join pool: workers take one contiguous
+ * range each per parallel region, and the caller takes the first range
+ * itself. Between regions a worker (and the caller waiting for the
+ * workers) spins for a bounded while, VT_CPU_SPIN pause instructions
+ * (about 25 us on this AMD EPYC, 40 us where a pause is ~40 ns), so that back-to-back ops of a decode step start
+ * without a wake-up, then sleeps on a condition variable (futex): an idle
+ * pool uses no CPU that another process on a shared machine needs. */
 #include "config.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "cpu_threads.h"
+
+/* Pause iterations a waiting thread spins before it sleeps. */
+#define VT_CPU_SPIN 1024
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
 
 struct vt_cpu_pool {
     int n;                  /* threads including the caller */
@@ -16,9 +33,10 @@ struct vt_cpu_pool {
     pthread_mutex_t region; /* one parallel region at a time */
     pthread_mutex_t lock;
     pthread_cond_t start, done;
-    uint64_t generation; /* bumped per region */
-    int pending;         /* workers still running this region */
-    int stop;
+    atomic_uint_fast64_t generation; /* bumped per region (after its fields are set) */
+    atomic_int pending;              /* workers still running this region */
+    atomic_int sleepers;             /* workers asleep (or about to be) on start */
+    atomic_int stop;
     /* the current region */
     vt_cpu_range_fn fn;
     void *arg;
@@ -45,29 +63,41 @@ static void *worker_main(void *p)
     int index = wa->index;
     free(wa);
     uint64_t seen = 0;
-    pthread_mutex_lock(&pool->lock);
     for (;;) {
-        while (!pool->stop && pool->generation == seen)
-            pthread_cond_wait(&pool->start, &pool->lock);
-        if (pool->stop)
+        /* a bounded spin, then sleep; sleepers is raised before the last
+         * look at generation (both sequentially consistent), so the caller
+         * either sees a sleeper and broadcasts, or the worker sees the new
+         * region */
+        for (int i = 0; i < VT_CPU_SPIN && atomic_load(&pool->generation) == seen && !atomic_load(&pool->stop); i++)
+            cpu_relax();
+        if (atomic_load(&pool->generation) == seen && !atomic_load(&pool->stop)) {
+            pthread_mutex_lock(&pool->lock);
+            atomic_fetch_add(&pool->sleepers, 1);
+            while (!atomic_load(&pool->stop) && atomic_load(&pool->generation) == seen)
+                pthread_cond_wait(&pool->start, &pool->lock);
+            atomic_fetch_sub(&pool->sleepers, 1);
+            pthread_mutex_unlock(&pool->lock);
+        }
+        if (atomic_load(&pool->stop))
             break;
-        seen = pool->generation;
+        seen = atomic_load(&pool->generation);
         vt_cpu_range_fn fn = pool->fn;
         void *arg = pool->arg;
         int64_t n = pool->n_items;
         int parts = pool->n_ranges;
-        pthread_mutex_unlock(&pool->lock);
         if (index < parts) {
             int64_t b, e;
             range_of(n, parts, index, &b, &e);
             if (b < e)
                 fn(arg, b, e);
         }
-        pthread_mutex_lock(&pool->lock);
-        if (--pool->pending == 0)
+        if (atomic_fetch_sub(&pool->pending, 1) == 1) {
+            /* the last one: wake the caller if it went to sleep */
+            pthread_mutex_lock(&pool->lock);
             pthread_cond_signal(&pool->done);
+            pthread_mutex_unlock(&pool->lock);
+        }
     }
-    pthread_mutex_unlock(&pool->lock);
     return NULL;
 }
 
@@ -123,7 +153,7 @@ void vt_cpu_pool_destroy(vt_cpu_pool *pool)
     if (!pool)
         return;
     pthread_mutex_lock(&pool->lock);
-    pool->stop = 1;
+    atomic_store(&pool->stop, 1);
     pthread_cond_broadcast(&pool->start);
     pthread_mutex_unlock(&pool->lock);
     for (int i = 1; i < pool->n && pool->workers; i++)
@@ -155,21 +185,29 @@ void vt_cpu_parallel(vt_cpu_pool *pool, int64_t n, int64_t min_chunk, vt_cpu_ran
         return;
     }
     pthread_mutex_lock(&pool->region);
-    pthread_mutex_lock(&pool->lock);
+    /* the fields first, then the generation that publishes them (seq_cst
+     * store: a spinning worker that sees it sees them) */
     pool->fn = fn;
     pool->arg = arg;
     pool->n_items = n;
     pool->n_ranges = parts;
-    pool->pending = pool->n - 1;
-    pool->generation++;
-    pthread_cond_broadcast(&pool->start);
-    pthread_mutex_unlock(&pool->lock);
+    atomic_store(&pool->pending, pool->n - 1);
+    atomic_fetch_add(&pool->generation, 1);
+    if (atomic_load(&pool->sleepers) > 0) {
+        pthread_mutex_lock(&pool->lock);
+        pthread_cond_broadcast(&pool->start);
+        pthread_mutex_unlock(&pool->lock);
+    }
     int64_t b, e;
     range_of(n, parts, 0, &b, &e);
     fn(arg, b, e);
-    pthread_mutex_lock(&pool->lock);
-    while (pool->pending > 0)
-        pthread_cond_wait(&pool->done, &pool->lock);
-    pthread_mutex_unlock(&pool->lock);
+    for (int i = 0; i < VT_CPU_SPIN && atomic_load(&pool->pending) > 0; i++)
+        cpu_relax();
+    if (atomic_load(&pool->pending) > 0) {
+        pthread_mutex_lock(&pool->lock);
+        while (atomic_load(&pool->pending) > 0)
+            pthread_cond_wait(&pool->done, &pool->lock);
+        pthread_mutex_unlock(&pool->lock);
+    }
     pthread_mutex_unlock(&pool->region);
 }

@@ -1,6 +1,7 @@
 // kernels_rows.hip - ops over the last axis of the rocm backend: RmsNorm,
-// L2Norm, GatedRmsNorm, Softmax and Rope. One block per row; reductions
-// through shared memory in a fixed order, whatever the warp size.
+// L2Norm, GatedRmsNorm, Softmax (and the scan that refuses its +inf
+// logits) and Rope. One block per row; reductions through shared memory in
+// a fixed order, whatever the warp size.
 #include "rocm_device.h"
 #include "rocm_launch.h"
 
@@ -59,6 +60,41 @@ __global__ void softmax_kernel(const float *x, const float *mask, int64_t mask_e
     }
 }
 
+// Softmax's +inf refusal, one block per row: the first index whose logit
+// x*scale + mask is +inf, or NaN from infinite operands (the row would be
+// NaN), and its kind (0 x is +inf, 1 the mask is, 2 the logit is +inf, 3
+// it is NaN) over rows [row0, row0 + rows); the first offence in
+// row-major order wins through atomicMin on
+// ((row - row0) << 34 | index << 2 | kind).
+__global__ void softmax_scan_kernel(const float *x, const float *mask, int64_t mask_elems, int64_t row0, int64_t rows,
+                                    int64_t n, float scale, unsigned long long *err)
+{
+    __shared__ int64_t shm[VT_ROCM_BLOCK];
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        const int64_t base = (row0 + r) * n;
+        int64_t first = n;
+        for (int64_t j = threadIdx.x; j < n && first == n; j += blockDim.x) {
+            float xv = x[base + j], m = mask ? mask[(base + j) % mask_elems] : 0.0f, v = xv * scale + m;
+            if (xv == INFINITY || m == INFINITY || v == INFINITY || (v != v && xv == xv && m == m))
+                first = j; // a thread's indices rise: its first offence is its least
+        }
+        shm[threadIdx.x] = first;
+        __syncthreads();
+        for (int s = VT_ROCM_BLOCK / 2; s > 0; s >>= 1) {
+            if ((int)threadIdx.x < s && shm[threadIdx.x + s] < shm[threadIdx.x])
+                shm[threadIdx.x] = shm[threadIdx.x + s];
+            __syncthreads();
+        }
+        first = shm[0];
+        __syncthreads();
+        if (threadIdx.x == 0 && first < n) {
+            float xv = x[base + first], m = mask ? mask[(base + first) % mask_elems] : 0.0f, v = xv * scale + m;
+            unsigned long long kind = xv == INFINITY ? 0 : m == INFINITY ? 1 : v == INFINITY ? 2 : 3;
+            atomicMin(err, ((unsigned long long)r << 34) | ((unsigned long long)first << 2) | kind);
+        }
+    }
+}
+
 __global__ void rope_kernel(const float *x, const int32_t *pos, float *y, int64_t T, int64_t H, int64_t d,
                             int32_t n_rot, float theta, int neox)
 {
@@ -113,6 +149,17 @@ extern "C" hipError_t vt_rocm_launch_softmax(const float *x, const float *mask, 
         return hipSuccess;
     hipLaunchKernelGGL(softmax_kernel, dim3(row_grid(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, mask,
                        mask_elems > 0 ? mask_elems : 1, y, rows, n, scale);
+    return hipGetLastError();
+}
+
+extern "C" hipError_t vt_rocm_launch_softmax_scan(const float *x, const float *mask, int64_t mask_elems, int64_t row0,
+                                                  int64_t rows, int64_t n, float scale, unsigned long long *err,
+                                                  hipStream_t stream)
+{
+    if (rows <= 0 || n <= 0)
+        return hipSuccess;
+    hipLaunchKernelGGL(softmax_scan_kernel, dim3(row_grid(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, mask,
+                       mask_elems > 0 ? mask_elems : 1, row0, rows, n, scale, err);
     return hipGetLastError();
 }
 

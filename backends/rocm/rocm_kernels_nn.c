@@ -2,7 +2,9 @@
  * softmax, rope, gates, MoE combine, IndexSelect, KV cache, attention,
  * the DSA indexer and the causal convolutions. Data-dependent values
  * (indices, slots, accepted counts) are read back and checked before any
- * launch, so a bad call is named and writes nothing. */
+ * launch, and Softmax's +inf logits are found by a device-side scan, so a
+ * bad call is named and writes nothing. DSA windows need no check: any
+ * [start, end) is clipped to [0, S) by the kernel, as on the cpu. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -84,13 +86,61 @@ static vt_status k_norm(vt_backend_ctx *c, int dev, const vt_op_args *a, char *w
     return vt_rocm_done(e, vt_op_name((int)a->op), c, dev, why, why_size);
 }
 
+/* Softmax refuses a logit x*scale + mask of +inf (the row would be NaN) as
+ * the cpu oracle does, named by operand, row and index, before anything
+ * is written: a device-side scan reports the first offence through the
+ * device's error word, rows in chunks of 2^29 so the row fits the word. */
+static vt_status softmax_scan(vt_backend_ctx *c, int dev, hipStream_t s, const float *x, const float *mask, int64_t nm,
+                              int64_t rows, int64_t n, float scale, char *why, size_t why_size)
+{
+    if ((uint64_t)n >> 32)
+        return vt_why(VT_E_INVALID_ARG, why, why_size,
+                      "Softmax (10): rows of %lld elements: the rocm backend's +inf scan takes at most 2^32 per row",
+                      (long long)n);
+    const int64_t chunk = (int64_t)1 << 29;
+    for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+        int64_t nr = rows - r0 < chunk ? rows - r0 : chunk;
+        unsigned long long *err = c->dev[dev].err_word, word = 0;
+        hipError_t e = hipMemsetAsync(err, 0xff, sizeof *err, s);
+        if (e == hipSuccess)
+            e = vt_rocm_launch_softmax_scan(x, mask, nm, r0, nr, n, scale, err, s);
+        if (e == hipSuccess)
+            e = hipMemcpyAsync(&word, err, sizeof word, hipMemcpyDeviceToHost, s);
+        if (e == hipSuccess)
+            e = hipStreamSynchronize(s);
+        if (e != hipSuccess)
+            return vt_rocm_fail(e, "Softmax (10)", dev, why, why_size);
+        if (word == ~0ull)
+            continue;
+        long long r = r0 + (long long)(word >> 34), i = (long long)((word >> 2) & 0xffffffffu);
+        switch (word & 3) {
+        case 0: return vt_why(VT_E_INVALID_ARG, why, why_size, "Softmax (10): x row %lld has +inf at index %lld", r, i);
+        case 1:
+            return vt_why(VT_E_INVALID_ARG, why, why_size,
+                          "Softmax (10): mask has +inf at index %lld (x row %lld, index %lld)",
+                          (long long)(nm >= n ? (r * n + i) % nm : 0), r, i);
+        case 2:
+            return vt_why(VT_E_INVALID_ARG, why, why_size,
+                          "Softmax (10): x row %lld index %lld: x*scale + mask is +inf", r, i);
+        default:
+            return vt_why(VT_E_INVALID_ARG, why, why_size,
+                          "Softmax (10): x row %lld index %lld: x*scale + mask is NaN from infinite operands", r, i);
+        }
+    }
+    return VT_OK;
+}
+
 static vt_status k_softmax(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
 {
     STREAM();
     int64_t n = last_dim(&a->in[0]), rows = n ? vt_rocm_elems(&a->in[0]) / n : 0;
     bool mask = a->n_in > 1 && X(1);
-    hipError_t e = vt_rocm_launch_softmax(X(0), mask ? X(1) : NULL, mask ? vt_rocm_elems(&a->in[1]) : 0, Y(0), rows, n,
-                                          ((const vt_params_softmax *)a->params)->scale, s);
+    int64_t nm = mask ? vt_rocm_elems(&a->in[1]) : 0;
+    float scale = ((const vt_params_softmax *)a->params)->scale;
+    vt_status st = softmax_scan(c, dev, s, X(0), mask ? X(1) : NULL, nm, rows, n, scale, why, why_size);
+    if (st != VT_OK)
+        return st;
+    hipError_t e = vt_rocm_launch_softmax(X(0), mask ? X(1) : NULL, nm, Y(0), rows, n, scale, s);
     return vt_rocm_done(e, "Softmax (10)", c, dev, why, why_size);
 }
 
@@ -179,26 +229,14 @@ static vt_status k_attention(vt_backend_ctx *c, int dev, const vt_op_args *a, ch
     return vt_rocm_done(e, "Attention (30)", c, dev, why, why_size);
 }
 
+/* Any window is accepted, as on the cpu oracle: the kernel writes -inf
+ * outside [start, end), which clips it to [0, S) and leaves start >= end
+ * an empty row; nothing to read back or refuse. */
 static vt_status k_dsa(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
 {
     STREAM();
     const vt_operand *q = &a->in[0], *k = &a->in[1];
     int64_t T = q->shape[0], S = k->shape[0];
-    int64_t *win = malloc(sizeof *win * (size_t)(2 * T + 1));
-    if (!win)
-        return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
-    vt_status r = vt_rocm_read_indices(c, dev, X(3), T, false, win, why, why_size);
-    if (r == VT_OK)
-        r = vt_rocm_read_indices(c, dev, X(4), T, false, win + T, why, why_size);
-    for (int64_t t = 0; r == VT_OK && t < T; t++)
-        if (win[t] < 0 || win[t] > win[T + t] || win[T + t] > S)
-            r = vt_why(VT_E_INVALID_ARG, why, why_size,
-                       "DsaIndexerLogits (34): row %lld: window [start, end) = [%lld, %lld) must satisfy 0 <= start "
-                       "<= end <= S=%lld",
-                       (long long)t, (long long)win[t], (long long)win[T + t], (long long)S);
-    free(win);
-    if (r != VT_OK)
-        return r;
     hipError_t e =
         vt_rocm_launch_dsa_logits(X(0), X(1), k->dtype, X(2), X(3), X(4), Y(0), T, q->shape[1], q->shape[2], S, s);
     return vt_rocm_done(e, "DsaIndexerLogits (34)", c, dev, why, why_size);

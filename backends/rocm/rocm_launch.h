@@ -62,6 +62,15 @@ hipError_t vt_rocm_launch_norm(int kind, const float *x, const float *w, const f
 hipError_t vt_rocm_launch_softmax(const float *x, const float *mask, int64_t mask_elems, float *y, int64_t rows,
                                   int64_t n, float scale, hipStream_t stream);
 
+/* Softmax's refusal scan of rows [row0, row0 + rows) (rows < 2^30,
+ * n < 2^32): *err (initialised to all ones) receives the first logit
+ * x*scale + mask of +inf or NaN from infinite operands, as
+ * (row - row0) << 34 | index << 2 | kind, kind 0 x is +inf, 1 the mask
+ * is, 2 the logit is +inf, 3 it is NaN. */
+hipError_t vt_rocm_launch_softmax_scan(const float *x, const float *mask, int64_t mask_elems, int64_t row0,
+                                       int64_t rows, int64_t n, float scale, unsigned long long *err,
+                                       hipStream_t stream);
+
 /* Rope over x [T,H,d] at positions pos[T]; neox: pairs (i, i+n_rot/2). */
 hipError_t vt_rocm_launch_rope(const float *x, const int32_t *pos, float *y, int64_t T, int64_t H, int64_t d,
                                int32_t n_rot, float theta, int neox, hipStream_t stream);

@@ -55,9 +55,9 @@
  * nothing out of range, and the next sync point reports it. Operand order
  * of every op: vt_op_get_info(op)->in and ->out (vt_op.h), or `vtctl ops`.
  *
- * Symbols a plugin may call: the static inline helpers of this header
- * (vt_why, vt_kernel_families_join) and vt_kernel_find / vt_op_* from
- * libvt (a plugin that calls libvt links it). */
+ * Besides libvt's public vt_* functions (above), a plugin may use the
+ * static inline helpers of this header: vt_why, vt_kernel_families_join,
+ * vt_op_args_fold_offsets. */
 #ifndef VT_BACKEND_H
 #define VT_BACKEND_H
 

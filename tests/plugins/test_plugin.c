@@ -10,6 +10,8 @@
  *                      needs_weight_staging = false
  *   TEST_INIT_CRASHES  init dies with SIGSEGV (isolation must contain it)
  *   TEST_INIT_HANGS    init never returns (isolation must time out)
+ *   TEST_V2_HALF       contract version 2 with queue_create but not the rest
+ *                      of the queue set (the loader must refuse it by name)
  *   TEST_QUANT_KERNELS a discrete 64 GiB planning double whose kernel table
  *                      consumes q4_0 for matmul, gather and moe-expert (so
  *                      keep-quant is admitted); the kernels refuse to run and
@@ -220,6 +222,14 @@ static const vt_kernel t_kernels[] = {
 #define T_KERNELS NULL, 0
 #endif
 
+#ifdef TEST_V2_HALF
+static vt_status t_queue_create(vt_backend_ctx *ctx, int dev, vt_backend_queue **q, char *why, size_t why_size)
+{
+    (void)ctx, (void)dev, (void)q;
+    return vt_why(VT_E_UNSUPPORTED, why, why_size, "half a queue set");
+}
+#endif
+
 static const vt_backend_iface iface = {
     .abi_version = VT_PLUGIN_ABI,
     .struct_size = sizeof(vt_backend_iface),
@@ -237,6 +247,10 @@ static const vt_backend_iface iface = {
     .read = t_copy,
     .synchronize = t_sync,
     .counters = t_counters,
+#ifdef TEST_V2_HALF
+    .iface_version = VT_IFACE_VERSION,
+    .queue_create = t_queue_create,
+#endif
 };
 
 #ifndef TEST_NO_ENTRY
