@@ -159,10 +159,24 @@ static void text_plan(const vt_load_plan *plan, vt_device *dev, const char *file
 
 int vtctl_cmd_fit(int argc, char **argv)
 {
+    /* --devices A,B plans a layer split (fit_split.c); the rest as usual. */
+    const char *devices = NULL;
+    int kept = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--devices") && i + 1 < argc)
+            devices = argv[++i];
+        else if (!strncmp(argv[i], "--devices=", 10))
+            devices = argv[i] + 10;
+        else
+            argv[kept++] = argv[i];
+    }
+    argc = kept;
     vtctl_load_args a;
     int rc = vtctl_load_parse("fit", argc, argv, &a);
     if (rc >= 0)
         return rc;
+    if (devices)
+        return vtctl_fit_split(&a, devices);
     vt_registry *reg = NULL;
     vt_gguf *g = NULL;
     vt_device *dev = NULL;
@@ -188,7 +202,11 @@ int vtctl_cmd_fit(int argc, char **argv)
         rc = verdict == VT_OK ? VTCTL_EXIT_OK : VTCTL_EXIT_REFUSED;
         vt_load_plan_free(plan);
     }
+    char dev_id[96];
+    snprintf(dev_id, sizeof dev_id, "%s", vt_device_id(dev));
     vt_gguf_close(g);
     vt_registry_close(reg);
+    if (rc == VTCTL_EXIT_REFUSED && st == VT_E_DOES_NOT_FIT && !a.json)
+        vtctl_fit_split_hint(&a, dev_id); /* the split that would fit, by name */
     return rc;
 }

@@ -18,13 +18,17 @@ static const struct {
     {"caps", vtctl_cmd_caps, "[BACKEND[:DEV]] [--json]", "every capability of a device, probed now"},
     {"ops", vtctl_cmd_ops, "BACKEND[:DEV] [--op NAME] [--strict]", "the op table and the tier each op resolves to"},
     {"inspect", vtctl_cmd_inspect, "FILE.gguf [--all] [--json]", "a GGUF file, validated: header, KVs, tensors"},
-    {"fit", vtctl_cmd_fit, "FILE.gguf [--backend B] [--budget BYTES] [--ctx N] [--batch B]",
+    {"fit", vtctl_cmd_fit, "FILE.gguf [--backend B | --devices A,B] [--budget BYTES] [--ctx N]",
      "the load plan and whether it fits the device"},
     {"stage", vtctl_cmd_stage, "FILE.gguf [--backend B] [--verify] [--chunk BYTES]",
      "stage a model's weights onto a device"},
     {"check", vtctl_cmd_check, "[--backend B[:DEV]] [--op NAME] [--seed N]", "conformance against the cpu oracle"},
     {"op", vtctl_cmd_op, "describe OP | run OP --backend B --in N=F.npy --out DIR",
      "describe an op, or run one on .npy files"},
+    {"mkmodel", vtctl_cmd_mkmodel, "--arch A --preset P --wtype T --seed S OUT.gguf",
+     "write a synthetic qwen3/qwen3moe/qwen3next model"},
+    {"generate", vtctl_cmd_generate, "FILE.gguf --backend B --prompt-tokens 1,2 -n N [--temp T]",
+     "generate token ids with the model runner"},
     {"bench", vtctl_cmd_bench, "[--backend B] [--op NAME] [--shape ..]", "time ops against the copy bandwidth"},
 };
 

@@ -26,6 +26,8 @@ int vtctl_cmd_stage(int argc, char **argv);
 int vtctl_cmd_check(int argc, char **argv);
 int vtctl_cmd_op(int argc, char **argv);
 int vtctl_cmd_bench(int argc, char **argv);
+int vtctl_cmd_mkmodel(int argc, char **argv);
+int vtctl_cmd_generate(int argc, char **argv);
 
 /* Report bad usage of cmd on stderr; returns VTCTL_EXIT_USAGE. */
 int vtctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -23,4 +23,11 @@ int vtctl_load_parse(const char *cmd, int argc, char **argv, vtctl_load_args *a)
  * code after printing why. On success the caller closes all three. */
 int vtctl_load_open(const vtctl_load_args *a, vt_registry **reg, vt_gguf **g, vt_device **dev);
 
+/* `vtctl fit FILE --devices A,B,...`: plan a layer split (fit_split.c). */
+int vtctl_fit_split(const vtctl_load_args *a, const char *devices);
+
+/* After a refusal on dev_id: print the split over dev_id and cpu:0 that
+ * would fit, when one does (prints nothing otherwise). */
+void vtctl_fit_split_hint(const vtctl_load_args *a, const char *dev_id);
+
 #endif

@@ -131,6 +131,10 @@ extern "C" hipError_t vt_rocm_launch_matmul_dense(const float *x, const void *w,
 {
     if (n <= 0 || m <= 0)
         return hipSuccess;
+    int taken = 0;
+    const hipError_t e = vt_rocm_launch_mmv(x, w, w_dtype, y, n, m, k, stream, &taken);
+    if (taken || e != hipSuccess)
+        return e;
     const int vec = w_dtype == VT_F32 ? 4 : 8;
     if (k % vec == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)w % 16 == 0) {
         const unsigned grid = grid_for(n * m, kBlock / 32);

@@ -312,6 +312,10 @@ extern "C" hipError_t vt_rocm_launch_matmul_q(const float *x, const void *w, uin
 {
     if (n <= 0 || m <= 0)
         return hipSuccess;
+    int taken = 0;
+    const hipError_t e = vt_rocm_launch_mmv(x, w, w_dtype, y, n, m, k, stream, &taken);
+    if (taken || e != hipSuccess)
+        return e;
     const unsigned grid = out_grid((n * m + VT_ROCM_BLOCK / 32 - 1) / (VT_ROCM_BLOCK / 32));
     switch ((uintptr_t)x % 16 == 0 ? w_dtype : 0) {
 #define VT_ROCM_MATMUL_Q(DT)                                                                                           \
@@ -333,6 +337,10 @@ extern "C" hipError_t vt_rocm_launch_moe_matmul(const float *x, int x_per_slot, 
 {
     if (T <= 0 || K <= 0 || m <= 0)
         return hipSuccess;
+    int taken = 0;
+    const hipError_t e = vt_rocm_launch_mmv_moe(x, x_per_slot, w, w_dtype, ids, y, T, K, m, k, stream, &taken);
+    if (taken || e != hipSuccess)
+        return e;
     const unsigned grid = out_grid((T * K * m + VT_ROCM_BLOCK / 32 - 1) / (VT_ROCM_BLOCK / 32));
     switch ((uintptr_t)x % 16 == 0 ? w_dtype : 0) {
 #define VT_ROCM_MOE_Q(DT)                                                                                              \

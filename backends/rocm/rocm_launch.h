@@ -142,6 +142,15 @@ hipError_t vt_rocm_launch_moe_matmul(const float *x, int x_per_slot, const void 
                                      int block_bytes, const int32_t *ids, float *y, int64_t T, int64_t K, int64_t m,
                                      int64_t k, hipStream_t stream);
 
+/* The decode products (kernels_mmv.hip): MatMul and MoeExpertMatMul with
+ * the weight read once for up to 8 columns of x. *taken = 0 (nothing
+ * queued) when the dtype, shapes or alignments do not fit: the caller then
+ * launches its own kernel. */
+hipError_t vt_rocm_launch_mmv(const float *x, const void *w, uint32_t w_dtype, float *y, int64_t n, int64_t m,
+                              int64_t k, hipStream_t stream, int *taken);
+hipError_t vt_rocm_launch_mmv_moe(const float *x, int x_per_slot, const void *w, uint32_t w_dtype, const int32_t *ids,
+                                  float *y, int64_t T, int64_t K, int64_t m, int64_t k, hipStream_t stream, int *taken);
+
 /* Selection (kernels_select.hip). */
 
 /* MoeRouter's largest expert count (per-thread arrays). */

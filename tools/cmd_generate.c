@@ -1,0 +1,274 @@
+/* cmd_generate.c - `vtctl generate FILE.gguf --backend B[:DEV]
+ * --prompt-tokens 1,2,3 -n N [--temp T --top-k K --top-p P --seed S]
+ * [--ctx C] [--chunk T] [--kv f16|bf16|f32] [--no-graph] [--dump-logits F] [--json]`: token ids in, token
+ * ids out through the model runner (vt_runner.h), with prefill and decode
+ * tokens/s. Greedy without --temp; sampling through the Sample op. Bad
+ * input (architecture, tensors, a token >= vocab, n beyond the context) is
+ * refused by name before any device allocation. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <vt/vt_runner.h>
+
+#include "vtctl.h"
+
+/* Parse "1,2,3" into a fresh array. */
+static int parse_tokens(const char *s, int32_t **out, uint32_t *n)
+{
+    size_t cap = 1;
+    for (const char *p = s; *p; p++)
+        cap += *p == ',';
+    int32_t *t = malloc(cap * sizeof *t);
+    if (!t)
+        return -1;
+    uint32_t k = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || v < 0 || v > INT32_MAX || (*end && *end != ',')) {
+            free(t);
+            return -1;
+        }
+        t[k++] = (int32_t)v;
+        p = *end ? end + 1 : end;
+    }
+    if (k == 0) {
+        free(t);
+        return -1;
+    }
+    *out = t;
+    *n = k;
+    return 0;
+}
+
+static int number(const char *cmd, const char *opt, const char *s, double lo, double hi, double *v)
+{
+    char *end;
+    *v = strtod(s, &end);
+    if (!*s || *end || *v < lo || *v > hi)
+        return vtctl_usage_error(cmd, "%s '%s' is not a number in [%g, %g]", opt, s, lo, hi);
+    return -1;
+}
+
+/* Generate step by step, writing every step's n_vocab f32 logits to path
+ * (raw, n_gen rows) for a cross-backend comparison; no timing. */
+static vt_status generate_dumping(vt_runner *r, const int32_t *prompt, uint32_t n_prompt, uint32_t n_gen,
+                                  const vt_sampler *s, int32_t *out, const char *path)
+{
+    uint32_t V = vt_runner_get_info(r)->n_vocab;
+    float *l = malloc((size_t)V * sizeof *l);
+    FILE *f = fopen(path, "wb");
+    vt_status st = l && f ? vt_runner_reset(r) : VT_E_IO;
+    if (!l || !f)
+        fprintf(stderr, "vtctl generate: cannot write '%s'\n", path);
+    for (uint32_t i = 0; st == VT_OK && i < n_gen; i++) {
+        st = i == 0 ? vt_runner_step(r, prompt, n_prompt, s, 0, &out[0], l)
+                    : vt_runner_step(r, NULL, 1, s, i, &out[i], l);
+        if (st == VT_OK && fwrite(l, sizeof *l, V, f) != V)
+            st = VT_E_IO;
+    }
+    if (f && fclose(f) != 0)
+        st = VT_E_IO;
+    free(l);
+    return st;
+}
+
+int vtctl_cmd_generate(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"backend", required_argument, NULL, 'b'},
+                                             {"prompt-tokens", required_argument, NULL, 'p'},
+                                             {"temp", required_argument, NULL, 't'},
+                                             {"top-k", required_argument, NULL, 'k'},
+                                             {"top-p", required_argument, NULL, 'P'},
+                                             {"seed", required_argument, NULL, 's'},
+                                             {"ctx", required_argument, NULL, 'c'},
+                                             {"chunk", required_argument, NULL, 'C'},
+                                             {"kv", required_argument, NULL, 'v'},
+                                             {"no-graph", no_argument, NULL, 'G'},
+                                             {"json", no_argument, NULL, 'j'},
+                                             {"dump-logits", required_argument, NULL, 'L'},
+                                             {NULL, 0, NULL, 0}};
+    const char *backend = "cpu:0", *prompt_s = NULL, *logits_path = NULL;
+    double n_gen = 16, ctx = 0, chunk = 0, d;
+    vt_sampler s = {0, 0, 1.0f, 0};
+    int kv = VT_RUNNER_KV_F16;
+    bool json = false;
+    uint32_t flags = 0;
+    int c, rc;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "n:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'b': backend = optarg; break;
+        case 'p': prompt_s = optarg; break;
+        case 'n':
+            if ((rc = number(argv[0], "-n", optarg, 0, 1e7, &n_gen)) >= 0)
+                return rc;
+            break;
+        case 't':
+            if ((rc = number(argv[0], "--temp", optarg, 0, 1e6, &d)) >= 0)
+                return rc;
+            s.temperature = (float)d;
+            break;
+        case 'k':
+            if ((rc = number(argv[0], "--top-k", optarg, 0, 1e9, &d)) >= 0)
+                return rc;
+            s.top_k = (int32_t)d;
+            break;
+        case 'P':
+            if ((rc = number(argv[0], "--top-p", optarg, 1e-9, 1, &d)) >= 0)
+                return rc;
+            s.top_p = (float)d;
+            break;
+        case 's':
+            if ((rc = number(argv[0], "--seed", optarg, 0, 1.8e19, &d)) >= 0)
+                return rc;
+            s.seed = strtoull(optarg, NULL, 10);
+            break;
+        case 'c':
+            if ((rc = number(argv[0], "--ctx", optarg, 1, 1e7, &ctx)) >= 0)
+                return rc;
+            break;
+        case 'C':
+            if ((rc = number(argv[0], "--chunk", optarg, 1, 1e6, &chunk)) >= 0)
+                return rc;
+            break;
+        case 'v':
+            kv = !strcmp(optarg, "f16")    ? VT_RUNNER_KV_F16
+                 : !strcmp(optarg, "bf16") ? VT_RUNNER_KV_BF16
+                 : !strcmp(optarg, "f32")  ? VT_RUNNER_KV_F32
+                                           : -1;
+            if (kv < 0)
+                return vtctl_usage_error(argv[0], "--kv '%s': f16, bf16 or f32", optarg);
+            break;
+        case 'j': json = true; break;
+        case 'G': flags |= VT_RUNNER_NO_GRAPH; break;
+        case 'L': logits_path = optarg; break;
+        default: return vtctl_usage_error(argv[0], "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return vtctl_usage_error(argv[0], "name one GGUF file");
+    if (!prompt_s)
+        return vtctl_usage_error(argv[0], "--prompt-tokens is required (e.g. 1,2,3)");
+    int32_t *prompt = NULL, *out = NULL;
+    uint32_t n_prompt = 0;
+    if (parse_tokens(prompt_s, &prompt, &n_prompt) != 0)
+        return vtctl_usage_error(argv[0], "--prompt-tokens '%s' is not a list of token ids", prompt_s);
+
+    rc = VTCTL_EXIT_REFUSED;
+    vt_gguf *g = NULL;
+    vt_registry *reg = NULL;
+    vt_runner *r = NULL;
+    vt_runner_info info;
+    vt_status st = vt_gguf_open(argv[optind], &g);
+    if (st == VT_OK)
+        st = vt_runner_check_file(g, &info);
+    if (st != VT_OK) {
+        fprintf(stderr, "vtctl generate: %s\n", vt_last_error());
+        goto done;
+    }
+    /* Bad input is named before the registry or any device is touched. */
+    for (uint32_t i = 0; i < n_prompt; i++)
+        if ((uint32_t)prompt[i] >= info.n_vocab) {
+            fprintf(stderr, "vtctl generate: prompt token %d (index %u) is outside the vocabulary of %u of %s\n",
+                    prompt[i], i, info.n_vocab, argv[optind]);
+            goto done;
+        }
+    uint32_t want_ctx = ctx > 0 ? (uint32_t)ctx : 4096;
+    if (want_ctx > info.n_ctx_train)
+        want_ctx = info.n_ctx_train;
+    if ((uint64_t)n_prompt + (uint64_t)n_gen > (uint64_t)want_ctx + 1) {
+        fprintf(stderr, "vtctl generate: %u prompt tokens + -n %.0f exceed the context of %u tokens (--ctx)\n",
+                n_prompt, n_gen, want_ctx);
+        goto done;
+    }
+    if (!vtctl_open(&reg))
+        goto done;
+    vt_device *dev;
+    if (vt_registry_find_device(reg, backend, &dev) != VT_OK) {
+        fprintf(stderr, "vtctl generate: %s\n", vt_last_error());
+        goto done;
+    }
+    vt_runner_options o = {sizeof o, want_ctx, (uint32_t)chunk, kv, -1, 0, 0, NULL, NULL, flags};
+    if (isatty(2))
+        o.load_flags |= VT_LOAD_PROGRESS_BAR;
+    st = vt_runner_create(g, dev, &o, &r);
+    if (st != VT_OK) {
+        fprintf(stderr, "vtctl generate: %s\n", vt_last_error());
+        goto done;
+    }
+    out = calloc((size_t)n_gen + 1, sizeof *out);
+    vt_generate_stats gs = {0};
+    if (!out)
+        st = VT_E_NO_MEMORY;
+    else if (logits_path)
+        st = generate_dumping(r, prompt, n_prompt, (uint32_t)n_gen, &s, out, logits_path);
+    else
+        st = vt_runner_generate(r, prompt, n_prompt, (uint32_t)n_gen, &s, out, &gs);
+    if (st != VT_OK) {
+        fprintf(stderr, "vtctl generate: %s\n", out ? vt_last_error() : "out of host memory");
+        goto done;
+    }
+    double pre = gs.prefill_s > 0 ? n_prompt / gs.prefill_s : 0;
+    double dec = gs.decode_s > 0 ? gs.n_decoded / gs.decode_s : 0;
+    const vt_runner_info *ri = vt_runner_get_info(r);
+    if (json) {
+        json_writer w;
+        jw_init(&w, stdout);
+        jw_object_begin(&w);
+        jw_key(&w, "device");
+        jw_string(&w, vt_device_id(dev));
+        jw_key(&w, "arch");
+        jw_string(&w, ri->arch);
+        jw_key(&w, "tokens");
+        jw_array_begin(&w);
+        for (uint32_t i = 0; i < (uint32_t)n_gen; i++)
+            jw_int(&w, out[i]);
+        jw_array_end(&w);
+        jw_key(&w, "n_prompt");
+        jw_uint(&w, n_prompt);
+        jw_key(&w, "prefill_tok_s");
+        jw_double(&w, pre);
+        jw_key(&w, "decode_tok_s");
+        jw_double(&w, dec);
+        jw_key(&w, "ctx");
+        jw_uint(&w, ri->ctx);
+        jw_key(&w, "plan_ops");
+        jw_uint(&w, ri->n_plan_ops);
+        jw_key(&w, "cpu_tier_ops");
+        jw_uint(&w, ri->n_cpu_tier);
+        jw_key(&w, "weight_bytes");
+        jw_uint(&w, ri->weight_bytes);
+        jw_key(&w, "state_bytes");
+        jw_uint(&w, ri->state_bytes);
+        jw_key(&w, "decode_graph");
+        jw_bool(&w, ri->decode_graph);
+        jw_object_end(&w);
+        jw_finish(&w);
+    } else {
+        printf("tokens:");
+        for (uint32_t i = 0; i < (uint32_t)n_gen; i++)
+            printf("%s%d", i ? "," : " ", out[i]);
+        printf("\n%s %s on %s: ctx %u, %u planned ops (%u on the CPU tier), decode %s%s\n", ri->arch, argv[optind],
+               vt_device_id(dev), ri->ctx, ri->n_plan_ops, ri->n_cpu_tier,
+               ri->decode_graph ? "as a replayed graph" : "op by op", ri->graph_note);
+        printf("prefill: %u tokens in %.4f s = %.1f tok/s\n", n_prompt, gs.prefill_s, pre);
+        printf("decode:  %u tokens in %.4f s = %.1f tok/s\n", gs.n_decoded, gs.decode_s, dec);
+    }
+    rc = VTCTL_EXIT_OK;
+done:
+    vt_runner_free(r);
+    vt_gguf_close(g);
+    if (reg)
+        vt_registry_close(reg);
+    free(prompt);
+    free(out);
+    return rc;
+}
