@@ -324,6 +324,10 @@ void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd)
 
 void vt_plugin_unload(vt_plugin *p)
 {
+    for (uint32_t i = 0; p->no_kernels && i < p->n_devices; i++)
+        free(p->no_kernels[i]);
+    free(p->no_kernels);
+    p->no_kernels = NULL;
     free(p->filtered);
     p->filtered = NULL;
     p->kernels = NULL;

@@ -289,6 +289,15 @@ static void vet_devices(vt_plugin *p, bool debug, int stage_fd)
         if (!bad && caps.type != p->iface->device_type)
             bad = vt_strdup_printf("device %s reports type %u but the backend declares %u", id, caps.type,
                                    p->iface->device_type);
+        if (!bad && caps.kernels_unavailable[0]) {
+            caps.kernels_unavailable[sizeof caps.kernels_unavailable - 1] = '\0';
+            if (!p->no_kernels)
+                p->no_kernels = calloc(p->n_devices, sizeof *p->no_kernels);
+            if (!p->no_kernels || !(p->no_kernels[i] = vt_strdup(caps.kernels_unavailable)))
+                bad = vt_strdup_printf("out of memory recording why %s runs no kernel", id);
+            else
+                vt_loader_log(debug, "%s: device %s runs none of its kernels: %s", p->path, id, p->no_kernels[i]);
+        }
         if (bad) {
             vt_plugin_unload(p);
             free(p->reason);
@@ -507,6 +516,7 @@ static vt_status build_devices(vt_registry *reg)
             dev->plugin = p;
             dev->index = (int)d;
             snprintf(dev->id, sizeof dev->id, "%s:%u", p->name, d);
+            dev->no_kernels = p->no_kernels ? p->no_kernels[d] : NULL;
             atomic_init(&dev->native_runs, 0);
             atomic_init(&dev->cpu_tier_runs, 0);
             atomic_init(&dev->refusals, 0);
@@ -793,12 +803,21 @@ int vt_device_index(const vt_device *dev)
     return dev ? dev->index : -1;
 }
 
+const vt_kernel *vt_device_table(const vt_device *dev, uint32_t *n)
+{
+    if (dev->no_kernels) {
+        *n = 0;
+        return NULL;
+    }
+    *n = dev->plugin->n_kernels;
+    return dev->plugin->kernels;
+}
+
 vt_status vt_device_kernels(const vt_device *dev, const vt_kernel **kernels, uint32_t *n_kernels)
 {
     if (!dev || !kernels || !n_kernels)
         return vt_set_error(VT_E_INVALID_ARG, "vt_device_kernels: NULL argument");
-    *kernels = dev->plugin->kernels;
-    *n_kernels = dev->plugin->n_kernels;
+    *kernels = vt_device_table(dev, n_kernels);
     return VT_OK;
 }
 
@@ -825,7 +844,9 @@ vt_status vt_device_probe(vt_device *dev, vt_device_caps *out)
         free(bad);
         return VT_E_PLUGIN;
     }
-    vt_caps_derive_keep_quant(&caps, dev->plugin->kernels, dev->plugin->n_kernels);
+    uint32_t n_kernels = 0;
+    const vt_kernel *kernels = vt_device_table(dev, &n_kernels);
+    vt_caps_derive_keep_quant(&caps, kernels, n_kernels);
     /* The caller's struct_size says how much of the struct it has. */
     size_t size = out->struct_size && out->struct_size < sizeof caps ? out->struct_size : sizeof caps;
     caps.struct_size = (uint32_t)size;

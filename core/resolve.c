@@ -49,7 +49,14 @@ static vt_status resolve_one(vt_device *dev, vt_op op, vt_sig sig, const vt_op_a
         snprintf(out->reason, sizeof out->reason, "op id %d is not in the catalogue", (int)op);
         return VT_E_NOT_FOUND;
     }
-    const vt_kernel *native = vt_kernel_find(dev->plugin->kernels, dev->plugin->n_kernels, op, sig);
+    if (dev->no_kernels) { /* no code for this device: nothing runs, not even the CPU tier */
+        out->tier = VT_TIER_REFUSED;
+        snprintf(out->reason, sizeof out->reason, "%s (%d) on %s refused: %s", name, (int)op, dev->id, dev->no_kernels);
+        return VT_E_OP_MISSING;
+    }
+    uint32_t n_kernels = 0;
+    const vt_kernel *kernels = vt_device_table(dev, &n_kernels);
+    const vt_kernel *native = vt_kernel_find(kernels, n_kernels, op, sig);
     char refused[VT_WHY_SIZE] = "";
     const vt_backend_iface *f = dev->plugin->iface;
     if (native && args && VT_IFACE_HAS(f, accepts)) {

@@ -39,13 +39,15 @@ typedef struct vt_plugin {
     const vt_kernel *kernels; /* the effective table: the plugin's, less VT_DISABLE_OPS */
     uint32_t n_kernels;
     vt_kernel *filtered; /* owned copy when VT_DISABLE_OPS removed rows, else NULL */
+    char **no_kernels;   /* per device, from the load-time probe: NULL, or why it runs no kernel */
 } vt_plugin;
 
 struct vt_device {
     vt_registry *reg;
     vt_plugin *plugin;
-    int index;   /* within the backend */
-    char id[96]; /* "rocm:0" */
+    int index;              /* within the backend */
+    char id[96];            /* "rocm:0" */
+    const char *no_kernels; /* the probe's kernels_unavailable (owned by the plugin), or NULL */
     atomic_uint_fast64_t native_runs;
     atomic_uint_fast64_t cpu_tier_runs;
     atomic_uint_fast64_t refusals;
@@ -138,6 +140,10 @@ void vt_caps_derive_keep_quant(vt_device_caps *caps, const vt_kernel *table, uin
  * can read host memory. read_only refuses vt_tensor_write. */
 vt_status vt_tensor_wrap(vt_device *dev, vt_dtype dtype, uint32_t ndim, const int64_t *shape, void *data,
                          bool read_only, vt_tensor **out);
+
+/* The kernels dev may run: its backend's effective table, or none (*n = 0)
+ * when the device's probe said kernels_unavailable. */
+const vt_kernel *vt_device_table(const vt_device *dev, uint32_t *n);
 
 /* The registry's cpu backend, when loaded with a device. */
 vt_plugin *vt_registry_cpu(vt_registry *reg);

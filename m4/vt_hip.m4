@@ -4,13 +4,86 @@
 # nvcc through the project's own HIP->CUDA header (backends/rocm/hip_cuda.h).
 #
 #   --with-hip-platform=auto|amd|nvidia|no   (default auto: amd if hipcc works)
-#   --with-hip-arch=LIST      AMD default gfx90a,gfx1030; NVIDIA default sm_90
+#   --with-hip-arch=LIST|native
+#                             AMD default: every arch of VT_HIP_AMD_ARCHS the
+#                             installed hipcc accepts (each probed); NVIDIA
+#                             default sm_90; native: the local GPUs' archs
+#                             (amdgpu-arch or rocm_agent_enumerator on AMD,
+#                             nvidia-smi on NVIDIA), an error when none answers
 #   --with-hipcc=PATH         the AMD HIP compiler driver
 #   --with-rocm-device-lib-path=DIR   AMD device bitcode (Debian: amdgcn/bitcode)
 #   --with-cuda=DIR           CUDA toolkit root for the NVIDIA build
 #
 # Substitutes HIP_PLATFORM (amd|nvidia), DEVCC (the device compiler command),
-# DEVCC_FLAGS, HIP_CPPFLAGS (for the plugin's C files) and HIP_LIBS.
+# DEVCC_FLAGS, HIP_CPPFLAGS (for the plugin's C files) and HIP_LIBS; defines
+# VT_HIP_ARCHS (the list built for, named by the probe when a device's arch
+# has no code object).
+m4_define([VT_HIP_AMD_ARCHS], [gfx90a gfx942 gfx1030 gfx1100 gfx1151 gfx1200 gfx1201])
+
+# _VT_HIP_NATIVE_AMD: the local AMD GPUs' archs into vt_hip_arch, or an error.
+AC_DEFUN([_VT_HIP_NATIVE_AMD], [
+  AC_MSG_CHECKING([for the local AMD GPUs' archs (--with-hip-arch=native)])
+  vt_native=
+  vt_native_tools=
+  for t in amdgpu-arch /opt/rocm/llvm/bin/amdgpu-arch /opt/rocm/bin/amdgpu-arch /usr/lib/llvm-*/bin/amdgpu-arch \
+           rocm_agent_enumerator /opt/rocm/bin/rocm_agent_enumerator; do
+    case "$t" in
+      /*) vt_tool=$t; test -x "$vt_tool" || continue ;;
+      *) vt_tool=`command -v "$t" 2>/dev/null` || continue ;;
+    esac
+    vt_native_tools="$vt_native_tools $vt_tool"
+    dnl gfx000 is the CPU agent of rocm_agent_enumerator; feature suffixes (:xnack-) dropped.
+    vt_native=`"$vt_tool" 2>/dev/null | sed 's/:.*//' | grep '^gfx[[0-9a-f]]*$' | grep -v '^gfx000$' | sort -u | tr '\n' ',' | sed 's/,$//'`
+    test -n "$vt_native" && break
+  done
+  AS_IF([test -z "$vt_native"], [
+    AC_MSG_RESULT([none])
+    AS_IF([test -z "$vt_native_tools"],
+      [AC_MSG_ERROR([--with-hip-arch=native: neither amdgpu-arch nor rocm_agent_enumerator is installed; name the targets, e.g. --with-hip-arch=gfx1151,gfx1200])],
+      [AC_MSG_ERROR([--with-hip-arch=native: no AMD GPU reported by$vt_native_tools (is /dev/kfd accessible?); name the targets, e.g. --with-hip-arch=gfx1151,gfx1200])])
+  ])
+  AC_MSG_RESULT([$vt_native])
+  vt_hip_arch=$vt_native
+])
+
+# _VT_HIP_PROBE_AMD_ARCHS: every arch of VT_HIP_AMD_ARCHS that $DEVCC
+# compiles a kernel for (with DEVCC_FLAGS) into vt_hip_arch.
+AC_DEFUN([_VT_HIP_PROBE_AMD_ARCHS], [
+  vt_taken=
+  vt_dropped=
+  cat > conftest.hip <<_VT_EOF
+#include <hip/hip_runtime.h>
+__global__ void vt_conftest_kernel(int *p) { if (p) *p = 1; }
+_VT_EOF
+  for a in VT_HIP_AMD_ARCHS; do
+    AC_MSG_CHECKING([whether $DEVCC builds for $a])
+    AS_IF([$DEVCC $DEVCC_FLAGS --offload-arch=$a -c conftest.hip -o conftest.$OBJEXT >&AS_MESSAGE_LOG_FD 2>&1],
+      [AC_MSG_RESULT([yes]); vt_taken="${vt_taken:+$vt_taken,}$a"],
+      [AC_MSG_RESULT([no]); vt_dropped="${vt_dropped:+$vt_dropped,}$a"])
+  done
+  rm -f conftest.hip conftest.$OBJEXT
+  AS_IF([test -z "$vt_taken"],
+    [AC_MSG_ERROR([$DEVCC builds for none of VT_HIP_AMD_ARCHS (see config.log); name the targets with --with-hip-arch])])
+  AC_MSG_NOTICE([AMD targets taken: $vt_taken; dropped (this hipcc refuses them): ${vt_dropped:-none}])
+  vt_hip_arch=$vt_taken
+  vt_hip_arch_note=" (default list; dropped: ${vt_dropped:-none})"
+])
+
+# _VT_HIP_NATIVE_NVIDIA: the local NVIDIA GPUs' sm_XY into vt_hip_arch.
+AC_DEFUN([_VT_HIP_NATIVE_NVIDIA], [
+  AC_MSG_CHECKING([for the local NVIDIA GPUs' archs (--with-hip-arch=native)])
+  vt_native=
+  AS_IF([command -v nvidia-smi >/dev/null 2>&1], [
+    vt_native=`nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d ' .' | grep '^[[0-9]][[0-9]]*$' | sort -u | sed 's/^/sm_/' | tr '\n' ',' | sed 's/,$//'`
+  ])
+  AS_IF([test -z "$vt_native"], [
+    AC_MSG_RESULT([none])
+    AC_MSG_ERROR([--with-hip-arch=native: nvidia-smi is missing or reports no GPU; name the targets, e.g. --with-hip-arch=sm_90])
+  ])
+  AC_MSG_RESULT([$vt_native])
+  vt_hip_arch=$vt_native
+])
+
 AC_DEFUN([VT_CHECK_HIP], [
   AC_ARG_WITH([hip-platform],
     [AS_HELP_STRING([--with-hip-platform=auto|amd|nvidia|no],
@@ -18,7 +91,7 @@ AC_DEFUN([VT_CHECK_HIP], [
     [vt_hip_platform=$withval], [vt_hip_platform=auto])
   AC_ARG_WITH([hip-arch],
     [AS_HELP_STRING([--with-hip-arch=LIST],
-      [comma-separated GPU targets @<:@gfx90a,gfx1030 for amd, sm_90 for nvidia@:>@])],
+      [comma-separated GPU targets, or native for the local GPUs @<:@amd: every one of gfx90a gfx942 gfx1030 gfx1100 gfx1151 gfx1200 gfx1201 the installed hipcc accepts; nvidia: sm_90@:>@])],
     [vt_hip_arch=$withval], [vt_hip_arch=])
   AC_ARG_WITH([hipcc],
     [AS_HELP_STRING([--with-hipcc=PATH], [HIP compiler driver for AMD @<:@hipcc@:>@])],
@@ -38,6 +111,7 @@ AC_DEFUN([VT_CHECK_HIP], [
   HIP_LIBS=
   vt_hip_summary="not built"
   vt_hip_fail=
+  vt_hip_arch_note=
 
   case "$vt_hip_platform" in
     auto|amd|nvidia|no) ;;
@@ -70,21 +144,22 @@ AC_DEFUN([VT_CHECK_HIP], [
           AS_IF([test -f "$d/ocml.bc"], [vt_rocm_devlib=$d; break])
         done
       ])
-      AS_IF([test -z "$vt_hip_arch"], [vt_hip_arch="gfx90a,gfx1030"])
       HIP_PLATFORM=amd
       DEVCC=$vt_hipcc
       DEVCC_FLAGS="-x hip -fPIC -O3 -std=c++17 -D__HIP_PLATFORM_AMD__"
+      AS_IF([test -n "$vt_rocm_devlib"],
+        [DEVCC_FLAGS="$DEVCC_FLAGS --rocm-device-lib-path=$vt_rocm_devlib"])
+      AS_IF([test "x$vt_hip_arch" = xnative], [_VT_HIP_NATIVE_AMD],
+            [test -z "$vt_hip_arch"], [_VT_HIP_PROBE_AMD_ARCHS])
       for a in `echo "$vt_hip_arch" | tr ',' ' '`; do
         case "$a" in
           gfx*) DEVCC_FLAGS="$DEVCC_FLAGS --offload-arch=$a" ;;
           *) AC_MSG_ERROR([AMD target '$a' in --with-hip-arch is not a gfx name]) ;;
         esac
       done
-      AS_IF([test -n "$vt_rocm_devlib"],
-        [DEVCC_FLAGS="$DEVCC_FLAGS --rocm-device-lib-path=$vt_rocm_devlib"])
       HIP_CPPFLAGS="-D__HIP_PLATFORM_AMD__"
       HIP_LIBS="-lamdhip64"
-      vt_hip_summary="hip-amd ($vt_hipcc, targets $vt_hip_arch)"
+      vt_hip_summary="hip-amd ($vt_hipcc, targets $vt_hip_arch$vt_hip_arch_note)"
     ], [test "x$vt_hip_platform" = xamd], [
       AC_MSG_ERROR([--with-hip-platform=amd: $vt_hip_fail])
     ])
@@ -123,7 +198,8 @@ AC_DEFUN([VT_CHECK_HIP], [
     dnl auto only picks NVIDIA when asked for it explicitly or AMD is absent
     dnl and nvcc is present; an explicit request that fails is an error.
     AS_IF([test "x$vt_nv_ok" = xyes && test "x$vt_hip_platform" = xnvidia], [
-      AS_IF([test -z "$vt_hip_arch"], [vt_hip_arch="sm_90"])
+      AS_IF([test "x$vt_hip_arch" = xnative], [_VT_HIP_NATIVE_NVIDIA],
+            [test -z "$vt_hip_arch"], [vt_hip_arch="sm_90"])
       HIP_PLATFORM=nvidia
       DEVCC="$vt_cuda/bin/nvcc"
       DEVCC_FLAGS="-x cu -O3 -std=c++17 -Xcompiler -fPIC -DVT_HIP_PLATFORM_NVIDIA"
@@ -149,6 +225,8 @@ AC_DEFUN([VT_CHECK_HIP], [
     [vt_hip_summary="not built ($vt_hip_fail)"])
   AS_IF([test "x$vt_hip_platform" = xno], [vt_hip_summary="not built (--with-hip-platform=no)"])
 
+  AS_IF([test -n "$HIP_PLATFORM"],
+    [AC_DEFINE_UNQUOTED([VT_HIP_ARCHS], ["$vt_hip_arch"], [GPU targets the rocm backend is built for])])
   AC_SUBST([HIP_PLATFORM])
   AC_SUBST([DEVCC])
   AC_SUBST([DEVCC_FLAGS])

@@ -157,6 +157,8 @@ static int list_text(vt_registry *reg)
                  vt_format_bytes(c.memory_total, t, sizeof t));
         printf("  %-12s %-9s %-21s %-9s %-7s %-22s %s\n", vt_device_id(dev), type, mem,
                c.host_addressable ? "yes" : "no", c.needs_weight_staging ? "yes" : "no", c.arch, c.name);
+        if (c.kernels_unavailable[0])
+            printf("  %-12s every op refused: %s\n", "", c.kernels_unavailable);
     }
     if (vt_registry_warning_count(reg)) {
         printf("\nWARNINGS\n");

@@ -80,6 +80,8 @@ void vtctl_json_caps(json_writer *w, vt_device *dev, const vt_device_caps *c)
     jw_bool(w, c->managed_memory_supported);
     jw_key(w, "managed_memory_enabled");
     jw_bool(w, c->managed_memory_enabled);
+    jw_key(w, "kernels_unavailable");
+    jw_string(w, c->kernels_unavailable);
     jw_key(w, "keep_quant");
     jw_object_begin(w);
     for (int cl = 0; cl < VT_OP_CLASS_COUNT; cl++) {
@@ -139,6 +141,8 @@ static void text_caps(vt_device *dev, const vt_device_caps *c, const vt_backend_
            c->sampled_token_readback_reason);
     printf("  %-26s %s%s\n", "managed memory", c->managed_memory_supported ? "supported" : "not supported",
            c->managed_memory_enabled ? ", ENABLED (VT_ROCM_MANAGED_ALLOC=1 opt-in)" : "");
+    if (c->kernels_unavailable[0])
+        printf("  %-26s NONE: %s\n", "kernels", c->kernels_unavailable);
     printf("  keep-quant formats (from the kernel table)\n");
     for (int cl = 0; cl < VT_OP_CLASS_COUNT; cl++) {
         format_mask(c->keep_quant[cl], mask, sizeof mask);

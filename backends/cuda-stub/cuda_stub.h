@@ -36,6 +36,9 @@
  *                                  may run on it); default 0
  *   VT_CUDA_STUB_DEVICES           number of devices (default 1; 0 gives a
  *                                  loaded backend with zero devices)
+ *   VT_CUDA_STUB_NO_CODE_OBJECT    1 (read at each probe): the probe reports
+ *                                  kernels_unavailable as the rocm backend
+ *                                  does for a GPU arch it was not built for
  *
  * Fault injection (counts are per device, 1-based, over the context's life):
  *   VT_CUDA_STUB_FAIL_ALLOC_AT=N   the N-th allocation fails (VT_E_DEVICE_OOM), once

@@ -178,6 +178,14 @@ static vt_status stub_probe(vt_backend_ctx *c, int dev, vt_device_caps *caps, ch
              "queues, events and async copies (contract version 2); ids land in host memory at the event");
     caps->managed_memory_supported = false;
     caps->managed_memory_enabled = false;
+    /* A device the binary has no code for, as the rocm probe reports it. */
+    const char *nc = getenv("VT_CUDA_STUB_NO_CODE_OBJECT");
+    if (nc && *nc && strcmp(nc, "0") != 0 &&
+        caps->struct_size >= offsetof(vt_device_caps, kernels_unavailable) + sizeof caps->kernels_unavailable)
+        snprintf(caps->kernels_unavailable, sizeof caps->kernels_unavailable,
+                 "vt_cuda_stub.so has no code object for %s (built for none: VT_CUDA_STUB_NO_CODE_OBJECT=1): "
+                 "unset VT_CUDA_STUB_NO_CODE_OBJECT",
+                 caps->arch);
     return VT_OK;
 }
 

@@ -33,6 +33,10 @@ typedef enum cudaStreamCaptureMode hipStreamCaptureMode;
 #define hipErrorOutOfMemory  cudaErrorMemoryAllocation
 #define hipErrorNotReady     cudaErrorNotReady
 #define hipErrorInvalidValue cudaErrorInvalidValue
+/* No code object for the device's arch (rocm_probe.c's check). */
+#define hipErrorNoBinaryForGpu        cudaErrorNoKernelImageForDevice
+#define hipErrorInvalidDeviceFunction cudaErrorInvalidDeviceFunction
+typedef struct cudaFuncAttributes hipFuncAttributes;
 
 #define hipMemcpyHostToDevice   cudaMemcpyHostToDevice
 #define hipMemcpyDeviceToHost   cudaMemcpyDeviceToHost
@@ -201,6 +205,10 @@ static inline hipError_t hipRuntimeGetVersion(int *v)
 static inline hipError_t hipDriverGetVersion(int *v)
 {
     return cudaDriverGetVersion(v);
+}
+static inline hipError_t hipFuncGetAttributes(hipFuncAttributes *attr, const void *func)
+{
+    return cudaFuncGetAttributes(attr, func);
 }
 
 #ifdef __cplusplus

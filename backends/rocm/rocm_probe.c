@@ -3,14 +3,43 @@
  * addressability from hipDeviceAttributePageableMemoryAccess (or an
  * opted-in managed allocation), sampled-token readback from a real
  * stream + event + pinned-host copy (self-tested at init, re-checked on
- * every probe). */
+ * every probe); whether the binary holds code for the device's arch from a
+ * kernel's attributes (kernels_probe.hip). */
 #include "config.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "rocm_backend.h"
+
+#ifndef VT_HIP_ARCHS
+#error "VT_HIP_ARCHS (the --with-hip-arch list) must be defined by configure"
+#endif
+
+/* kernels_probe.hip: hipSuccess when this binary holds code for the
+ * current device (hipFuncGetAttributes on one of its kernels). */
+hipError_t vt_rocm_code_object_status(void);
+
+/* A device this binary has no code object for stays listed, with every op
+ * refused by name (the core reads caps->kernels_unavailable). */
+static void probe_code_object(vt_device_caps *caps)
+{
+    if (caps->struct_size < offsetof(vt_device_caps, kernels_unavailable) + sizeof caps->kernels_unavailable)
+        return; /* a core that does not read the answer */
+    hipError_t e = vt_rocm_code_object_status();
+    if (e == hipSuccess)
+        return;
+    if (e == hipErrorNoBinaryForGpu || e == hipErrorInvalidDeviceFunction)
+        snprintf(caps->kernels_unavailable, sizeof caps->kernels_unavailable,
+                 "vt_rocm.so has no code object for %s (built for %s): reconfigure with --with-hip-arch=%s", caps->arch,
+                 VT_HIP_ARCHS, caps->arch);
+    else
+        snprintf(caps->kernels_unavailable, sizeof caps->kernels_unavailable,
+                 "vt_rocm.so cannot use its kernels on %s (built for %s): hipFuncGetAttributes on a kernel: %s",
+                 caps->arch, VT_HIP_ARCHS, hipGetErrorName(e));
+}
 
 /* The async readback path, end to end on the device's internal queue: a
  * pinned host buffer, a device buffer, an async copy and an event to wait
@@ -129,6 +158,7 @@ vt_status vt_rocm_probe(vt_backend_ctx *c, int dev, vt_device_caps *caps, char *
     snprintf(caps->name, sizeof caps->name, "%s", prop.name);
     vt_hip_arch_name(&prop, caps->arch, sizeof caps->arch);
     snprintf(caps->platform, sizeof caps->platform, "%s", VT_HIP_PLATFORM_NAME);
+    probe_code_object(caps);
     caps->warp_size = (uint32_t)prop.warpSize;
     caps->compute_units = (uint32_t)prop.multiProcessorCount;
     caps->memory_total = total_b;

@@ -62,6 +62,12 @@ typedef struct vt_device_caps {
     bool managed_memory_supported;          /* the device can allocate managed memory */
     bool managed_memory_enabled;            /* allocations are managed (opt-in only) */
     uint64_t keep_quant[VT_OP_CLASS_COUNT]; /* bit t: dtype t consumed in block form */
+    /* Non-empty: this device can run none of its backend's kernels, and why
+     * ("vt_rocm.so has no code object for gfx1151 (built for gfx90a,gfx1030):
+     * reconfigure with --with-hip-arch=gfx1151"). The device stays listed;
+     * every op on it is refused with this text (no native kernel, no CPU
+     * tier: the fix is a rebuild). Written only when struct_size covers it. */
+    char kernels_unavailable[VT_CAPS_TEXT];
 } vt_device_caps;
 
 /* True when dtype is in the keep-quant set of op_class. */

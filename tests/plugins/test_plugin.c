@@ -16,6 +16,9 @@
  *                      consumes q4_0 for matmul, gather and moe-expert (so
  *                      keep-quant is admitted); the kernels refuse to run and
  *                      nothing can be allocated
+ *   TEST_NO_CODE_OBJECT the probe reports kernels_unavailable (a GPU arch the
+ *                      binary has no code object for); with TEST_QUANT_KERNELS
+ *                      the table is non-empty, so the core must hide it
  *   TEST_ABI_BYTE      vt_plugin_abi is a 1-byte object, not the 4-byte word
  *   TEST_ABI_FUNC      vt_plugin_abi is a function, not data
  *   TEST_UNDEFINED_DATA the plugin reads a data symbol no object defines, so
@@ -148,6 +151,11 @@ static vt_status t_probe(vt_backend_ctx *ctx, int dev, vt_device_caps *c, char *
     c->needs_weight_staging = c->host_addressable; /* the lie under test */
 #else
     c->needs_weight_staging = !c->host_addressable;
+#endif
+#ifdef TEST_NO_CODE_OBJECT
+    snprintf(c->kernels_unavailable, sizeof c->kernels_unavailable,
+             "vt_test_nocode.so has no code object for test (built for gfx90a,gfx1030): reconfigure with "
+             "--with-hip-arch=test");
 #endif
     return VT_OK;
 }
