@@ -335,11 +335,10 @@ START_TEST(each_device_check_names_the_bad_value)
     plugin p;
     plugin_open(&p);
     void *keep[24];
-    int nk = 0;
     /* KvCacheWrite: k, v [T=3, H=2, d=4], slots [3]; caches [N=4, 2, 4]. */
-    vt_operand kv_in[3] = {buf3(&p, VT_F32, 3, 2, 4, &keep[nk++]), buf3(&p, VT_F32, 3, 2, 4, &keep[nk++]),
-                           buf3(&p, VT_I32, 3, 0, 0, &keep[nk++])};
-    vt_operand kv_out[2] = {buf3(&p, VT_F32, 4, 2, 4, &keep[nk++]), buf3(&p, VT_F32, 4, 2, 4, &keep[nk++])};
+    vt_operand kv_in[3] = {buf3(&p, VT_F32, 3, 2, 4, &keep[0]), buf3(&p, VT_F32, 3, 2, 4, &keep[1]),
+                           buf3(&p, VT_I32, 3, 0, 0, &keep[2])};
+    vt_operand kv_out[2] = {buf3(&p, VT_F32, 4, 2, 4, &keep[3]), buf3(&p, VT_F32, 4, 2, 4, &keep[4])};
     float ones[24];
     for (int i = 0; i < 24; i++)
         ones[i] = 1.0f;
@@ -351,11 +350,11 @@ START_TEST(each_device_check_names_the_bad_value)
 
     /* CausalConv1dUpdate: x [B=3, D=2, T=1], w [2, W=4], no bias, slots
      * [3]; y [3, 2, 1], state [N=4, 2, 3]: a slot named twice. */
-    vt_operand cv_in[4] = {buf3(&p, VT_F32, 3, 2, 1, &keep[nk++]),
-                           buf3(&p, VT_F32, 2, 4, 0, &keep[nk++]),
+    vt_operand cv_in[4] = {buf3(&p, VT_F32, 3, 2, 1, &keep[5]),
+                           buf3(&p, VT_F32, 2, 4, 0, &keep[6]),
                            {0},
-                           buf3(&p, VT_I32, 3, 0, 0, &keep[nk++])};
-    vt_operand cv_out[2] = {buf3(&p, VT_F32, 3, 2, 1, &keep[nk++]), buf3(&p, VT_F32, 4, 2, 3, &keep[nk++])};
+                           buf3(&p, VT_I32, 3, 0, 0, &keep[7])};
+    vt_operand cv_out[2] = {buf3(&p, VT_F32, 3, 2, 1, &keep[8]), buf3(&p, VT_F32, 4, 2, 3, &keep[9])};
     int32_t cs[3] = {3, 1, 3};
     ck_assert_int_eq(p.f->write(p.ctx, 0, cv_in[3].data, cs, sizeof cs, why, sizeof why), VT_OK);
     vt_params_conv pc = {1};
@@ -363,8 +362,9 @@ START_TEST(each_device_check_names_the_bad_value)
                         "slots[0] and slots[2] both name slot 3");
 
     /* IndexSelect over dim 0 of src [3, 2] with i64 idx [2]. */
-    vt_operand is_in[2] = {buf3(&p, VT_F32, 3, 2, 0, &keep[nk++]), buf3(&p, VT_I64, 2, 0, 0, &keep[nk++])};
-    vt_operand is_out[1] = {buf3(&p, VT_F32, 2, 2, 0, &keep[nk++])};
+    vt_operand is_in[2] = {buf3(&p, VT_F32, 3, 2, 0, &keep[10]), buf3(&p, VT_I64, 2, 0, 0, &keep[11])};
+    vt_operand is_out[1] = {buf3(&p, VT_F32, 2, 2, 0, &keep[12])};
+    const int nk = 13; /* the operands above use keep[0..13) */
     int64_t iv[2] = {2, -1};
     ck_assert_int_eq(p.f->write(p.ctx, 0, is_in[1].data, iv, sizeof iv, why, sizeof why), VT_OK);
     vt_params_index_select pi = {0};
