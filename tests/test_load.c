@@ -459,7 +459,7 @@ START_TEST(a_file_that_shrinks_before_staging_is_refused_by_tensor)
     char want[160];
     snprintf(want, sizeof want, "staging '%s'", first->name);
     ck_assert_msg(strstr(vt_last_error(), want) && strstr(vt_last_error(), "shrank"), "%s", vt_last_error());
-    vt_device_stats ds;
+    vt_device_stats ds = {.struct_size = sizeof ds};
     ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
     ck_assert_uint_eq(ds.backend.live_bytes, 0);
     vt_load_plan_free(plan);
