@@ -103,12 +103,6 @@ void vt_ltdl_unlock(void);
 /* Loader debug line to stderr ("vt-loader: ..."), when enabled. */
 void vt_loader_log(bool enabled, const char *fmt, ...) VT_PRINTF(2, 3);
 
-/* Load one candidate: ELF check, dlopen, ABI word, entry, vtable checks,
- * init, device count. Fills p->state/reason; never fatal. When stage_fd
- * >= 0, "stage NAME\n" is written to it before each step (isolated
- * probes report where a crash happened). */
-void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd);
-
 /* Read the ABI word of the plugin file at path from the file itself,
  * without loading it (plugin_elf.c): NULL and *abi set, or a malloc'd
  * reason (not an ELF64 shared object for this machine, no or a malformed
@@ -121,8 +115,30 @@ char *vt_plugin_elf_abi(const char *path, uint32_t *abi);
  * malloc'd reason naming the object and the rule it breaks. */
 char *vt_plugin_trust_problem(const char *path, bool want_dir);
 
-/* Write "stage NAME\n" to fd when fd >= 0. */
-void vt_plugin_stage(int fd, const char *name);
+/* The life of one plugin (plugin_loader.c). Load a pending candidate in
+ * this process and vet its devices: each is probed once, and the plugin is
+ * refused (unloaded, VT_BACKEND_SKIPPED) when a probe fails or breaks the
+ * staging rule. */
+void vt_plugin_open(vt_plugin *p, bool debug);
+
+/* Load and vet a pending candidate in a child process first
+ * (VT_REGISTRY_ISOLATE): a crash or hang there, attributed to its stage,
+ * marks the plugin skipped, and it is then not loaded here. */
+void vt_plugin_probe_isolated(vt_plugin *p, bool debug);
+
+/* SPEC 4 consistency: a device that is not host-addressable must stage
+ * weights. NULL, or a malloc'd reason naming dev_id. */
+char *vt_staging_claim_problem(const char *dev_id, const vt_device_caps *c);
+
+/* Discovery (plugin_discovery.c): the search path (plugin_path, then the
+ * build tree's plugin directories or pkglibdir unless only_plugin_path)
+ * recorded in reg->search_path, and every vt_<name>.so candidate appended
+ * to reg->plugins: shadowed, excluded by the backends allow-list, or
+ * pending. Problems become registry warnings. */
+vt_status vt_discover(vt_registry *reg, const char *plugin_path, const char *backends, bool only_plugin_path);
+
+/* Add a warning to the registry's list (and a loader debug line). */
+void vt_registry_warn(vt_registry *reg, const char *fmt, ...) VT_PRINTF(2, 3);
 
 /* True when VT_DISABLE_OPS hides op on backend (entries "backend:Op" or
  * "backend:*"). */
