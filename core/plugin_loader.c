@@ -398,16 +398,17 @@ static void vet_devices(vt_plugin *p, bool debug, int stage_fd)
     }
 }
 
-/* A note on a candidate that does not change its verdict. */
-static void warn_plugin(vt_plugin *p, const char *fmt, ...) VT_PRINTF(2, 3);
-static void warn_plugin(vt_plugin *p, const char *fmt, ...)
+/* A note on a candidate that does not change its verdict: a registry
+ * warning naming the plugin file. */
+static void warn_plugin(vt_registry *reg, const vt_plugin *p, const char *fmt, ...) VT_PRINTF(3, 4);
+static void warn_plugin(vt_registry *reg, const vt_plugin *p, const char *fmt, ...)
 {
     char text[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "vt-loader: %s: %s\n", p->path, text);
+    vt_registry_warn(reg, "%s: %s", p->path, text);
 }
 
 /* Load one pending candidate in this process. */
@@ -430,11 +431,11 @@ static int isolate_timeout(void)
 /* Load a candidate in a child process first (VT_REGISTRY_ISOLATE): the
  * child reports each stage on a pipe, so a crash or hang is attributed to
  * the stage it happened in, and the plugin is then not loaded here. */
-void vt_plugin_probe_isolated(vt_plugin *p, bool debug)
+void vt_plugin_probe_isolated(vt_registry *reg, vt_plugin *p, bool debug)
 {
     int fds[2];
     if (pipe(fds) != 0) {
-        warn_plugin(p, "cannot isolate: pipe failed (%s); loading in process", strerror(errno));
+        warn_plugin(reg, p, "cannot isolate: pipe failed (%s); loading in process", strerror(errno));
         return;
     }
     fflush(stdout);
@@ -443,7 +444,7 @@ void vt_plugin_probe_isolated(vt_plugin *p, bool debug)
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
-        warn_plugin(p, "cannot isolate: fork failed (%s); loading in process", strerror(errno));
+        warn_plugin(reg, p, "cannot isolate: fork failed (%s); loading in process", strerror(errno));
         return;
     }
     if (pid == 0) {

@@ -125,7 +125,7 @@ vt_status vt_registry_open(vt_registry **out, const vt_registry_options *options
         if (isolate)
             for (size_t i = 0; i < reg->n_plugins; i++)
                 if (reg->plugins[i].pending)
-                    vt_plugin_probe_isolated(&reg->plugins[i], debug);
+                    vt_plugin_probe_isolated(reg, &reg->plugins[i], debug);
         for (size_t i = 0; i < reg->n_plugins; i++)
             if (reg->plugins[i].pending)
                 vt_plugin_open(&reg->plugins[i], debug);

@@ -123,8 +123,9 @@ void vt_plugin_open(vt_plugin *p, bool debug);
 
 /* Load and vet a pending candidate in a child process first
  * (VT_REGISTRY_ISOLATE): a crash or hang there, attributed to its stage,
- * marks the plugin skipped, and it is then not loaded here. */
-void vt_plugin_probe_isolated(vt_plugin *p, bool debug);
+ * marks the plugin skipped, and it is then not loaded here. A probe that
+ * cannot start (no pipe, no fork) is a warning of reg. */
+void vt_plugin_probe_isolated(vt_registry *reg, vt_plugin *p, bool debug);
 
 /* SPEC 4 consistency: a device that is not host-addressable must stage
  * weights. NULL, or a malloc'd reason naming dev_id. */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -352,6 +353,70 @@ START_TEST(isolation_contains_a_crashing_and_a_hanging_plugin)
     ck_assert_int_eq(find_backend(reg, "test-zerodev").state, VT_BACKEND_NO_DEVICES);
     ck_assert_int_eq(find_backend(reg, "cpu").state, VT_BACKEND_READY);
     ck_assert_uint_eq(vt_registry_device_count(reg), 1);
+    vt_registry_close(reg);
+    vt_test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Begin catching fd 2 in dir/name; returns the saved fd for stderr_end. */
+static int stderr_begin(const char *dir, const char *name)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(saved, 0);
+    ck_assert_int_ge(fd, 0);
+    dup2(fd, 2);
+    close(fd);
+    return saved;
+}
+
+/* Restore fd 2; returns how many bytes were written to it meanwhile. */
+static long stderr_end(int saved, const char *dir, const char *name)
+{
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    return (long)st.st_size;
+}
+
+/* An isolated probe that cannot start (no descriptors left for its pipe)
+ * loads the plugin in process, and says so in the registry's warnings, not
+ * on stderr: the library does not print. */
+START_TEST(isolation_that_cannot_start_is_a_registry_warning)
+{
+    char *dir = vt_test_mkdtemp();
+    link_into(dir, TEST_CPU_PLUGIN, "vt_cpu.so");
+    int saved = stderr_begin(dir, "stderr.txt");
+    /* One descriptor left: enough for reading a directory or a file at a
+     * time, not for a pipe's two. */
+    int lowest = dup(0);
+    ck_assert_int_ge(lowest, 0);
+    close(lowest);
+    struct rlimit old, tight;
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+    tight = old;
+    tight.rlim_cur = (rlim_t)lowest + 1;
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &tight), 0);
+    vt_registry_options o = {sizeof o, dir, NULL, 0, VT_REGISTRY_ONLY_PLUGIN_PATH | VT_REGISTRY_ISOLATE};
+    vt_registry *reg = NULL;
+    vt_status st = vt_registry_open(&reg, &o);
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+    long printed = stderr_end(saved, dir, "stderr.txt");
+    ck_assert_int_eq(st, VT_OK);
+    ck_assert_int_eq(find_backend(reg, "cpu").state, VT_BACKEND_READY);
+    ck_assert_uint_eq(vt_registry_warning_count(reg), 1);
+    const char *w = vt_registry_warning(reg, 0);
+    ck_assert_msg(strstr(w, "/vt_cpu.so: cannot isolate: pipe failed (") && strstr(w, "); loading in process"), "%s",
+                  w);
+    ck_assert_int_eq(printed, 0);
     vt_registry_close(reg);
     vt_test_rmtree(dir);
     free(dir);
@@ -817,6 +882,7 @@ static Suite *registry_suite(void)
     tcase_add_test(tc, options_are_validated);
     tcase_add_test(tc, foreign_and_truncated_objects_are_named);
     tcase_add_test(tc, isolation_contains_a_crashing_and_a_hanging_plugin);
+    tcase_add_test(tc, isolation_that_cannot_start_is_a_registry_warning);
     tcase_add_test(tc, refused_abi_runs_no_plugin_code);
     tcase_add_test(tc, hostile_elf_files_are_refused_by_name);
     tcase_add_test(tc, dlopen_failure_names_the_linker_error);

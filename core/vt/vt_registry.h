@@ -92,7 +92,8 @@ void vt_registry_close(vt_registry *reg);
 const char *vt_registry_search_path(const vt_registry *reg);
 
 /* Number of warnings raised while opening (a refused directory, a relative
- * path entry, a VT_BACKENDS name that matched nothing). */
+ * path entry, a VT_BACKENDS name that matched nothing, an isolated probe
+ * that could not start). The library records them; it prints nothing. */
 size_t vt_registry_warning_count(const vt_registry *reg);
 
 /* Warning i, owned by reg; NULL when out of range. */
