@@ -94,8 +94,8 @@ vt_status vt_registry_open(vt_registry **out, const vt_registry_options *options
     if (!reg)
         return vt_set_error(VT_E_NO_MEMORY, "out of memory opening the registry");
     reg->debug = debug;
-    const char *tier_log = getenv("VT_TIER_LOG");
-    reg->tier_log = tier_log && *tier_log && strcmp(tier_log, "0") != 0;
+    reg->on_cpu_tier = opt.on_cpu_tier;
+    reg->on_cpu_tier_user = opt.on_cpu_tier_user;
     /* The tier policy is the registry's, fixed now: the option, else the
      * environment (a bad value is reported by every resolution). */
     if (opt.tier_policy == VT_TIER_POLICY_STRICT) {

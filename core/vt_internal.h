@@ -68,11 +68,12 @@ struct vt_registry {
     vt_plugin *cpu;    /* the cpu backend (for the CPU tier), or NULL */
     char **warnings;
     size_t n_warnings;
-    bool debug;              /* VT_LOADER_DEBUG */
-    uint32_t tier_flags;     /* VT_RESOLVE_STRICT when the tier policy is strict (fixed at open) */
-    vt_status policy_status; /* VT_OK, or VT_E_INVALID_ARG for a bad $VT_TIER_POLICY */
-    char *policy_error;      /* its message, or NULL */
-    bool tier_log;           /* $VT_TIER_LOG at open: log CPU-tier runs to stderr */
+    bool debug;                 /* VT_LOADER_DEBUG */
+    uint32_t tier_flags;        /* VT_RESOLVE_STRICT when the tier policy is strict (fixed at open) */
+    vt_status policy_status;    /* VT_OK, or VT_E_INVALID_ARG for a bad $VT_TIER_POLICY */
+    char *policy_error;         /* its message, or NULL */
+    vt_cpu_tier_fn on_cpu_tier; /* options.on_cpu_tier: told of every CPU-tier run, or NULL */
+    void *on_cpu_tier_user;
 };
 
 struct vt_tensor {

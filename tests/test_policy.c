@@ -255,10 +255,35 @@ static bool refuses_without_managed(vt_device *d, const vt_device_caps *caps)
     return false;
 }
 
+/* What the registry's on_cpu_tier callback was told. */
+typedef struct tier_notes {
+    int n;
+    const vt_device *dev;
+    vt_op op;
+    char text[200];
+} tier_notes;
+
+static void note_cpu_tier(void *user, const vt_device *dev, vt_op op, const char *text)
+{
+    tier_notes *t = user;
+    t->n++;
+    t->dev = dev;
+    t->op = op;
+    snprintf(t->text, sizeof t->text, "%s", text);
+}
+
 START_TEST(cpu_tier_serves_a_host_addressable_device)
 {
     host_addressable_mode();
-    vt_registry *reg = vt_test_open(NULL, NULL, 0);
+    /* CPU-tier runs are reported to the callback and counted; the library
+     * prints nothing, whatever $VT_TIER_LOG says (vtctl prints the lines). */
+    setenv("VT_TIER_LOG", "1", 1);
+    tier_notes notes = {0};
+    vt_registry_options ro = {.struct_size = sizeof ro, .loader_debug = 0};
+    ro.on_cpu_tier = note_cpu_tier;
+    ro.on_cpu_tier_user = &notes;
+    vt_registry *reg = NULL;
+    ck_assert_msg(vt_registry_open(&reg, &ro) == VT_OK, "%s", vt_last_error());
     vt_device *d = device0(reg);
     vt_device_caps caps = {.struct_size = sizeof caps};
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
@@ -289,6 +314,12 @@ START_TEST(cpu_tier_serves_a_host_addressable_device)
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     vt_rng r;
     vt_rng_init(&r, 41);
+    char err_path[] = "/tmp/vt-policy-stderr-XXXXXX";
+    int err_fd = mkstemp(err_path);
+    ck_assert_int_ge(err_fd, 0);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(err_fd, 2);
     if (oc.op == VT_OP_INDEX_SELECT) {
         index_select_case(d, &r, 0, VT_I32);
         index_select_case(d, &r, 1, VT_I64);
@@ -298,8 +329,22 @@ START_TEST(cpu_tier_serves_a_host_addressable_device)
         argmax_case(d, &r, VT_OK);
         argmax_case(d, &r, VT_OK);
     }
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    off_t printed = lseek(err_fd, 0, SEEK_END);
+    close(err_fd);
+    unlink(err_path);
+    unsetenv("VT_TIER_LOG");
     ck_assert_int_eq(vt_device_stats_get(d, &after), VT_OK);
     ck_assert_uint_eq(after.cpu_tier_runs, before.cpu_tier_runs + 3); /* counted, never silent */
+    ck_assert_int_eq(notes.n, 3);                                     /* and reported, once a run */
+    ck_assert_ptr_eq(notes.dev, d);
+    ck_assert_int_eq(notes.op, oc.op);
+    char want[200];
+    snprintf(want, sizeof want, "%s on %s:0 ran on the portable CPU tier", oc.head, backend);
+    ck_assert_str_eq(notes.text, want);
+    ck_assert_int_eq(printed, 0);
     vt_registry_close(reg);
 }
 END_TEST
