@@ -93,9 +93,8 @@ static void close_handle(vt_plugin *p)
     p->iface = NULL;
 }
 
-bool vt_op_disabled(const char *backend, uint32_t op)
+bool vt_op_disabled(const char *spec, const char *backend, uint32_t op)
 {
-    const char *spec = getenv("VT_DISABLE_OPS");
     const char *name = vt_op_name((int)op);
     size_t blen = strlen(backend);
     for (const char *e = spec; e && *e;) {
@@ -114,14 +113,14 @@ bool vt_op_disabled(const char *backend, uint32_t op)
 
 /* The plugin's kernel table less the rows VT_DISABLE_OPS hides (a test and
  * triage switch: a hidden kernel resolves as missing). */
-static bool effective_table(vt_plugin *p, bool debug)
+static bool effective_table(vt_plugin *p, const char *disable_ops, bool debug)
 {
     const vt_backend_iface *f = p->iface;
     p->kernels = f->kernels;
     p->n_kernels = f->n_kernels;
     uint32_t keep = 0;
     for (uint32_t i = 0; i < f->n_kernels; i++)
-        keep += !vt_op_disabled(p->name, f->kernels[i].op);
+        keep += !vt_op_disabled(disable_ops, p->name, f->kernels[i].op);
     if (keep == f->n_kernels)
         return true;
     p->filtered = malloc(sizeof *p->filtered * (keep ? keep : 1));
@@ -129,7 +128,7 @@ static bool effective_table(vt_plugin *p, bool debug)
         return false;
     keep = 0;
     for (uint32_t i = 0; i < f->n_kernels; i++)
-        if (!vt_op_disabled(p->name, f->kernels[i].op))
+        if (!vt_op_disabled(disable_ops, p->name, f->kernels[i].op))
             p->filtered[keep++] = f->kernels[i];
     vt_loader_log(debug, "%s: VT_DISABLE_OPS hides %u of %u kernels", p->path, f->n_kernels - keep, f->n_kernels);
     p->kernels = p->filtered;
@@ -218,7 +217,7 @@ static char *dlopen_failure(const char *path, const char *lt_text)
  * init, device count. Fills p->state/reason; never fatal. When stage_fd
  * >= 0, "stage NAME\n" is written to it before each step (isolated
  * probes report where a crash happened). */
-static void load_steps(vt_plugin *p, bool debug, int stage_fd)
+static void load_steps(const vt_registry *reg, vt_plugin *p, bool debug, int stage_fd)
 {
     report_stage(stage_fd, "trust check");
     char *problem = vt_plugin_trust_problem(p->path, false);
@@ -292,7 +291,7 @@ static void load_steps(vt_plugin *p, bool debug, int stage_fd)
         return;
     }
     p->iface = f;
-    if (!effective_table(p, debug)) {
+    if (!effective_table(p, reg->disable_ops, debug)) {
         close_handle(p);
         set_reason(p, VT_BACKEND_SKIPPED, vt_strdup("out of memory filtering the kernel table"));
         return;
@@ -412,20 +411,12 @@ static void warn_plugin(vt_registry *reg, const vt_plugin *p, const char *fmt, .
 }
 
 /* Load one pending candidate in this process. */
-void vt_plugin_open(vt_plugin *p, bool debug)
+void vt_plugin_open(const vt_registry *reg, vt_plugin *p, bool debug)
 {
     p->pending = false;
-    load_steps(p, debug, -1);
+    load_steps(reg, p, debug, -1);
     if (p->state == VT_BACKEND_READY)
         vet_devices(p, debug, -1);
-}
-
-/* Seconds an isolated probe may take before it is killed. */
-static int isolate_timeout(void)
-{
-    const char *e = getenv("VT_LOADER_ISOLATE_TIMEOUT");
-    int64_t v = 0;
-    return e && vt_parse_i64(e, 1, 3599, &v) ? (int)v : 60;
 }
 
 /* Load a candidate in a child process first (VT_REGISTRY_ISOLATE): the
@@ -449,7 +440,7 @@ void vt_plugin_probe_isolated(vt_registry *reg, vt_plugin *p, bool debug)
     }
     if (pid == 0) {
         close(fds[0]);
-        load_steps(p, debug, fds[1]);
+        load_steps(reg, p, debug, fds[1]);
         if (p->state == VT_BACKEND_READY)
             vet_devices(p, debug, fds[1]);
         report_stage(fds[1], "fini");
@@ -460,7 +451,7 @@ void vt_plugin_probe_isolated(vt_registry *reg, vt_plugin *p, bool debug)
     close(fds[1]);
     char buf[4096], stage[64] = "start";
     size_t have = 0;
-    int timeout_ms = isolate_timeout() * 1000, waited = 0;
+    int timeout_ms = (int)reg->isolate_timeout_s * 1000, waited = 0;
     bool hung = false;
     for (;;) {
         struct pollfd pfd = {fds[0], POLLIN, 0};
@@ -499,7 +490,7 @@ void vt_plugin_probe_isolated(vt_registry *reg, vt_plugin *p, bool debug)
     char *why = NULL;
     if (hung)
         why = vt_strdup_printf("hung for %d s during %s in an isolated probe process (killed); not loaded",
-                               isolate_timeout(), stage);
+                               (int)reg->isolate_timeout_s, stage);
     else if (WIFSIGNALED(status))
         why = vt_strdup_printf("crashed with signal %d (%s) during %s in an isolated probe process; not loaded",
                                WTERMSIG(status), strsignal(WTERMSIG(status)), stage);

@@ -64,6 +64,54 @@ static vt_status build_devices(vt_registry *reg)
     return VT_OK;
 }
 
+/* The settings a registry keeps: each option, else its environment
+ * variable, read here once (never on a run path). */
+static vt_status read_settings(vt_registry *reg, const vt_registry_options *opt)
+{
+    const char *hide = opt->disable_ops ? opt->disable_ops : getenv("VT_DISABLE_OPS");
+    if (hide && *hide && !(reg->disable_ops = vt_strdup(hide)))
+        return vt_set_error(VT_E_NO_MEMORY, "out of memory opening the registry");
+
+    reg->isolate_timeout_s = 60;
+    if (opt->isolate_timeout_s) {
+        if (opt->isolate_timeout_s > 3599)
+            return vt_set_error(VT_E_INVALID_ARG, "vt_registry_open: options.isolate_timeout_s %u is not in 1..3599",
+                                opt->isolate_timeout_s);
+        reg->isolate_timeout_s = opt->isolate_timeout_s;
+    } else {
+        const char *e = getenv("VT_LOADER_ISOLATE_TIMEOUT");
+        int64_t v = 0;
+        if (e && vt_parse_i64(e, 1, 3599, &v))
+            reg->isolate_timeout_s = (uint32_t)v;
+    }
+
+    if (opt->weight_budget_bytes) {
+        reg->weight_budget = opt->weight_budget_bytes;
+        snprintf(reg->weight_budget_source, sizeof reg->weight_budget_source,
+                 "vt_registry_options.weight_budget_bytes=%llu", (unsigned long long)reg->weight_budget);
+        return VT_OK;
+    }
+    const char *env = getenv("VT_DEVICE_WEIGHT_BUDGET_BYTES");
+    if (!env || !*env)
+        return VT_OK;
+    uint64_t v = 0;
+    if (!vt_parse_u64(env, &v) || v == 0) {
+        reg->weight_budget_error =
+            vt_strdup_printf("VT_DEVICE_WEIGHT_BUDGET_BYTES='%s' is not a positive number of bytes", env);
+        return reg->weight_budget_error ? VT_OK : vt_set_error(VT_E_NO_MEMORY, "out of memory opening the registry");
+    }
+    reg->weight_budget = v;
+    snprintf(reg->weight_budget_source, sizeof reg->weight_budget_source, "VT_DEVICE_WEIGHT_BUDGET_BYTES=%llu",
+             (unsigned long long)v);
+    return VT_OK;
+}
+
+static void free_settings(vt_registry *reg)
+{
+    free(reg->disable_ops);
+    free(reg->weight_budget_error);
+}
+
 static int env_debug(void)
 {
     const char *v = getenv("VT_LOADER_DEBUG");
@@ -96,6 +144,12 @@ vt_status vt_registry_open(vt_registry **out, const vt_registry_options *options
     reg->debug = debug;
     reg->on_cpu_tier = opt.on_cpu_tier;
     reg->on_cpu_tier_user = opt.on_cpu_tier_user;
+    vt_status st = read_settings(reg, &opt);
+    if (st != VT_OK) {
+        free_settings(reg);
+        free(reg);
+        return st;
+    }
     /* The tier policy is the registry's, fixed now: the option, else the
      * environment (a bad value is reported by every resolution). */
     if (opt.tier_policy == VT_TIER_POLICY_STRICT) {
@@ -105,6 +159,7 @@ vt_status vt_registry_open(vt_registry **out, const vt_registry_options *options
         if (reg->policy_status != VT_OK)
             reg->policy_error = vt_strdup(vt_last_error());
     } else if (opt.tier_policy != VT_TIER_POLICY_PORTABLE) {
+        free_settings(reg);
         free(reg);
         return vt_set_error(VT_E_INVALID_ARG, "vt_registry_open: options.tier_policy %u is not a policy",
                             opt.tier_policy);
@@ -114,11 +169,12 @@ vt_status vt_registry_open(vt_registry **out, const vt_registry_options *options
     int init_err = lt_dlinit();
     vt_ltdl_unlock();
     if (init_err) {
+        free_settings(reg);
         free(reg);
         return vt_set_error(VT_E_PLUGIN, "lt_dlinit failed");
     }
 
-    vt_status st = vt_discover(reg, plugin_path, backends, (opt.flags & VT_REGISTRY_ONLY_PLUGIN_PATH) != 0);
+    st = vt_discover(reg, plugin_path, backends, (opt.flags & VT_REGISTRY_ONLY_PLUGIN_PATH) != 0);
     if (st == VT_OK) {
         /* Isolated probes first, all of them, before any plugin runs in this
          * process (device runtimes do not survive a fork after their init). */
@@ -128,7 +184,7 @@ vt_status vt_registry_open(vt_registry **out, const vt_registry_options *options
                     vt_plugin_probe_isolated(reg, &reg->plugins[i], debug);
         for (size_t i = 0; i < reg->n_plugins; i++)
             if (reg->plugins[i].pending)
-                vt_plugin_open(&reg->plugins[i], debug);
+                vt_plugin_open(reg, &reg->plugins[i], debug);
         st = build_devices(reg);
     }
     if (st != VT_OK) {
@@ -160,6 +216,7 @@ void vt_registry_close(vt_registry *reg)
     free(reg->devices);
     free(reg->search_path);
     free(reg->policy_error);
+    free_settings(reg);
     free(reg);
     vt_ltdl_lock();
     lt_dlexit();

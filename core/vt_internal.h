@@ -74,6 +74,12 @@ struct vt_registry {
     char *policy_error;         /* its message, or NULL */
     vt_cpu_tier_fn on_cpu_tier; /* options.on_cpu_tier: told of every CPU-tier run, or NULL */
     void *on_cpu_tier_user;
+    /* Settings read once at open: the option, else the environment. */
+    char *disable_ops;             /* VT_DISABLE_OPS: kernels hidden, or NULL */
+    uint32_t isolate_timeout_s;    /* VT_LOADER_ISOLATE_TIMEOUT: 1..3599, default 60 */
+    uint64_t weight_budget;        /* VT_DEVICE_WEIGHT_BUDGET_BYTES: > 0 replaces the probe */
+    char weight_budget_source[96]; /* how weight_budget was given */
+    char *weight_budget_error;     /* a malformed $VT_DEVICE_WEIGHT_BUDGET_BYTES, reported by every fit */
 };
 
 struct vt_tensor {
@@ -120,7 +126,7 @@ char *vt_plugin_trust_problem(const char *path, bool want_dir);
  * this process and vet its devices: each is probed once, and the plugin is
  * refused (unloaded, VT_BACKEND_SKIPPED) when a probe fails or breaks the
  * staging rule. */
-void vt_plugin_open(vt_plugin *p, bool debug);
+void vt_plugin_open(const vt_registry *reg, vt_plugin *p, bool debug);
 
 /* Load and vet a pending candidate in a child process first
  * (VT_REGISTRY_ISOLATE): a crash or hang there, attributed to its stage,
@@ -142,9 +148,9 @@ vt_status vt_discover(vt_registry *reg, const char *plugin_path, const char *bac
 /* Add a warning to the registry's list (and a loader debug line). */
 void vt_registry_warn(vt_registry *reg, const char *fmt, ...) VT_PRINTF(2, 3);
 
-/* True when VT_DISABLE_OPS hides op on backend (entries "backend:Op" or
- * "backend:*"). */
-bool vt_op_disabled(const char *backend, uint32_t op);
+/* True when spec (the registry's VT_DISABLE_OPS list, or NULL) hides op on
+ * backend (entries "backend:Op" or "backend:*"). */
+bool vt_op_disabled(const char *spec, const char *backend, uint32_t op);
 
 /* Unload a loaded candidate (fini, dlclose). */
 void vt_plugin_unload(vt_plugin *p);

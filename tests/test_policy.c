@@ -486,9 +486,10 @@ static const vt_weight_desc model[] = {
 
 START_TEST(budget_one_refuses_without_allocating)
 {
-    vt_registry *reg = vt_test_open(NULL, NULL, 0);
-    vt_device *d = device0(reg);
     setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1);
+    vt_registry *reg = vt_test_open(NULL, NULL, 0);
+    unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES"); /* read once, at open */
+    vt_device *d = device0(reg);
     vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     /* Every weight copied onto the device (what a device that stages
@@ -510,10 +511,22 @@ START_TEST(budget_one_refuses_without_allocating)
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
     ck_assert_uint_eq(after.backend.live_bytes, before.backend.live_bytes);
     fprintf(stderr, "fit refusal: %s\n", m);
+    vt_registry_close(reg);
     /* A malformed environment value is named, not guessed at. */
     setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "12x", 1);
+    reg = vt_test_open(NULL, NULL, 0);
+    d = device0(reg);
     ck_assert_int_eq(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep), VT_E_INVALID_ARG);
     ck_assert_msg(contains(vt_last_error(), "VT_DEVICE_WEIGHT_BUDGET_BYTES='12x'"), "%s", vt_last_error());
+    vt_registry_close(reg);
+    /* The registry option overrides the environment. */
+    vt_registry_options ro = {.struct_size = sizeof ro, .loader_debug = 0, .weight_budget_bytes = 1};
+    ck_assert_msg(vt_registry_open(&reg, &ro) == VT_OK, "%s", vt_last_error());
+    unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES");
+    d = device0(reg);
+    ck_assert_int_eq(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep), VT_E_DOES_NOT_FIT);
+    ck_assert_msg(contains(vt_last_error(), "budget 1 bytes (1 B) from vt_registry_options.weight_budget_bytes=1"),
+                  "%s", vt_last_error());
     vt_registry_close(reg);
 }
 END_TEST
@@ -671,6 +684,7 @@ END_TEST
  * allocate. */
 static void fit_follows_staging(void)
 {
+    setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1); /* read at open; used where the fit options leave it */
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     vt_device *d = device0(reg);
     vt_device_caps caps = {.struct_size = sizeof caps};
@@ -705,7 +719,6 @@ static void fit_follows_staging(void)
         ck_assert_uint_eq(in_place, 0);
     if (!strcmp(backend, "cuda-stub") && caps.host_addressable) /* no format admitted: q4_0 expands, f16/f32 stay */
         ck_assert(n_in_place == 3 && copied > 0);
-    setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1);
     o.budget_bytes = 0;
     vt_status st = vt_fit_plan(d, model, N_MODEL, &o, plans, &rep);
     ck_assert_msg(st == (copied ? VT_E_DOES_NOT_FIT : VT_OK), "%s: %s", vt_status_name(st), vt_last_error());

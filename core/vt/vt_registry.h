@@ -67,9 +67,10 @@ typedef struct vt_registry_options {
 #define VT_REGISTRY_ONLY_PLUGIN_PATH 0x1u
 
 /* Probe every plugin in a child process first (also $VT_LOADER_ISOLATE=1):
- * a plugin that crashes or hangs (beyond $VT_LOADER_ISOLATE_TIMEOUT s,
- * default 60) while loading, initialising or probing is skipped with the
- * signal and the stage named, and never loaded into this process. */
+ * a plugin that crashes or hangs (beyond options.isolate_timeout_s, else
+ * $VT_LOADER_ISOLATE_TIMEOUT, else 60 s) while loading, initialising or
+ * probing is skipped with the signal and the stage named, and never loaded
+ * into this process. */
 #define VT_REGISTRY_ISOLATE 0x2u
 
 /* What became of one plugin candidate. */
