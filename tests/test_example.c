@@ -28,6 +28,24 @@ static vt_registry *open_example(void)
     return reg;
 }
 
+/* The example's one device, example:0. */
+static vt_device *example_device(vt_registry *reg)
+{
+    vt_device *dev = NULL;
+    ck_assert_msg(vt_registry_find_device(reg, "example:0", &dev) == VT_OK, "%s", vt_last_error());
+    return dev;
+}
+
+/* The device's counters now. */
+static vt_device_stats stats_of(vt_device *dev)
+{
+    vt_device_stats s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    ck_assert_int_eq(vt_device_stats_get(dev, &s), VT_OK);
+    return s;
+}
+
 /* An f32 tensor on dev holding data (n values). */
 static vt_tensor *f32_tensor(vt_device *dev, uint32_t nd, const int64_t *shape, const float *data, size_t n)
 {
@@ -60,8 +78,7 @@ START_TEST(test_example_loads)
     ck_assert_uint_eq(b.device_count, 1);
     ck_assert_str_eq(b.description, "minimal example backend: one host-memory device, Add on f32");
 
-    vt_device *dev = NULL;
-    ck_assert_msg(vt_registry_find_device(reg, "example:0", &dev) == VT_OK, "%s", vt_last_error());
+    vt_device *dev = example_device(reg);
     vt_device_caps caps = {.struct_size = sizeof caps};
     ck_assert_int_eq(vt_device_probe(dev, &caps), VT_OK);
     ck_assert_uint_eq(caps.type, VT_DEVICE_CPU);
@@ -83,8 +100,7 @@ END_TEST
 START_TEST(test_example_add)
 {
     vt_registry *reg = open_example();
-    vt_device *dev = NULL;
-    ck_assert_msg(vt_registry_find_device(reg, "example:0", &dev) == VT_OK, "%s", vt_last_error());
+    vt_device *dev = example_device(reg);
     /* a [3, 4] + b [4]: b is added to each of a's 3 rows */
     enum { R = 3, C = 4 };
     float a[R * C], b[C], y[R * C], want[R * C];
@@ -112,10 +128,7 @@ START_TEST(test_example_add)
 
     /* The run was the example's kernel, and its counters saw the traffic:
      * three allocations (64-byte padded), three writes and one read. */
-    vt_device_stats s;
-    memset(&s, 0, sizeof s);
-    s.struct_size = sizeof s;
-    ck_assert_int_eq(vt_device_stats_get(dev, &s), VT_OK);
+    vt_device_stats s = stats_of(dev);
     ck_assert_uint_eq(s.native_runs, 1);
     ck_assert_uint_eq(s.cpu_tier_runs, 0);
     ck_assert_uint_eq(s.backend.allocs, 3);
@@ -128,9 +141,7 @@ START_TEST(test_example_add)
     vt_tensor_destroy(ta);
     vt_tensor_destroy(tb);
     vt_tensor_destroy(ty);
-    memset(&s, 0, sizeof s);
-    s.struct_size = sizeof s;
-    ck_assert_int_eq(vt_device_stats_get(dev, &s), VT_OK);
+    s = stats_of(dev);
     ck_assert_uint_eq(s.backend.frees, 3);
     ck_assert_uint_eq(s.backend.live_bytes, 0);
     vt_registry_close(reg);
@@ -140,8 +151,7 @@ END_TEST
 START_TEST(test_example_refuses_by_name)
 {
     vt_registry *reg = open_example();
-    vt_device *dev = NULL;
-    ck_assert_msg(vt_registry_find_device(reg, "example:0", &dev) == VT_OK, "%s", vt_last_error());
+    vt_device *dev = example_device(reg);
     int64_t shape[1] = {4};
     float x[4] = {1, 2, 3, 4};
     vt_tensor *ta = f32_tensor(dev, 1, shape, x, 4);
@@ -159,10 +169,7 @@ START_TEST(test_example_refuses_by_name)
     ck_assert_int_eq(vt_tensor_read(ty, y, sizeof y), VT_OK);
     ck_assert_msg(!memcmp(y, x, sizeof y), "a refused op wrote its output");
 
-    vt_device_stats s;
-    memset(&s, 0, sizeof s);
-    s.struct_size = sizeof s;
-    ck_assert_int_eq(vt_device_stats_get(dev, &s), VT_OK);
+    vt_device_stats s = stats_of(dev);
     ck_assert_uint_eq(s.native_runs, 0);
     ck_assert_uint_eq(s.refusals, 1);
 

@@ -145,7 +145,7 @@ static vt_status example_probe(vt_backend_ctx *c, int dev, vt_device_caps *caps,
     snprintf(caps->name, sizeof caps->name, "example device (host memory)");
     snprintf(caps->arch, sizeof caps->arch, "example");
     snprintf(caps->platform, sizeof caps->platform, "host");
-    caps->warp_size = 1;     /* scalar loops */
+    caps->warp_size = 4;     /* f32 lanes of a 128-bit vector (SSE2, NEON): what Add's loop is vectorised for */
     caps->compute_units = 1; /* kernels run on the caller's thread */
     caps->memory_total = (uint64_t)pages * (uint64_t)page;
     caps->memory_free = avail > 0 ? (uint64_t)avail * (uint64_t)page : 0;
