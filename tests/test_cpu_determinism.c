@@ -173,9 +173,5 @@ int main(void)
     tcase_add_test(tc, the_cpu_device_reports_its_pool_size);
     tcase_add_test(tc, every_kernel_is_bit_identical_over_thread_counts);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }

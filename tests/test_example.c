@@ -28,34 +28,6 @@ static vt_registry *open_example(void)
     return reg;
 }
 
-/* The example's one device, example:0. */
-static vt_device *example_device(vt_registry *reg)
-{
-    vt_device *dev = NULL;
-    ck_assert_msg(vt_registry_find_device(reg, "example:0", &dev) == VT_OK, "%s", vt_last_error());
-    return dev;
-}
-
-/* The device's counters now. */
-static vt_device_stats stats_of(vt_device *dev)
-{
-    vt_device_stats s;
-    memset(&s, 0, sizeof s);
-    s.struct_size = sizeof s;
-    ck_assert_int_eq(vt_device_stats_get(dev, &s), VT_OK);
-    return s;
-}
-
-/* An f32 tensor on dev holding data (n values). */
-static vt_tensor *f32_tensor(vt_device *dev, uint32_t nd, const int64_t *shape, const float *data, size_t n)
-{
-    vt_tensor *t = NULL;
-    ck_assert_msg(vt_tensor_create(dev, VT_F32, nd, shape, &t) == VT_OK, "vt_tensor_create: %s", vt_last_error());
-    ck_assert_uint_eq(vt_tensor_nbytes(t), n * sizeof(float));
-    ck_assert_msg(vt_tensor_write(t, data, n * sizeof(float)) == VT_OK, "vt_tensor_write: %s", vt_last_error());
-    return t;
-}
-
 /* vt.pc's plugin_abi and plugin_iface (configure read them from
  * core/vt/vt_backend.h) are the header's values as the compiler sees them. */
 START_TEST(test_pc_exports_the_headers_abi)
@@ -78,7 +50,7 @@ START_TEST(test_example_loads)
     ck_assert_uint_eq(b.device_count, 1);
     ck_assert_str_eq(b.description, "minimal example backend: one host-memory device, Add on f32");
 
-    vt_device *dev = example_device(reg);
+    vt_device *dev = vt_test_device(reg, "example:0");
     vt_device_caps caps = {.struct_size = sizeof caps};
     ck_assert_int_eq(vt_device_probe(dev, &caps), VT_OK);
     ck_assert_uint_eq(caps.type, VT_DEVICE_CPU);
@@ -100,7 +72,7 @@ END_TEST
 START_TEST(test_example_add)
 {
     vt_registry *reg = open_example();
-    vt_device *dev = example_device(reg);
+    vt_device *dev = vt_test_device(reg, "example:0");
     /* a [3, 4] + b [4]: b is added to each of a's 3 rows */
     enum { R = 3, C = 4 };
     float a[R * C], b[C], y[R * C], want[R * C];
@@ -112,11 +84,11 @@ START_TEST(test_example_add)
         for (int j = 0; j < C; j++)
             want[i * C + j] = a[i * C + j] + b[j];
     int64_t sa[2] = {R, C}, sb[1] = {C};
-    vt_tensor *ta = f32_tensor(dev, 2, sa, a, R * C);
-    vt_tensor *tb = f32_tensor(dev, 1, sb, b, C);
+    vt_tensor *ta = vt_test_tensor(dev, VT_F32, 2, sa, a);
+    vt_tensor *tb = vt_test_tensor(dev, VT_F32, 1, sb, b);
     float poison[R * C];
     vt_poison(poison, sizeof poison);
-    vt_tensor *ty = f32_tensor(dev, 2, sa, poison, R * C);
+    vt_tensor *ty = vt_test_tensor(dev, VT_F32, 2, sa, poison);
 
     const vt_tensor *in[2] = {ta, tb};
     vt_tensor *out[1] = {ty};
@@ -128,7 +100,7 @@ START_TEST(test_example_add)
 
     /* The run was the example's kernel, and its counters saw the traffic:
      * three allocations (64-byte padded), three writes and one read. */
-    vt_device_stats s = stats_of(dev);
+    vt_device_stats s = vt_test_stats(dev);
     ck_assert_uint_eq(s.native_runs, 1);
     ck_assert_uint_eq(s.cpu_tier_runs, 0);
     ck_assert_uint_eq(s.backend.allocs, 3);
@@ -141,7 +113,7 @@ START_TEST(test_example_add)
     vt_tensor_destroy(ta);
     vt_tensor_destroy(tb);
     vt_tensor_destroy(ty);
-    s = stats_of(dev);
+    s = vt_test_stats(dev);
     ck_assert_uint_eq(s.backend.frees, 3);
     ck_assert_uint_eq(s.backend.live_bytes, 0);
     vt_registry_close(reg);
@@ -151,12 +123,12 @@ END_TEST
 START_TEST(test_example_refuses_by_name)
 {
     vt_registry *reg = open_example();
-    vt_device *dev = example_device(reg);
+    vt_device *dev = vt_test_device(reg, "example:0");
     int64_t shape[1] = {4};
     float x[4] = {1, 2, 3, 4};
-    vt_tensor *ta = f32_tensor(dev, 1, shape, x, 4);
-    vt_tensor *tb = f32_tensor(dev, 1, shape, x, 4);
-    vt_tensor *ty = f32_tensor(dev, 1, shape, x, 4);
+    vt_tensor *ta = vt_test_tensor(dev, VT_F32, 1, shape, x);
+    vt_tensor *tb = vt_test_tensor(dev, VT_F32, 1, shape, x);
+    vt_tensor *ty = vt_test_tensor(dev, VT_F32, 1, shape, x);
     const vt_tensor *in[2] = {ta, tb};
     vt_tensor *out[1] = {ty};
 
@@ -169,7 +141,7 @@ START_TEST(test_example_refuses_by_name)
     ck_assert_int_eq(vt_tensor_read(ty, y, sizeof y), VT_OK);
     ck_assert_msg(!memcmp(y, x, sizeof y), "a refused op wrote its output");
 
-    vt_device_stats s = stats_of(dev);
+    vt_device_stats s = vt_test_stats(dev);
     ck_assert_uint_eq(s.native_runs, 0);
     ck_assert_uint_eq(s.refusals, 1);
 
@@ -213,9 +185,5 @@ int main(void)
     tcase_add_test(tc, test_example_refuses_by_name);
     tcase_add_test(tc, test_example_excluded_by_name);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return vt_test_run_suite(s);
 }
