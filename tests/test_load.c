@@ -15,9 +15,7 @@
 
 static vt_device *find(vt_registry *reg, const char *spec)
 {
-    vt_device *d = NULL;
-    ck_assert_msg(vt_registry_find_device(reg, spec, &d) == VT_OK, "%s", vt_last_error());
-    return d;
+    return vt_test_device(reg, spec);
 }
 
 /* A writer with llama-style metadata: 2 layers, 4 heads, 2 kv heads,
@@ -761,9 +759,5 @@ int main(void)
     tcase_add_test(tc, the_loader_follows_the_staging_decisions);
     tcase_add_test(tc, load_options_take_a_per_tensor_op_class);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }

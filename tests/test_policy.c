@@ -34,16 +34,12 @@ static vt_device *device0(vt_registry *reg)
 {
     char spec[64];
     snprintf(spec, sizeof spec, "%s:0", backend);
-    vt_device *d = NULL;
-    ck_assert_msg(vt_registry_find_device(reg, spec, &d) == VT_OK, "%s", vt_last_error());
-    return d;
+    return vt_test_device(reg, spec);
 }
 
 static vt_tensor *make(vt_device *d, vt_dtype t, uint32_t nd, const int64_t *shape)
 {
-    vt_tensor *x = NULL;
-    ck_assert_msg(vt_tensor_create(d, t, nd, shape, &x) == VT_OK, "%s", vt_last_error());
-    return x;
+    return vt_test_tensor(d, t, nd, shape, NULL);
 }
 
 static bool contains(const char *hay, const char *needle)
@@ -795,9 +791,5 @@ int main(int argc, char **argv)
     if (!strcmp(backend, "cuda-stub"))
         tcase_add_test(tc, q4_0_experts_fit_keep_quant_but_not_expanded);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }

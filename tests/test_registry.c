@@ -960,9 +960,5 @@ static Suite *registry_suite(void)
 int main(void)
 {
     vt_test_seed();
-    SRunner *sr = srunner_create(registry_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(registry_suite());
 }
