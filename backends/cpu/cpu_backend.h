@@ -31,12 +31,4 @@ vt_status vt_cpu_probe(const vt_backend_ctx *ctx, vt_device_caps *caps, char *wh
 /* The kernel table, assembled once from the family tables (cpu_kernels.c). */
 const vt_kernel *vt_cpu_kernel_table(uint32_t *n);
 
-/* Family tables: each op family file set lists its own rows. */
-extern const vt_kernel vt_cpu_kernels_basic[];
-extern const uint32_t vt_cpu_n_kernels_basic;
-extern const vt_kernel vt_cpu_kernels_nn[];
-extern const uint32_t vt_cpu_n_kernels_nn;
-extern const vt_kernel vt_cpu_kernels_quant[];
-extern const uint32_t vt_cpu_n_kernels_quant;
-
 #endif
