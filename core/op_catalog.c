@@ -11,8 +11,9 @@
 
 #include "vt_internal.h"
 
-const vt_dtype vt_q_formats[] = {VT_Q4_0, VT_Q4_1, VT_Q5_0, VT_Q5_1,   VT_Q8_0,   VT_Q2_K, VT_Q3_K,
-                                 VT_Q4_K, VT_Q5_K, VT_Q6_K, VT_IQ4_NL, VT_IQ4_XS, VT_MXFP4};
+#define Q_ID(id, f) id,
+const vt_dtype vt_q_formats[] = {VT_Q_FORMATS(Q_ID)};
+#undef Q_ID
 const uint32_t vt_n_q_formats = sizeof vt_q_formats / sizeof vt_q_formats[0];
 
 #define OPT   VT_OPERAND_OPTIONAL
