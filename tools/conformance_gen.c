@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "conformance.h"
+#include <vt/vt_blocks.h>
 #include "op_shapes.h"
 
 /* ---- random numbers: a splitmix64 stream ---- */
@@ -130,21 +131,18 @@ static void *in_rand(gen *g, uint32_t i, vt_dtype t, uint32_t nd, const int64_t 
     return p;
 }
 
-/* Byte offsets of the f16 scale fields of one block of a q format (ggml's
- * block layouts); the rest of a block is random bits. */
+/* Byte offsets of the factor fields of one block of a q format
+ * (vt_blocks.h): its f16 d and dmin (or m), its E8M0 exponent (-1: none);
+ * the rest of a block is random bits. */
 typedef struct q_layout {
     vt_dtype t;
-    int n_f16;
     int f16_off[2];
-    int e8m0_off; /* MXFP4's shared exponent byte, -1 if none */
+    int e8m0_off;
 } q_layout;
 
-static const q_layout q_layouts[] = {
-    {VT_Q4_0, 1, {0, 0}, -1}, {VT_Q4_1, 2, {0, 2}, -1},   {VT_Q5_0, 1, {0, 0}, -1},   {VT_Q5_1, 2, {0, 2}, -1},
-    {VT_Q8_0, 1, {0, 0}, -1}, {VT_Q2_K, 2, {80, 82}, -1}, {VT_Q3_K, 1, {108, 0}, -1}, {VT_Q4_K, 2, {0, 2}, -1},
-    {VT_Q5_K, 2, {0, 2}, -1}, {VT_Q6_K, 1, {208, 0}, -1}, {VT_IQ4_NL, 1, {0, 0}, -1}, {VT_IQ4_XS, 1, {0, 0}, -1},
-    {VT_MXFP4, 0, {0, 0}, 0},
-};
+#define Q_LAYOUT(id, f) {id, {VT_BLK_##f##_D, VT_BLK_##f##_DMIN}, VT_BLK_##f##_E8M0},
+static const q_layout q_layouts[] = {VT_Q_FORMATS(Q_LAYOUT)};
+#undef Q_LAYOUT
 
 /* Fill a block-format array with random blocks whose scales are small,
  * finite f16 values (and MXFP4 exponents near 1), so that every decoded
@@ -164,7 +162,7 @@ static bool fill_q(gen *g, host_array *a)
     for (size_t i = 0; i < a->nbytes; i++)
         p[i] = (unsigned char)rnext(&g->r);
     for (size_t b = 0; b + ti->block_bytes <= a->nbytes; b += ti->block_bytes) {
-        for (int k = 0; k < lay->n_f16; k++) {
+        for (int k = 0; k < 2 && lay->f16_off[k] >= 0; k++) {
             uint16_t h = vt_f32_to_f16(frand(&g->r, k ? 0.0f : -0.05f, 0.05f));
             memcpy(p + b + (size_t)lay->f16_off[k], &h, 2);
         }
