@@ -128,6 +128,12 @@ uint32_t vt_op_catalog_size(void);
 /* The i-th op of the catalogue, in id order (0 <= i < size). */
 const vt_op_info *vt_op_catalog_entry(uint32_t i);
 
+/* The family of an op id ("convert", "elementwise", "rows", "conv",
+ * "matmul", "attention", "select", "gather"): where its entry, operand
+ * rules and output shapes are (core/ops/<family>.c), and the name backends
+ * give their family files. NULL for an id not in the catalogue. */
+const char *vt_op_family_name(vt_op op);
+
 /* True when (op, sig) is one of the catalogue's signatures. */
 bool vt_op_sig_in_catalog(uint32_t op, vt_sig sig);
 
