@@ -1023,7 +1023,7 @@ START_TEST(same_bits_for_any_threads_and_simd_path)
 END_TEST
 
 /* The int16-activation path of MatMul for q weights with k >= 1024
- * (backends/cpu/cpu_qx.h), recomputed here from its definition for Q8_0
+ * (backends/cpu/simd/cpu_qx.h), recomputed here from its definition for Q8_0
  * and Q4_0 (one run of 32, scale and offset): x per 32-element block as
  * q = rint(x * (32767 / amax)) with dx = amax / 32767, exact integer lane
  * sums P[l] over positions 2l, 2l+1, 16+2l, 17+2l of sum (c - o) * q, one
