@@ -462,28 +462,22 @@ static inline VT_HOST_DEVICE float vt_block_value(uint32_t dtype, const uint8_t 
     return f;
 }
 
+/* One arm of the geometry lookups below: format f's elements (bytes) when
+ * dtype is its id; the arms chain into one conditional expression, a
+ * constant expression in C++. */
+#define VT_BLK_ELEMS_ARM(id, f) dtype == id ? VT_BLK_##f##_ELEMS:
+#define VT_BLK_BYTES_ARM(id, f) dtype == id ? VT_BLK_##f##_BYTES:
+
 /* Elements of a block of format dtype; 0 for a dtype outside VT_Q_FORMATS. */
 static inline VT_HOST_DEVICE VT_BLK_CONSTEXPR int vt_block_elems(uint32_t dtype)
 {
-    switch (dtype) {
-#define VT_BLK_ELEMS_CASE(id, f)                                                                                       \
-    case id: return VT_BLK_##f##_ELEMS;
-        VT_Q_FORMATS(VT_BLK_ELEMS_CASE)
-#undef VT_BLK_ELEMS_CASE
-    default: return 0;
-    }
+    return VT_Q_FORMATS(VT_BLK_ELEMS_ARM) 0;
 }
 
 /* Bytes of a block of format dtype; 0 for a dtype outside VT_Q_FORMATS. */
 static inline VT_HOST_DEVICE VT_BLK_CONSTEXPR int vt_block_bytes(uint32_t dtype)
 {
-    switch (dtype) {
-#define VT_BLK_BYTES_CASE(id, f)                                                                                       \
-    case id: return VT_BLK_##f##_BYTES;
-        VT_Q_FORMATS(VT_BLK_BYTES_CASE)
-#undef VT_BLK_BYTES_CASE
-    default: return 0;
-    }
+    return VT_Q_FORMATS(VT_BLK_BYTES_ARM) 0;
 }
 
 #ifdef __cplusplus
