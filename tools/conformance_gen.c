@@ -771,6 +771,69 @@ static void gen_index_select(gen *g)
     rule(g, 0, VTC_EXACT, 0);
 }
 
+/* Silu, Gelu, Sigmoid: x in [-8, 8). */
+static void gen_activation(gen *g)
+{
+    gen_unary(g, -8.0f, 8.0f);
+}
+
+/* The generator of each op, keyed by op id, grouped by the catalogue's
+ * families (core/ops/<family>.c, vt_op_family_name). */
+typedef struct generator {
+    uint32_t op;
+    void (*fn)(gen *g);
+} generator;
+
+static const generator generators[] = {
+    /* convert */
+    {VT_OP_COPY, gen_copy},
+    {VT_OP_DEQUANTIZE, gen_dequantize},
+    /* elementwise */
+    {VT_OP_ADD, gen_binary},
+    {VT_OP_MUL, gen_binary},
+    {VT_OP_SCALE, gen_scale},
+    {VT_OP_SILU, gen_activation},
+    {VT_OP_GELU, gen_activation},
+    {VT_OP_SIGMOID, gen_activation},
+    {VT_OP_SWIGLU, gen_swiglu},
+    {VT_OP_GDN_GATE, gen_gdn_gate},
+    {VT_OP_MOE_COMBINE, gen_moe_combine},
+    /* rows */
+    {VT_OP_RMS_NORM, gen_norm},
+    {VT_OP_L2_NORM, gen_norm},
+    {VT_OP_GATED_RMS_NORM, gen_norm},
+    {VT_OP_SOFTMAX, gen_softmax},
+    {VT_OP_ROPE, gen_rope},
+    /* conv */
+    {VT_OP_CAUSAL_CONV1D_SPEC_UPDATE, gen_conv},
+    {VT_OP_CAUSAL_CONV1D, gen_conv},
+    {VT_OP_CAUSAL_CONV1D_UPDATE, gen_conv},
+    /* matmul */
+    {VT_OP_MATMUL, gen_matmul},
+    {VT_OP_MOE_EXPERT_MATMUL, gen_moe_expert},
+    /* attention */
+    {VT_OP_ATTENTION, gen_attention},
+    {VT_OP_KV_CACHE_WRITE, gen_kv_write},
+    {VT_OP_GATED_DELTA_RULE, gen_gated_delta},
+    {VT_OP_DSA_INDEXER_LOGITS, gen_dsa},
+    /* select */
+    {VT_OP_MOE_ROUTER, gen_moe_router},
+    {VT_OP_TOPK, gen_topk},
+    {VT_OP_ARGMAX, gen_argmax},
+    {VT_OP_SAMPLE, gen_sample},
+    /* gather */
+    {VT_OP_GET_ROWS, gen_get_rows},
+    {VT_OP_INDEX_SELECT, gen_index_select},
+};
+
+static const generator *generator_of(uint32_t op)
+{
+    for (size_t i = 0; i < sizeof generators / sizeof generators[0]; i++)
+        if (generators[i].op == op)
+            return &generators[i];
+    return NULL;
+}
+
 /* Seed of one case from the run's seed, the op, the signature and the class. */
 static uint64_t case_seed(uint64_t seed, uint32_t op, vt_sig sig, vtc_shape_class cls)
 {
@@ -799,42 +862,12 @@ vt_status vtc_case_make(uint32_t op, vt_sig sig, vtc_shape_class cls, uint64_t s
     c->n_in = info->n_in;
     c->n_out = info->n_out;
     gen g = {c, {case_seed(seed, op, sig, cls)}, cls == VTC_PREFILL, VT_OK, VT_F32};
-    switch (op) {
-    case VT_OP_COPY: gen_copy(&g); break;
-    case VT_OP_ADD:
-    case VT_OP_MUL: gen_binary(&g); break;
-    case VT_OP_SCALE: gen_scale(&g); break;
-    case VT_OP_RMS_NORM:
-    case VT_OP_L2_NORM:
-    case VT_OP_GATED_RMS_NORM: gen_norm(&g); break;
-    case VT_OP_CAUSAL_CONV1D_SPEC_UPDATE:
-    case VT_OP_CAUSAL_CONV1D:
-    case VT_OP_CAUSAL_CONV1D_UPDATE: gen_conv(&g); break;
-    case VT_OP_SOFTMAX: gen_softmax(&g); break;
-    case VT_OP_SILU:
-    case VT_OP_GELU:
-    case VT_OP_SIGMOID: gen_unary(&g, -8.0f, 8.0f); break;
-    case VT_OP_SWIGLU: gen_swiglu(&g); break;
-    case VT_OP_GDN_GATE: gen_gdn_gate(&g); break;
-    case VT_OP_ROPE: gen_rope(&g); break;
-    case VT_OP_MATMUL: gen_matmul(&g); break;
-    case VT_OP_MOE_ROUTER: gen_moe_router(&g); break;
-    case VT_OP_MOE_EXPERT_MATMUL: gen_moe_expert(&g); break;
-    case VT_OP_MOE_COMBINE: gen_moe_combine(&g); break;
-    case VT_OP_ATTENTION: gen_attention(&g); break;
-    case VT_OP_KV_CACHE_WRITE: gen_kv_write(&g); break;
-    case VT_OP_GATED_DELTA_RULE: gen_gated_delta(&g); break;
-    case VT_OP_DSA_INDEXER_LOGITS: gen_dsa(&g); break;
-    case VT_OP_TOPK: gen_topk(&g); break;
-    case VT_OP_GET_ROWS: gen_get_rows(&g); break;
-    case VT_OP_DEQUANTIZE: gen_dequantize(&g); break;
-    case VT_OP_ARGMAX: gen_argmax(&g); break;
-    case VT_OP_SAMPLE: gen_sample(&g); break;
-    case VT_OP_INDEX_SELECT: gen_index_select(&g); break;
-    default:
+    const generator *gf = generator_of(op);
+    if (!gf) {
         vtc_case_free(c);
         return vt_why(VT_E_UNSUPPORTED, why, why_size, "no conformance generator for %s (%u)", info->name, op);
     }
+    gf->fn(&g);
     if (g.st != VT_OK) {
         vtc_case_free(c);
         return vt_why(g.st, why, why_size, "generating %s (%u) %s: %s", info->name, op,
