@@ -61,7 +61,6 @@ static vt_status check_frame(chk *c)
     return VT_OK;
 }
 
-/* True when the bytes of x and y overlap (empty operands overlap nothing). */
 /* True when bytes [xo, xo + x.nbytes) and [yo, yo + y.nbytes) of one
  * buffer overlap (a tensor and its views share the buffer, at offsets;
  * distinct buffers never overlap; empty operands overlap nothing). */
@@ -82,11 +81,8 @@ static uint64_t out_off(chk *c, uint32_t i)
     return c->a->struct_size >= sizeof(vt_op_args) ? c->a->out_offset[i] : 0;
 }
 
-/* An output shares no byte with an input or another output: a kernel reads
- * its inputs while it writes, so an aliased output (GetRows writing over
- * its table) gives a wrong result. In-out states are outputs only. */
-/* Elementwise ops read element i before they write element i: an output
- * that is exactly one of their inputs (in place) is safe. */
+/* Ops marked VT_OPDEF_IN_PLACE (elementwise: element i is read before it
+ * is written) may write an output that is exactly one of their inputs. */
 static bool in_place_ok(chk *c, uint32_t j, uint32_t i)
 {
     const vt_op_def *d = vt_op_def_get(c->a->op);
@@ -95,6 +91,9 @@ static bool in_place_ok(chk *c, uint32_t j, uint32_t i)
     return out_off(c, j) == in_off(c, i) && out(c, j)->nbytes == in(c, i)->nbytes;
 }
 
+/* An output shares no byte with an input or another output: a kernel reads
+ * its inputs while it writes, so an aliased output (GetRows writing over
+ * its table) gives a wrong result. In-out states are outputs only. */
 static vt_status check_overlap(chk *c)
 {
     for (uint32_t j = 0; j < c->a->n_out; j++) {

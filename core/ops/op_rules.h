@@ -152,7 +152,8 @@ static inline vt_sig sig_of(chk *c, ref r)
     return vt_sig_make(1, &d);
 }
 
-/* y = f(x): unary elementwise ops and Scale, L2Norm. */
+/* y = f(x), f32 in the shape of x: the unary ops of the elementwise and
+ * rows families. */
 static inline vt_status r_unary(chk *c, vt_sig *sig)
 {
     TRY(need_ndim(c, I(c, 0), 1, VT_MAX_DIMS));
