@@ -164,9 +164,5 @@ int main(void)
     tcase_add_test(tc, inout_outputs_are_left_alone);
     tcase_add_test(tc, what_cannot_be_derived_is_refused_by_name);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }
