@@ -5,31 +5,25 @@
 #include <stdio.h>
 
 #include "vt_internal.h"
+#include <vt/vt_blocks.h>
+
+/* A block format of VT_Q_FORMATS: its geometry from vt_blocks.h. */
+#define Q_ROW(id, f) [id] = {#f, VT_BLK_##f##_ELEMS, VT_BLK_##f##_BYTES, true, false, false},
 
 /* name, block elements, block bytes, quantized, float, int */
+/* clang-format off */
 static const vt_dtype_info table[VT_DTYPE_COUNT] = {
+    VT_Q_FORMATS(Q_ROW)
     [VT_F32] = {"f32", 1, 4, false, true, false},
     [VT_F16] = {"f16", 1, 2, false, true, false},
-    [VT_Q4_0] = {"q4_0", 32, 18, true, false, false},
-    [VT_Q4_1] = {"q4_1", 32, 20, true, false, false},
-    [VT_Q5_0] = {"q5_0", 32, 22, true, false, false},
-    [VT_Q5_1] = {"q5_1", 32, 24, true, false, false},
-    [VT_Q8_0] = {"q8_0", 32, 34, true, false, false},
     [VT_Q8_1] = {"q8_1", 32, 36, true, false, false},
-    [VT_Q2_K] = {"q2_k", 256, 84, true, false, false},
-    [VT_Q3_K] = {"q3_k", 256, 110, true, false, false},
-    [VT_Q4_K] = {"q4_k", 256, 144, true, false, false},
-    [VT_Q5_K] = {"q5_k", 256, 176, true, false, false},
-    [VT_Q6_K] = {"q6_k", 256, 210, true, false, false},
     [VT_Q8_K] = {"q8_k", 256, 292, true, false, false},
     [VT_IQ2_XXS] = {"iq2_xxs", 256, 66, true, false, false},
     [VT_IQ2_XS] = {"iq2_xs", 256, 74, true, false, false},
     [VT_IQ3_XXS] = {"iq3_xxs", 256, 98, true, false, false},
     [VT_IQ1_S] = {"iq1_s", 256, 50, true, false, false},
-    [VT_IQ4_NL] = {"iq4_nl", 32, 18, true, false, false},
     [VT_IQ3_S] = {"iq3_s", 256, 110, true, false, false},
     [VT_IQ2_S] = {"iq2_s", 256, 82, true, false, false},
-    [VT_IQ4_XS] = {"iq4_xs", 256, 136, true, false, false},
     [VT_I8] = {"i8", 1, 1, false, false, true},
     [VT_I16] = {"i16", 1, 2, false, false, true},
     [VT_I32] = {"i32", 1, 4, false, false, true},
@@ -39,8 +33,8 @@ static const vt_dtype_info table[VT_DTYPE_COUNT] = {
     [VT_BF16] = {"bf16", 1, 2, false, true, false},
     [VT_TQ1_0] = {"tq1_0", 256, 54, true, false, false},
     [VT_TQ2_0] = {"tq2_0", 256, 66, true, false, false},
-    [VT_MXFP4] = {"mxfp4", 32, 17, true, false, false},
 };
+/* clang-format on */
 
 bool vt_dtype_is_removed(int id)
 {

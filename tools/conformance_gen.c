@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "conformance.h"
+#include <vt/vt_blocks.h>
 #include "op_shapes.h"
 
 /* ---- random numbers: a splitmix64 stream ---- */
@@ -130,21 +131,18 @@ static void *in_rand(gen *g, uint32_t i, vt_dtype t, uint32_t nd, const int64_t 
     return p;
 }
 
-/* Byte offsets of the f16 scale fields of one block of a q format (ggml's
- * block layouts); the rest of a block is random bits. */
+/* Byte offsets of the factor fields of one block of a q format
+ * (vt_blocks.h): its f16 d and dmin (or m), its E8M0 exponent (-1: none);
+ * the rest of a block is random bits. */
 typedef struct q_layout {
     vt_dtype t;
-    int n_f16;
     int f16_off[2];
-    int e8m0_off; /* MXFP4's shared exponent byte, -1 if none */
+    int e8m0_off;
 } q_layout;
 
-static const q_layout q_layouts[] = {
-    {VT_Q4_0, 1, {0, 0}, -1}, {VT_Q4_1, 2, {0, 2}, -1},   {VT_Q5_0, 1, {0, 0}, -1},   {VT_Q5_1, 2, {0, 2}, -1},
-    {VT_Q8_0, 1, {0, 0}, -1}, {VT_Q2_K, 2, {80, 82}, -1}, {VT_Q3_K, 1, {108, 0}, -1}, {VT_Q4_K, 2, {0, 2}, -1},
-    {VT_Q5_K, 2, {0, 2}, -1}, {VT_Q6_K, 1, {208, 0}, -1}, {VT_IQ4_NL, 1, {0, 0}, -1}, {VT_IQ4_XS, 1, {0, 0}, -1},
-    {VT_MXFP4, 0, {0, 0}, 0},
-};
+#define Q_LAYOUT(id, f) {id, {VT_BLK_##f##_D, VT_BLK_##f##_DMIN}, VT_BLK_##f##_E8M0},
+static const q_layout q_layouts[] = {VT_Q_FORMATS(Q_LAYOUT)};
+#undef Q_LAYOUT
 
 /* Fill a block-format array with random blocks whose scales are small,
  * finite f16 values (and MXFP4 exponents near 1), so that every decoded
@@ -164,7 +162,7 @@ static bool fill_q(gen *g, host_array *a)
     for (size_t i = 0; i < a->nbytes; i++)
         p[i] = (unsigned char)rnext(&g->r);
     for (size_t b = 0; b + ti->block_bytes <= a->nbytes; b += ti->block_bytes) {
-        for (int k = 0; k < lay->n_f16; k++) {
+        for (int k = 0; k < 2 && lay->f16_off[k] >= 0; k++) {
             uint16_t h = vt_f32_to_f16(frand(&g->r, k ? 0.0f : -0.05f, 0.05f));
             memcpy(p + b + (size_t)lay->f16_off[k], &h, 2);
         }
@@ -773,6 +771,69 @@ static void gen_index_select(gen *g)
     rule(g, 0, VTC_EXACT, 0);
 }
 
+/* Silu, Gelu, Sigmoid: x in [-8, 8). */
+static void gen_activation(gen *g)
+{
+    gen_unary(g, -8.0f, 8.0f);
+}
+
+/* The generator of each op, keyed by op id, grouped by the catalogue's
+ * families (core/ops/<family>.c, vt_op_family_name). */
+typedef struct generator {
+    uint32_t op;
+    void (*fn)(gen *g);
+} generator;
+
+static const generator generators[] = {
+    /* convert */
+    {VT_OP_COPY, gen_copy},
+    {VT_OP_DEQUANTIZE, gen_dequantize},
+    /* elementwise */
+    {VT_OP_ADD, gen_binary},
+    {VT_OP_MUL, gen_binary},
+    {VT_OP_SCALE, gen_scale},
+    {VT_OP_SILU, gen_activation},
+    {VT_OP_GELU, gen_activation},
+    {VT_OP_SIGMOID, gen_activation},
+    {VT_OP_SWIGLU, gen_swiglu},
+    {VT_OP_GDN_GATE, gen_gdn_gate},
+    {VT_OP_MOE_COMBINE, gen_moe_combine},
+    /* rows */
+    {VT_OP_RMS_NORM, gen_norm},
+    {VT_OP_L2_NORM, gen_norm},
+    {VT_OP_GATED_RMS_NORM, gen_norm},
+    {VT_OP_SOFTMAX, gen_softmax},
+    {VT_OP_ROPE, gen_rope},
+    /* conv */
+    {VT_OP_CAUSAL_CONV1D_SPEC_UPDATE, gen_conv},
+    {VT_OP_CAUSAL_CONV1D, gen_conv},
+    {VT_OP_CAUSAL_CONV1D_UPDATE, gen_conv},
+    /* matmul */
+    {VT_OP_MATMUL, gen_matmul},
+    {VT_OP_MOE_EXPERT_MATMUL, gen_moe_expert},
+    /* attention */
+    {VT_OP_ATTENTION, gen_attention},
+    {VT_OP_KV_CACHE_WRITE, gen_kv_write},
+    {VT_OP_GATED_DELTA_RULE, gen_gated_delta},
+    {VT_OP_DSA_INDEXER_LOGITS, gen_dsa},
+    /* select */
+    {VT_OP_MOE_ROUTER, gen_moe_router},
+    {VT_OP_TOPK, gen_topk},
+    {VT_OP_ARGMAX, gen_argmax},
+    {VT_OP_SAMPLE, gen_sample},
+    /* gather */
+    {VT_OP_GET_ROWS, gen_get_rows},
+    {VT_OP_INDEX_SELECT, gen_index_select},
+};
+
+static const generator *generator_of(uint32_t op)
+{
+    for (size_t i = 0; i < sizeof generators / sizeof generators[0]; i++)
+        if (generators[i].op == op)
+            return &generators[i];
+    return NULL;
+}
+
 /* Seed of one case from the run's seed, the op, the signature and the class. */
 static uint64_t case_seed(uint64_t seed, uint32_t op, vt_sig sig, vtc_shape_class cls)
 {
@@ -801,42 +862,12 @@ vt_status vtc_case_make(uint32_t op, vt_sig sig, vtc_shape_class cls, uint64_t s
     c->n_in = info->n_in;
     c->n_out = info->n_out;
     gen g = {c, {case_seed(seed, op, sig, cls)}, cls == VTC_PREFILL, VT_OK, VT_F32};
-    switch (op) {
-    case VT_OP_COPY: gen_copy(&g); break;
-    case VT_OP_ADD:
-    case VT_OP_MUL: gen_binary(&g); break;
-    case VT_OP_SCALE: gen_scale(&g); break;
-    case VT_OP_RMS_NORM:
-    case VT_OP_L2_NORM:
-    case VT_OP_GATED_RMS_NORM: gen_norm(&g); break;
-    case VT_OP_CAUSAL_CONV1D_SPEC_UPDATE:
-    case VT_OP_CAUSAL_CONV1D:
-    case VT_OP_CAUSAL_CONV1D_UPDATE: gen_conv(&g); break;
-    case VT_OP_SOFTMAX: gen_softmax(&g); break;
-    case VT_OP_SILU:
-    case VT_OP_GELU:
-    case VT_OP_SIGMOID: gen_unary(&g, -8.0f, 8.0f); break;
-    case VT_OP_SWIGLU: gen_swiglu(&g); break;
-    case VT_OP_GDN_GATE: gen_gdn_gate(&g); break;
-    case VT_OP_ROPE: gen_rope(&g); break;
-    case VT_OP_MATMUL: gen_matmul(&g); break;
-    case VT_OP_MOE_ROUTER: gen_moe_router(&g); break;
-    case VT_OP_MOE_EXPERT_MATMUL: gen_moe_expert(&g); break;
-    case VT_OP_MOE_COMBINE: gen_moe_combine(&g); break;
-    case VT_OP_ATTENTION: gen_attention(&g); break;
-    case VT_OP_KV_CACHE_WRITE: gen_kv_write(&g); break;
-    case VT_OP_GATED_DELTA_RULE: gen_gated_delta(&g); break;
-    case VT_OP_DSA_INDEXER_LOGITS: gen_dsa(&g); break;
-    case VT_OP_TOPK: gen_topk(&g); break;
-    case VT_OP_GET_ROWS: gen_get_rows(&g); break;
-    case VT_OP_DEQUANTIZE: gen_dequantize(&g); break;
-    case VT_OP_ARGMAX: gen_argmax(&g); break;
-    case VT_OP_SAMPLE: gen_sample(&g); break;
-    case VT_OP_INDEX_SELECT: gen_index_select(&g); break;
-    default:
+    const generator *gf = generator_of(op);
+    if (!gf) {
         vtc_case_free(c);
         return vt_why(VT_E_UNSUPPORTED, why, why_size, "no conformance generator for %s (%u)", info->name, op);
     }
+    gf->fn(&g);
     if (g.st != VT_OK) {
         vtc_case_free(c);
         return vt_why(g.st, why, why_size, "generating %s (%u) %s: %s", info->name, op,

@@ -30,15 +30,10 @@ static vt_status k_dequantize(vt_backend_ctx *c, int dev, const vt_op_args *a, c
     return vt_rocm_done(&L_, e, "Dequantize (41)", why, why_size);
 }
 
-/* The 13 formats of SPEC 7, and the float types. */
-#define Q_EACH(X)                                                                                                      \
-    X(VT_Q4_0)                                                                                                         \
-    X(VT_Q4_1)                                                                                                         \
-    X(VT_Q5_0)                                                                                                         \
-    X(VT_Q5_1) X(VT_Q8_0) X(VT_Q2_K) X(VT_Q3_K) X(VT_Q4_K) X(VT_Q5_K) X(VT_Q6_K) X(VT_IQ4_NL) X(VT_IQ4_XS) X(VT_MXFP4)
-#define F_EACH(X) X(VT_F32) X(VT_F16) X(VT_BF16)
+/* The float types (the 13 block formats are VT_Q_FORMATS). */
+#define F_EACH(X) X(VT_F32, f32) X(VT_F16, f16) X(VT_BF16, bf16)
 
-#define DEQ(t)                                                                                                         \
+#define DEQ(t, ...)                                                                                                    \
     {VT_OP_DEQUANTIZE, VT_SIG2(t, VT_F32), k_dequantize}, {VT_OP_DEQUANTIZE, VT_SIG2(t, VT_F16), k_dequantize},        \
         {VT_OP_DEQUANTIZE, VT_SIG2(t, VT_BF16), k_dequantize},
 
@@ -54,7 +49,7 @@ const vt_kernel vt_rocm_kernels_convert[] = {
     {VT_OP_COPY, VT_SIG2(VT_BF16, VT_BF16), k_copy},
     {VT_OP_COPY, VT_SIG2(VT_I32, VT_I32), k_copy},
     /* clang-format off */
-    Q_EACH(DEQ)
+    VT_Q_FORMATS(DEQ)
     /* clang-format on */
 };
 

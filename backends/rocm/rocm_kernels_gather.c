@@ -60,22 +60,17 @@ static vt_status k_index_select(vt_backend_ctx *c, int dev, const vt_op_args *a,
     return vt_rocm_done(&L_, e, "IndexSelect (90)", why, why_size);
 }
 
-/* The 13 formats of SPEC 7, and the float types. */
-#define Q_EACH(X)                                                                                                      \
-    X(VT_Q4_0)                                                                                                         \
-    X(VT_Q4_1)                                                                                                         \
-    X(VT_Q5_0)                                                                                                         \
-    X(VT_Q5_1) X(VT_Q8_0) X(VT_Q2_K) X(VT_Q3_K) X(VT_Q4_K) X(VT_Q5_K) X(VT_Q6_K) X(VT_IQ4_NL) X(VT_IQ4_XS) X(VT_MXFP4)
-#define F_EACH(X) X(VT_F32) X(VT_F16) X(VT_BF16)
+/* The float types (the 13 block formats are VT_Q_FORMATS). */
+#define F_EACH(X) X(VT_F32, f32) X(VT_F16, f16) X(VT_BF16, bf16)
 
-#define ROWS(t)                                                                                                        \
+#define ROWS(t, ...)                                                                                                   \
     {VT_OP_GET_ROWS, VT_SIG3(t, VT_I32, VT_F32), k_get_rows}, {VT_OP_GET_ROWS, VT_SIG3(t, VT_I32, VT_F16), k_get_rows},
 #define IDX(t)                                                                                                         \
     {VT_OP_INDEX_SELECT, VT_SIG2(t, VT_I32), k_index_select}, {VT_OP_INDEX_SELECT, VT_SIG2(t, VT_I64), k_index_select},
 
 const vt_kernel vt_rocm_kernels_gather[] = {
     /* clang-format off */
-    Q_EACH(ROWS) F_EACH(ROWS)
+    VT_Q_FORMATS(ROWS) F_EACH(ROWS)
     IDX(VT_F32) IDX(VT_F16) IDX(VT_BF16) IDX(VT_I8) IDX(VT_I16) IDX(VT_I32) IDX(VT_I64) IDX(VT_F64)
     /* clang-format on */
 };

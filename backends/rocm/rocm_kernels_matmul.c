@@ -50,23 +50,18 @@ static vt_status k_moe_matmul(vt_backend_ctx *c, int dev, const vt_op_args *a, c
     return vt_rocm_done(&L_, e, "MoeExpertMatMul (23)", why, why_size);
 }
 
-/* The 13 formats of SPEC 7, and the float types. */
-#define Q_EACH(X)                                                                                                      \
-    X(VT_Q4_0)                                                                                                         \
-    X(VT_Q4_1)                                                                                                         \
-    X(VT_Q5_0)                                                                                                         \
-    X(VT_Q5_1) X(VT_Q8_0) X(VT_Q2_K) X(VT_Q3_K) X(VT_Q4_K) X(VT_Q5_K) X(VT_Q6_K) X(VT_IQ4_NL) X(VT_IQ4_XS) X(VT_MXFP4)
-#define F_EACH(X) X(VT_F32) X(VT_F16) X(VT_BF16)
+/* The float types (the 13 block formats are VT_Q_FORMATS). */
+#define F_EACH(X) X(VT_F32, f32) X(VT_F16, f16) X(VT_BF16, bf16)
 
-#define MMQ(t) {VT_OP_MATMUL, VT_SIG2(VT_F32, t), k_matmul_q},
-#define MOE(t) {VT_OP_MOE_EXPERT_MATMUL, VT_SIG2(VT_F32, t), k_moe_matmul},
+#define MMQ(t, ...) {VT_OP_MATMUL, VT_SIG2(VT_F32, t), k_matmul_q},
+#define MOE(t, ...) {VT_OP_MOE_EXPERT_MATMUL, VT_SIG2(VT_F32, t), k_moe_matmul},
 
 const vt_kernel vt_rocm_kernels_matmul[] = {
     {VT_OP_MATMUL, VT_SIG2(VT_F32, VT_F32), k_matmul_dense},
     {VT_OP_MATMUL, VT_SIG2(VT_F32, VT_F16), k_matmul_dense},
     {VT_OP_MATMUL, VT_SIG2(VT_F32, VT_BF16), k_matmul_dense},
     /* clang-format off */
-    Q_EACH(MMQ) Q_EACH(MOE) F_EACH(MOE)
+    VT_Q_FORMATS(MMQ) VT_Q_FORMATS(MOE) F_EACH(MOE)
     /* clang-format on */
 };
 

@@ -2,8 +2,9 @@
  *
  * vt uses ggml's type ids as its dtype numbers, so a GGUF tensor's type, a
  * resident weight's format and a kernel signature all speak one language.
- * The table (vt_dtype_info) is the only place block sizes are written; the
- * GGUF parser, the residency code and the kernels all read it. */
+ * The table (vt_dtype_info) is where the host reads block sizes (the
+ * GGUF parser, the residency code, the kernels); those of SPEC 7's block
+ * formats are written once, in vt_blocks.h, which device code reads. */
 #ifndef VT_DTYPE_H
 #define VT_DTYPE_H
 

@@ -8,6 +8,7 @@
 #ifndef VT_TENSOR_H
 #define VT_TENSOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,6 +61,27 @@ vt_device *vt_tensor_device(const vt_tensor *t);
  * to skip the overlap rule. VT_OK, or the catalogue's refusal with its
  * reason in vt_last_error(). */
 vt_status vt_op_check_args(const vt_op_args *args);
+
+/* The dtypes and shapes of a call's outputs as the catalogue derives them
+ * from its inputs and params (SPEC 7), for a caller that allocates the
+ * outputs before the call. in[0..n_in) describes the inputs (dtype, ndim,
+ * shape; a present operand has a non-NULL data pointer, never read; NULL
+ * marks an absent optional input); params is the op's params struct of
+ * params_size bytes (NULL, 0 when it has none). For every output that is
+ * not INOUT, out[i].dtype, ndim and shape are set (data and nbytes are
+ * left alone); INOUT outputs (states, caches) are the caller's and are
+ * not touched. free_dtype is the dtype of the output the op leaves to the
+ * caller (vt_op_output_dtype_free), ignored by other ops. n_out must be the
+ * op's output count. The shapes are a proposal: vt_op_run still checks the
+ * call. VT_OK; VT_E_NOT_FOUND for an op not in the catalogue;
+ * VT_E_INVALID_ARG when a required input or the params are missing or an
+ * input's rank leaves no shape to derive; the reason in vt_last_error(). */
+vt_status vt_op_output_shapes(vt_op op, const vt_operand *in, uint32_t n_in, const void *params, size_t params_size,
+                              vt_dtype free_dtype, vt_operand *out, uint32_t n_out);
+
+/* True when op leaves an output's dtype to the caller (Copy's and
+ * Dequantize's dst, GetRows' dst): the free_dtype of vt_op_output_shapes. */
+bool vt_op_output_dtype_free(vt_op op);
 
 /* Run op on dev over inputs in[0..n_in) and outputs out[0..n_out), all on
  * dev (an absent optional input is NULL). params is the op's params struct

@@ -54,7 +54,7 @@ static inline uint8x16_t field(uint8x16_t b, int shift, uint8_t mask)
 
 /* The group form of group sub of the block at blk of q type t: codes in
  * c[0..7] (4 elements each), run factors a[r] and minimums m[r] (the same
- * values as the scalar form functions of cpu_quant_*.c). */
+ * values as the scalar form functions of cpu_quant.c). */
 static void neon_form(uint32_t t, const uint8_t *blk, int sub, float32x4_t c[8], float a[2], float m[2])
 {
     m[0] = m[1] = 0.0f;
