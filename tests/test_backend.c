@@ -77,7 +77,7 @@ START_TEST(caps_invariants)
     fixture f;
     fixture_open(&f);
     for (size_t i = 0; i < f.n; i++) {
-        vt_device_caps c = {.struct_size = sizeof c};
+        vt_device_caps c = VT_DEVICE_CAPS_INIT;
         ck_assert_int_eq(vt_device_probe(f.dev[i], &c), VT_OK);
         const char *id = vt_device_id(f.dev[i]);
         ck_assert_msg(c.name[0] && c.arch[0] && c.platform[0], "%s: identity fields filled", id);
@@ -152,7 +152,7 @@ START_TEST(memory_free_is_probed_not_cached)
     fixture f;
     fixture_open(&f);
     vt_device *d = f.dev[0];
-    vt_device_caps before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    vt_device_caps before = VT_DEVICE_CAPS_INIT, after = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(d, &before), VT_OK);
     if (before.host_addressable && strcmp(backend, "cuda-stub") != 0) {
         /* Host memory is shared with every process: only sanity here. */
@@ -172,7 +172,7 @@ START_TEST(memory_free_is_probed_not_cached)
     char seen[1024] = "";
     bool clean = false;
     for (int trial = 0; trial < 8 && !clean; trial++) {
-        vt_device_caps released = {.struct_size = sizeof released};
+        vt_device_caps released = VT_DEVICE_CAPS_INIT;
         ck_assert_int_eq(vt_device_probe(d, &before), VT_OK);
         vt_tensor *t = make(d, VT_F32, 1, &n);
         ck_assert_int_eq(vt_device_probe(d, &after), VT_OK);
@@ -198,7 +198,7 @@ START_TEST(memory_round_trip_and_counters)
     vt_rng r;
     vt_rng_init(&r, 21);
     for (size_t i = 0; i < f.n; i++) {
-        vt_device_stats s0 = {.struct_size = sizeof s0}, s1 = {.struct_size = sizeof s1};
+        vt_device_stats s0 = VT_DEVICE_STATS_INIT, s1 = VT_DEVICE_STATS_INIT;
         ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s0), VT_OK);
         int64_t n = 100003; /* prime, not a multiple of anything */
         vt_tensor *t = make(f.dev[i], VT_I32, 1, &n);
@@ -427,7 +427,7 @@ START_TEST(native_kernels_match_reference)
         }
         fprintf(stderr, "%s: %u of %u native kernels checked against the reference\n", vt_device_id(f.dev[i]), checked,
                 nk);
-        vt_device_stats s = {.struct_size = sizeof s};
+        vt_device_stats s = VT_DEVICE_STATS_INIT;
         ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s), VT_OK);
         ck_assert_uint_eq(s.native_runs >= checked, 1);
         ck_assert_uint_eq(s.cpu_tier_runs, 0);
@@ -484,7 +484,7 @@ START_TEST(every_signature_passes_the_conformance_strict)
         char first[1200];
         unsigned bad = conformance_strict(f.reg, f.dev[i], VT_OP_NONE, first, sizeof first);
         ck_assert_msg(bad == 0, "%s: %u signature(s) do not pass; first: %s", vt_device_id(f.dev[i]), bad, first);
-        vt_device_stats s = {.struct_size = sizeof s};
+        vt_device_stats s = VT_DEVICE_STATS_INIT;
         ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s), VT_OK);
         ck_assert_uint_eq(s.cpu_tier_runs, 0);
     }

@@ -176,7 +176,7 @@ START_TEST(check_outcomes_by_device)
         ck_assert_msg(r.outcome == VTC_PASS && r.n_cases == 2, "stub %s: %s: %s", vt_op_name((int)k[j].op),
                       vtc_outcome_name(r.outcome), r.detail);
     }
-    vt_device_stats st = {.struct_size = sizeof st};
+    vt_device_stats st = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &st), VT_OK);
     ck_assert_uint_eq(st.cpu_tier_runs, 2 * (uint64_t)nk); /* counted, never silent */
     vt_registry_close(reg);

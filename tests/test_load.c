@@ -242,7 +242,7 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
      *   output 51200, norm 1024 (all multiples of 256): 2331648 */
     reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_device *stub = find(reg, "cuda-stub:0");
-    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
     ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_ptr_nonnull(plan);
@@ -343,7 +343,7 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
         free(got);
     }
     vt_model_free(m);
-    vt_device_stats ds = {.struct_size = sizeof ds};
+    vt_device_stats ds = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
     ck_assert_uint_eq(ds.backend.live_bytes, 0);
     vt_load_plan_free(plan);
@@ -395,7 +395,7 @@ static void staging_fault(const char *var, const char *value, vt_status want)
     ck_assert_msg(strstr(vt_last_error(), "staging '") && strstr(vt_last_error(), "to cuda-stub:0 failed"), "%s",
                   vt_last_error());
     fprintf(stderr, "staging fault: %s\n", vt_last_error());
-    vt_device_stats ds = {.struct_size = sizeof ds};
+    vt_device_stats ds = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
     ck_assert_uint_eq(ds.backend.live_bytes, 0); /* every tensor made so far was freed */
     vt_load_plan_free(plan);
@@ -459,7 +459,7 @@ START_TEST(a_file_that_shrinks_before_staging_is_refused_by_tensor)
     char want[160];
     snprintf(want, sizeof want, "staging '%s'", first->name);
     ck_assert_msg(strstr(vt_last_error(), want) && strstr(vt_last_error(), "shrank"), "%s", vt_last_error());
-    vt_device_stats ds = {.struct_size = sizeof ds};
+    vt_device_stats ds = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
     ck_assert_uint_eq(ds.backend.live_bytes, 0);
     vt_load_plan_free(plan);
@@ -502,7 +502,7 @@ START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
     unsetenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
     unsetenv("VT_CUDA_STUB_MEMORY_BYTES");
     vt_device *stub = find(reg, "cuda-stub:0");
-    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
     vt_load_plan *plan = NULL;
     vt_status st = vt_load_plan_create(g, stub, NULL, &plan);
@@ -575,7 +575,7 @@ START_TEST(the_loader_follows_the_staging_decisions)
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     unsetenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
     vt_device *stub = find(reg, "cuda-stub:0");
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(stub, &caps), VT_OK);
     vt_staging_decisions d = vt_caps_staging_decisions(&caps);
     ck_assert(d.weights_in_place && !d.device_fit_all_weights && !d.direct_to_device_load);
@@ -597,7 +597,7 @@ START_TEST(the_loader_follows_the_staging_decisions)
     vt_model *m = NULL;
     ck_assert_int_eq(vt_model_stage(plan, &nz, &m), VT_E_INVALID_ARG);
     ck_assert_msg(strstr(vt_last_error(), "make the plan with VT_LOAD_NO_ZERO_COPY"), "%s", vt_last_error());
-    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
     ck_assert_msg(vt_model_stage(plan, NULL, &m) == VT_OK, "%s", vt_last_error());
     ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);

@@ -61,7 +61,7 @@ static void json_devices(json_writer *w, vt_registry *reg, int *failures)
     jw_array_begin(w);
     for (size_t d = 0; d < vt_registry_device_count(reg); d++) {
         vt_device *dev = vt_registry_device(reg, d);
-        vt_device_caps c = {.struct_size = sizeof c};
+        vt_device_caps c = VT_DEVICE_CAPS_INIT;
         vt_status st = vt_device_probe(dev, &c);
         if (st != VT_OK) {
             jw_object_begin(w);
@@ -145,7 +145,7 @@ static int list_text(vt_registry *reg)
     int failures = 0;
     for (size_t d = 0; d < nd; d++) {
         vt_device *dev = vt_registry_device(reg, d);
-        vt_device_caps c = {.struct_size = sizeof c};
+        vt_device_caps c = VT_DEVICE_CAPS_INIT;
         if (vt_device_probe(dev, &c) != VT_OK) {
             printf("  %-12s probe failed: %s\n", vt_device_id(dev), vt_last_error());
             failures++;

@@ -741,8 +741,7 @@ int vtctl_cmd_bench(int argc, char **argv)
         const char *colon = strchr(vt_device_id(dev), ':');
         snprintf(peer_backend, sizeof peer_backend, "CUDA%s", colon ? colon + 1 : "0");
     }
-    vt_device_caps caps = {.struct_size = sizeof caps};
-    memset(&caps, 0, sizeof caps);
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     vt_device_probe(dev, &caps);
     uint64_t llc = host_llc_bytes(), working = 4 * llc > MIN_WORKING ? 4 * llc : MIN_WORKING;
     const char *threads = getenv("VT_NUM_THREADS");

@@ -258,7 +258,7 @@ int vtctl_cmd_caps(int argc, char **argv)
         printf("no devices\n");
     }
     for (size_t i = 0; i < n; i++) {
-        vt_device_caps caps = {.struct_size = sizeof caps};
+        vt_device_caps caps = VT_DEVICE_CAPS_INIT;
         if (vt_device_probe(devs[i], &caps) != VT_OK) {
             fprintf(stderr, "vtctl caps: %s\n", vt_last_error());
             rc = VTCTL_EXIT_REFUSED;

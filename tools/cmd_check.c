@@ -92,7 +92,7 @@ static check_counts check_device(vt_device *dev, vt_device *oracle, vt_op only, 
         jw_key(w, "results");
         jw_array_begin(w);
     } else {
-        vt_device_caps caps = {.struct_size = sizeof caps};
+        vt_device_caps caps = VT_DEVICE_CAPS_INIT;
         bool probed = vt_device_probe(dev, &caps) == VT_OK;
         printf("check %s (%s) against the cpu oracle %s, seed %llu\n", vt_device_id(dev),
                probed ? caps.name : "not probed", oracle ? vt_device_id(oracle) : "(none)", (unsigned long long)seed);

@@ -114,7 +114,7 @@ int vtctl_cmd_ops(int argc, char **argv)
         snprintf(no_device, sizeof no_device, "%s", vt_last_error());
         dev = NULL;
     }
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     if (dev && vt_device_probe(dev, &caps) != VT_OK) {
         fprintf(stderr, "vtctl ops: %s\n", vt_last_error());
         vt_registry_close(reg);

@@ -151,6 +151,10 @@ typedef struct vt_device_stats {
     uint64_t refusals;      /* ops refused (VT_E_OP_MISSING) */
 } vt_device_stats;
 
+/* Initialiser of a caller's vt_device_stats: zeroed, struct_size set.
+ * Declare every stats struct with it: vt_device_stats s = VT_DEVICE_STATS_INIT; */
+#define VT_DEVICE_STATS_INIT {.struct_size = sizeof(vt_device_stats)}
+
 /* Read the device's counters into out (out->struct_size bytes of it; a
  * struct_size of 0 is taken as sizeof(vt_device_stats), for callers that
  * zero-initialise without setting it). */
