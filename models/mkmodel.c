@@ -124,10 +124,7 @@ static uint64_t hash_str(const char *s)
 
 static uint64_t next_u64(uint64_t *s)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return vt_splitmix64_next(s);
 }
 
 /* Uniform in [-1, 1). */
@@ -185,7 +182,7 @@ static void *fill_rows(void *arg)
         return NULL;
     }
     for (int64_t r = j->r0; r < j->r1 && j->st == VT_OK; r++) {
-        uint64_t s = j->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(r + 1));
+        uint64_t s = j->seed ^ (VT_SPLITMIX64_GAMMA * (uint64_t)(r + 1));
         for (int64_t i = 0; i < j->n; i++) {
             float u = next_sym(&s);
             if (j->fill == FILL_NORM)

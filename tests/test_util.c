@@ -27,10 +27,7 @@ uint64_t vt_test_seed(void)
 
 uint64_t vt_rng_next(vt_rng *r)
 {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return vt_splitmix64_next(&r->s);
 }
 
 void vt_rng_init(vt_rng *r, uint64_t stream)

@@ -156,10 +156,7 @@ typedef struct case_plan {
 
 static uint64_t rng_next(uint64_t *s)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return vt_splitmix64_next(s);
 }
 
 static bool plan_bytes(const tensor_plan *t, uint64_t *bytes)
