@@ -457,7 +457,7 @@ vt_status vt_mkmodel_write(const vt_mkmodel_options *o, const char *path)
         st = add_tensors(&m, arch, &d);
     if (st == VT_OK)
         st = vt_gguf_writer_write_file(m.w, path);
-    vt_gguf_writer_free(m.w);
+    vt_gguf_writer_destroy(m.w);
     for (size_t i = 0; i < m.n_bufs; i++)
         free(m.bufs[i]);
     free(m.bufs);

@@ -222,7 +222,7 @@ static vt_status allocate_state(vt_runner *r)
     return st;
 }
 
-void vt_runner_free(vt_runner *r)
+void vt_runner_destroy(vt_runner *r)
 {
     if (!r)
         return;
@@ -253,8 +253,8 @@ void vt_runner_free(vt_runner *r)
     vt_tensor_destroy(r->pos_tmp);
     for (int i = 0; i < 4; i++)
         vt_tensor_destroy(r->idx[i]);
-    vt_model_free(r->model);
-    vt_load_plan_free(r->plan);
+    vt_model_destroy(r->model);
+    vt_load_plan_destroy(r->plan);
     free(r);
 }
 
@@ -327,14 +327,14 @@ vt_status vt_runner_create(vt_gguf *g, vt_device *dev, const vt_runner_options *
     r->info.ctx = r->ctx;
     r->chunk = o.chunk ? o.chunk : 512;
     if (o.kv_type < VT_RUNNER_KV_F16 || o.kv_type > VT_RUNNER_KV_F32) {
-        vt_runner_free(r);
+        vt_runner_destroy(r);
         return vt_set_error(VT_E_INVALID_ARG, "runner: KV cache type %d (VT_RUNNER_KV_F16, _BF16 or _F32)", o.kv_type);
     }
     r->kv_dtype = o.kv_type == VT_RUNNER_KV_F32 ? VT_F32 : o.kv_type == VT_RUNNER_KV_BF16 ? VT_BF16 : VT_F16;
     r->use_graph = !(o.flags & VT_RUNNER_NO_GRAPH);
     r->layers = calloc(r->hp.L, sizeof *r->layers);
     if (!r->layers) {
-        vt_runner_free(r);
+        vt_runner_destroy(r);
         return vt_set_error(VT_E_NO_MEMORY, "runner: out of host memory");
     }
     const vt_gguf_tensor *te;
@@ -371,7 +371,7 @@ vt_status vt_runner_create(vt_gguf *g, vt_device *dev, const vt_runner_options *
     if (st != VT_OK) {
         char msg[4096];
         snprintf(msg, sizeof msg, "%s", vt_last_error());
-        vt_runner_free(r);
+        vt_runner_destroy(r);
         return vt_set_error(st, "%s", msg);
     }
     snprintf(r->info.arch, sizeof r->info.arch, "%s", arch_names[r->hp.arch]);

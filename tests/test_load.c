@@ -133,10 +133,10 @@ START_TEST(run_estimate_matches_hand_arithmetic)
     const vt_fit_report *rep = vt_load_plan_report(plan);
     ck_assert_uint_eq(rep->run_bytes, run->total);
     ck_assert_uint_eq(rep->needed_bytes, rep->weight_bytes + run->total);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     free(keep[0]);
     remove_model(path);
 }
@@ -180,10 +180,10 @@ START_TEST(hybrid_recurrent_layers_are_counted)
     ck_assert_uint_eq(run->conv_state, 3ull * 2 * 3 * (64 + 2 * 2 * 16) * 4);  /* 3 GDN layers */
     ck_assert_uint_eq(run->recurrent_state, 3ull * 2 * 8 * 16 * (64 / 8) * 4); /* HV x dk x dv */
     ck_assert_uint_eq(run->scratch, 2ull * (100 + 4 * 32) * 4);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     free(keep[0]);
     remove_model(path);
 }
@@ -231,7 +231,7 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
     const vt_weight_plan *d;
     ck_assert_int_eq(vt_load_plan_entry(plan, 1, NULL, NULL, &d), VT_OK);
     ck_assert_int_eq(d->residency, VT_RESIDENCY_KEEP_QUANT);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     vt_test_rmtree(dir);
     free(dir);
@@ -258,16 +258,16 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
     ck_assert_ptr_null(m);
     ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     /* The budget from the environment: 1 refuses anything. */
     setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1);
     ck_assert_int_eq(vt_load_plan_create(g, stub, NULL, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_msg(strstr(vt_last_error(), "VT_DEVICE_WEIGHT_BUDGET_BYTES=1"), "%s", vt_last_error());
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES");
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_MOE; i++)
         free(keep[i]);
     remove_model(path);
@@ -342,11 +342,11 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
         }
         free(got);
     }
-    vt_model_free(m);
+    vt_model_destroy(m);
     vt_device_stats ds = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
     ck_assert_uint_eq(ds.backend.live_bytes, 0);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
 
     /* On the cpu nothing changes form except attn_k: the rest is used in
      * place, read-only. */
@@ -360,11 +360,11 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
     ck_assert_int_eq(memcmp(v, keep[2], sizeof v), 0);
     ck_assert_int_eq(vt_tensor_write(norm, v, sizeof v), VT_E_INVALID_ARG);
     ck_assert_msg(strstr(vt_last_error(), "read-only view"), "%s", vt_last_error());
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_DENSE; i++)
         free(keep[i]);
     remove_model(path);
@@ -398,18 +398,18 @@ static void staging_fault(const char *var, const char *value, vt_status want)
     vt_device_stats ds = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
     ck_assert_uint_eq(ds.backend.live_bytes, 0); /* every tensor made so far was freed */
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     unsetenv(var);
     reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     stub = find(reg, "cuda-stub:0");
     ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_OK);
     ck_assert_int_eq(vt_model_stage(plan, &o, &m), VT_OK);
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_DENSE; i++)
         free(keep[i]);
     remove_model(path);
@@ -462,10 +462,10 @@ START_TEST(a_file_that_shrinks_before_staging_is_refused_by_tensor)
     vt_device_stats ds = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
     ck_assert_uint_eq(ds.backend.live_bytes, 0);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_DENSE; i++)
         free(keep[i]);
     remove_model(path);
@@ -518,7 +518,7 @@ START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
     ck_assert_ptr_null(m);
     ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
 
     /* VT_DEVICE_WEIGHT_BUDGET_BYTES=1 refuses any load that allocates
      * device memory: on the cpu too, whose expanded copies are allocated. */
@@ -528,12 +528,12 @@ START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
     nz.flags = VT_LOAD_NO_ZERO_COPY; /* every weight copied: the cpu allocates them all */
     ck_assert_int_eq(vt_load_plan_create(g, cpu, &nz, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_msg(strstr(vt_last_error(), "does not fit on cpu:0"), "%s", vt_last_error());
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES");
 
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_EXPANDING; i++)
         free(keep[i]);
     remove_model(path);
@@ -603,8 +603,8 @@ START_TEST(the_loader_follows_the_staging_decisions)
     ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
     ck_assert_uint_eq(after.backend.allocs - before.backend.allocs, 1); /* the expanded copy only */
     ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, 2);
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
     /* Copying everything: every weight counted. */
     ck_assert_int_eq(vt_load_plan_create(g, stub, &nz, &plan), VT_OK);
     rep = vt_load_plan_report(plan);
@@ -613,10 +613,10 @@ START_TEST(the_loader_follows_the_staging_decisions)
     ck_assert_uint_eq(rep->needed_bytes, 614400 + 32768 + 1024);
     ck_assert_msg(vt_model_stage(plan, &nz, &m) == VT_OK, "%s", vt_last_error());
     ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, 0);
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_EXPANDING; i++)
         free(keep[i]);
     remove_model(path);
@@ -635,17 +635,17 @@ START_TEST(the_loader_follows_the_staging_decisions)
     ck_assert_msg(vt_model_stage(plan, NULL, &m) == VT_OK, "%s", vt_last_error());
     ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
     vt_load_options o = {sizeof o};
     o.ctx = 16;
     ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_msg(strstr(vt_last_error(), "run state"), "%s", vt_last_error());
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES");
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_EXPANDING - 1; i++)
         free(keep[i]);
     remove_model(path);
@@ -685,7 +685,7 @@ START_TEST(load_options_take_a_per_tensor_op_class)
     ck_assert_int_eq(vt_load_plan_entry(plan, 0, NULL, &desc, &p), VT_OK);
     ck_assert_uint_eq(desc->op_class, VT_OP_CLASS_MATMUL); /* the name's default */
     ck_assert_uint_eq(p->resident_dtype, VT_F16);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
 
     vt_tensor_class cls[2] = {{"blk.0.ngram_embd.weight", VT_OP_CLASS_GATHER},
                               {"output_norm.weight", VT_OP_CLASS_NONE}};
@@ -695,14 +695,14 @@ START_TEST(load_options_take_a_per_tensor_op_class)
     ck_assert_msg(vt_load_plan_create(g, cpu, &o, &plan) == VT_OK, "%s", vt_last_error());
     ck_assert_int_eq(vt_load_plan_entry(plan, 0, NULL, &desc, &p), VT_OK);
     ck_assert_uint_eq(desc->op_class, VT_OP_CLASS_GATHER);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     cls[0].op_class = VT_OP_CLASS_NONE; /* kept f32: used in place */
     ck_assert_msg(vt_load_plan_create(g, cpu, &o, &plan) == VT_OK, "%s", vt_last_error());
     ck_assert_int_eq(vt_load_plan_entry(plan, 0, NULL, &desc, &p), VT_OK);
     ck_assert_uint_eq(desc->op_class, VT_OP_CLASS_NONE);
     ck_assert_uint_eq(p->resident_dtype, VT_F32);
     ck_assert(p->in_place);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
 
     cls[1].name = "blk.0.ngram_embd.weight";
     ck_assert_int_eq(vt_load_plan_create(g, cpu, &o, &plan), VT_E_INVALID_ARG);
@@ -718,7 +718,7 @@ START_TEST(load_options_take_a_per_tensor_op_class)
                   vt_last_error());
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     free(keep[0]);
     free(keep[1]);
     remove_model(path);

@@ -499,7 +499,7 @@ static vt_runner *open_runner(vt_registry **reg, vt_gguf **g, const char *path, 
 
 static void close_runner(vt_registry *reg, vt_gguf *g, vt_runner *r)
 {
-    vt_runner_free(r);
+    vt_runner_destroy(r);
     vt_gguf_close(g);
     vt_registry_close(reg);
 }
@@ -658,7 +658,7 @@ static char *rewrite(const char *src, const char *drop, const char *reshape, con
     char *path = malloc(512);
     snprintf(path, 512, "%s/bad-%s.gguf", g_dir, tag);
     ck_assert_int_eq(vt_gguf_writer_write_file(w, path), VT_OK);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     free(extra);
     vt_gguf_close(g);
     return path;
@@ -729,7 +729,7 @@ static void run_on(const char *backend, const char *path, int32_t *toks, float *
                   vt_last_error());
     ck_assert_int_eq(vt_runner_step(r, NULL, 1, NULL, 0, NULL, logits), VT_OK);
     ck_assert_uint_eq(vt_runner_get_info(r)->n_vocab, V);
-    vt_runner_free(r);
+    vt_runner_destroy(r);
     vt_gguf_close(g);
     vt_registry_close(reg);
 }

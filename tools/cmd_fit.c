@@ -200,7 +200,7 @@ int vtctl_cmd_fit(int argc, char **argv)
             text_plan(plan, dev, a.file, verdict, msg);
         }
         rc = verdict == VT_OK ? VTCTL_EXIT_OK : VTCTL_EXIT_REFUSED;
-        vt_load_plan_free(plan);
+        vt_load_plan_destroy(plan);
     }
     char dev_id[96];
     snprintf(dev_id, sizeof dev_id, "%s", vt_device_id(dev));

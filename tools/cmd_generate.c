@@ -264,7 +264,7 @@ int vtctl_cmd_generate(int argc, char **argv)
     }
     rc = VTCTL_EXIT_OK;
 done:
-    vt_runner_free(r);
+    vt_runner_destroy(r);
     vt_gguf_close(g);
     if (reg)
         vt_registry_close(reg);

@@ -132,8 +132,8 @@ int vtctl_cmd_stage(int argc, char **argv)
         if (a.verify)
             rc = verify(reg, plan, m, a.json);
     }
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
     vt_gguf_close(g);
     vt_registry_close(reg);
     return rc;

@@ -167,7 +167,7 @@ static int split_run(const vtctl_load_args *a, const char *devices, bool quiet, 
     }
 done:
     for (int i = 0; i < n; i++) {
-        vt_load_plan_free(c[i].plan);
+        vt_load_plan_destroy(c[i].plan);
         free(c[i].layer);
     }
     vt_gguf_close(g);

@@ -25,11 +25,11 @@ extern "C" {
 
 typedef struct vt_gguf_writer vt_gguf_writer;
 
-/* A new, empty writer (GGUF v3, alignment 32). Free with vt_gguf_writer_free. */
+/* A new, empty writer (GGUF v3, alignment 32). Free with vt_gguf_writer_destroy. */
 vt_status vt_gguf_writer_create(vt_gguf_writer **out);
 
 /* Free the writer and its copies. NULL is ignored. */
-void vt_gguf_writer_free(vt_gguf_writer *w);
+void vt_gguf_writer_destroy(vt_gguf_writer *w);
 
 /* GGUF version written: 2 or 3 (the little-endian layouts are the same). */
 vt_status vt_gguf_writer_set_version(vt_gguf_writer *w, uint32_t version);

@@ -86,7 +86,7 @@ typedef struct vt_load_plan vt_load_plan;
 vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options *options, vt_load_plan **out);
 
 /* Free a plan. NULL is ignored. */
-void vt_load_plan_free(vt_load_plan *plan);
+void vt_load_plan_destroy(vt_load_plan *plan);
 
 /* Number of tensors in the plan (every tensor of the file, file order). */
 size_t vt_load_plan_count(const vt_load_plan *plan);
@@ -122,11 +122,11 @@ typedef struct vt_stage_stats {
  * VT_LOAD_NO_ZERO_COPY in options when the plan was made without it. On any
  * failure every tensor made so far is freed and the message names the
  * tensor and the byte where it stopped. *out is owned by the caller
- * (vt_model_free) and borrows g, which must outlive it. */
+ * (vt_model_destroy) and borrows g, which must outlive it. */
 vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_model **out);
 
 /* Free a model's tensors. NULL is ignored. */
-void vt_model_free(vt_model *model);
+void vt_model_destroy(vt_model *model);
 
 /* Number of tensors (file order), and tensor i (owned by the model). */
 size_t vt_model_tensor_count(const vt_model *model);

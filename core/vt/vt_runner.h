@@ -88,7 +88,7 @@ vt_status vt_runner_check_file(vt_gguf *g, vt_runner_info *info);
 vt_status vt_runner_create(vt_gguf *g, vt_device *dev, const vt_runner_options *options, vt_runner **out);
 
 /* Free the runner, its weights and state. NULL is ignored. */
-void vt_runner_free(vt_runner *r);
+void vt_runner_destroy(vt_runner *r);
 
 /* What the runner holds (valid for its life). */
 const vt_runner_info *vt_runner_get_info(const vt_runner *r);

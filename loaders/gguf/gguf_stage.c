@@ -173,7 +173,7 @@ static vt_status copy_tensor(stager *s, const vt_gguf_tensor *gt, const vt_weigh
     return VT_OK;
 }
 
-void vt_model_free(vt_model *m)
+void vt_model_destroy(vt_model *m)
 {
     if (!m)
         return;
@@ -279,7 +279,7 @@ vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_
     if (st != VT_OK) {
         char msg[2048];
         snprintf(msg, sizeof msg, "%s", vt_last_error());
-        vt_model_free(m); /* frees every tensor made so far */
+        vt_model_destroy(m); /* frees every tensor made so far */
         return vt_set_error(st, "%s", msg);
     }
     *out = m;

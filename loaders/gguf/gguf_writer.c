@@ -52,7 +52,7 @@ vt_status vt_gguf_writer_create(vt_gguf_writer **out)
     return VT_OK;
 }
 
-void vt_gguf_writer_free(vt_gguf_writer *w)
+void vt_gguf_writer_destroy(vt_gguf_writer *w)
 {
     if (!w)
         return;
