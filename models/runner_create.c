@@ -226,8 +226,9 @@ void vt_runner_destroy(vt_runner *r)
 {
     if (!r)
         return;
-    if (r->q)
-        vt_queue_synchronize(r->q);
+    if (r->q && vt_queue_synchronize(r->q) != VT_OK) {
+        /* destroy has no one to report to: a pending error is dropped, as vt_queue_destroy drops it */
+    }
     vt_graph_destroy(r->graph);
     for (size_t i = 0; i < r->n_graph_views; i++)
         vt_tensor_destroy(r->graph_views[i]);
@@ -338,7 +339,11 @@ vt_status vt_runner_create(vt_gguf *g, vt_device *dev, const vt_runner_options *
         return vt_set_error(VT_E_NO_MEMORY, "runner: out of host memory");
     }
     const vt_gguf_tensor *te;
-    vt_gguf_find_tensor(g, "token_embd.weight", &te);
+    st = vt_gguf_find_tensor(g, "token_embd.weight", &te); /* checked by vt_runner_check_file */
+    if (st != VT_OK) {
+        vt_runner_destroy(r);
+        return st;
+    }
     int expand = o.expand;
     if (expand < 0)
         expand = te->type == VT_F16 ? VT_EXPAND_F16 : te->type == VT_BF16 ? VT_EXPAND_BF16 : VT_EXPAND_F32;

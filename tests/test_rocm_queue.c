@@ -38,8 +38,7 @@ static void plugin_open(plugin *p)
     char path[4096] = "";
     for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
         vt_backend_info b;
-        vt_registry_backend_info(reg, i, &b);
-        if (!strcmp(b.name, "rocm") && b.state == VT_BACKEND_READY)
+        if (vt_registry_backend_info(reg, i, &b) == VT_OK && !strcmp(b.name, "rocm") && b.state == VT_BACKEND_READY)
             snprintf(path, sizeof path, "%s", b.path);
     }
     vt_registry_close(reg);

@@ -97,8 +97,7 @@ static uint32_t key(vt_gguf *g, const char *arch, const char *k)
     char s[128];
     uint32_t v = 0;
     snprintf(s, sizeof s, "%s.%s", arch, k);
-    vt_gguf_get_u32(g, s, &v);
-    return v;
+    return vt_gguf_get_u32(g, s, &v) == VT_OK ? v : 0;
 }
 
 static void ref_open(ref_t *r, const char *path, int ctx)

@@ -137,8 +137,8 @@ int vt_test_backend_gate(const char *backend)
         bool seen = false;
         for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
             vt_backend_info b;
-            vt_registry_backend_info(reg, i, &b);
-            if (strcmp(b.name, backend) != 0 || b.state == VT_BACKEND_SHADOWED)
+            if (vt_registry_backend_info(reg, i, &b) != VT_OK || strcmp(b.name, backend) != 0 ||
+                b.state == VT_BACKEND_SHADOWED)
                 continue;
             seen = true;
             if (b.state == VT_BACKEND_READY)

@@ -739,7 +739,11 @@ int vtctl_cmd_bench(int argc, char **argv)
         snprintf(peer_backend, sizeof peer_backend, "CUDA%s", colon ? colon + 1 : "0");
     }
     vt_device_caps caps = VT_DEVICE_CAPS_INIT;
-    vt_device_probe(dev, &caps);
+    if (vt_device_probe(dev, &caps) != VT_OK) {
+        fprintf(stderr, "vtctl bench: probing %s: %s\n", vt_device_id(dev), vt_last_error());
+        vt_registry_close(reg);
+        return VTCTL_EXIT_REFUSED;
+    }
     uint64_t llc = host_llc_bytes(), working = 4 * llc > MIN_WORKING ? 4 * llc : MIN_WORKING;
     const char *threads = getenv("VT_NUM_THREADS");
 

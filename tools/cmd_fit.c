@@ -39,7 +39,8 @@ static void json_plan(json_writer *w, const vt_load_plan *plan, vt_device *dev, 
         const vt_gguf_tensor *t;
         const vt_weight_desc *d;
         const vt_weight_plan *p;
-        vt_load_plan_entry(plan, i, &t, &d, &p);
+        if (vt_load_plan_entry(plan, i, &t, &d, &p) != VT_OK)
+            continue; /* i < count: cannot fail */
         jw_object_begin(w);
         jw_key(w, "name");
         jw_string(w, t->name);
@@ -116,7 +117,8 @@ static void text_plan(const vt_load_plan *plan, vt_device *dev, const char *file
         const vt_gguf_tensor *t;
         const vt_weight_desc *d;
         const vt_weight_plan *p;
-        vt_load_plan_entry(plan, i, &t, &d, &p);
+        if (vt_load_plan_entry(plan, i, &t, &d, &p) != VT_OK)
+            continue; /* i < count: cannot fail */
         char res[32];
         if (p->residency == VT_RESIDENCY_KEEP_QUANT)
             snprintf(res, sizeof res, "keep-quant%s", p->in_place ? " in place" : "");

@@ -176,8 +176,15 @@ int vtctl_cmd_ops(int argc, char **argv)
         }
     }
     size_t n_refused = 0;
-    if (dev)
-        vt_resolve_plan(dev, plan, n_rows, policy, res, &n_refused);
+    /* VT_E_OP_MISSING only says some rows are refused: each row shows why */
+    vt_status rs = dev ? vt_resolve_plan(dev, plan, n_rows, policy, res, &n_refused) : VT_OK;
+    if (rs != VT_OK && rs != VT_E_OP_MISSING) {
+        fprintf(stderr, "vtctl ops: %s\n", vt_last_error());
+        free(plan);
+        free(res);
+        vt_registry_close(reg);
+        return VTCTL_EXIT_REFUSED;
+    }
     row_counts counts = {0};
     for (k = 0; k < n_rows; k++) {
         const vt_op_info *info = vt_op_get_info((int)plan[k].op);

@@ -72,7 +72,9 @@ typedef struct vt_device_caps {
 
 /* Initialiser of a caller's vt_device_caps: zeroed, struct_size set.
  * Declare every caps struct with it: vt_device_caps c = VT_DEVICE_CAPS_INIT; */
+/* clang-format off */
 #define VT_DEVICE_CAPS_INIT {.struct_size = sizeof(vt_device_caps)}
+/* clang-format on */
 
 /* True when dtype is in the keep-quant set of op_class. */
 static inline bool vt_caps_keeps_quant(const vt_device_caps *caps, int op_class, int dtype)

@@ -105,13 +105,13 @@ typedef struct vt_fit_report {
  * descriptor (named), VT_E_UNSUPPORTED for a block format the device does
  * not consume and vt cannot expand (named). Allocates nothing on the
  * device. */
-vt_status vt_fit_plan(vt_device *dev, const vt_weight_desc *weights, size_t n, const vt_fit_options *options,
-                      vt_weight_plan *plans, vt_fit_report *report);
+VT_WARN_UNUSED vt_status vt_fit_plan(vt_device *dev, const vt_weight_desc *weights, size_t n,
+                                     const vt_fit_options *options, vt_weight_plan *plans, vt_fit_report *report);
 
 /* The device budget alone: $VT_DEVICE_WEIGHT_BUDGET_BYTES when set, else
  * probed free memory minus headroom (5% of total or 512 MiB, the larger).
  * source (may be NULL) receives how it was derived. */
-vt_status vt_fit_budget(vt_device *dev, uint64_t *budget, char *source, size_t source_size);
+VT_WARN_UNUSED vt_status vt_fit_budget(vt_device *dev, uint64_t *budget, char *source, size_t source_size);
 
 #ifdef __cplusplus
 }

@@ -31,7 +31,7 @@ typedef struct vt_mkmodel_options {
  * preset or weight type, or a tensor whose rows are not whole blocks of
  * the type. The 8b-shape preset shares one buffer per tensor kind across
  * layers (and between token_embd and output) so it is written in seconds. */
-vt_status vt_mkmodel_write(const vt_mkmodel_options *options, const char *path);
+VT_WARN_UNUSED vt_status vt_mkmodel_write(const vt_mkmodel_options *options, const char *path);
 
 #ifdef __cplusplus
 }

@@ -23,7 +23,7 @@ bool vt_quantize_supported(int dtype);
  * rounding to nearest even). VT_E_INVALID_ARG when dtype is not supported
  * or n is not a multiple of its block. dst holds the row's bytes
  * (vt_dtype_row_bytes). */
-vt_status vt_quantize_row(int dtype, const float *src, int64_t n, void *dst);
+VT_WARN_UNUSED vt_status vt_quantize_row(int dtype, const float *src, int64_t n, void *dst);
 
 #ifdef __cplusplus
 }
