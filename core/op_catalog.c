@@ -255,7 +255,7 @@ static void ensure_built(void)
     pthread_once(&sigs_once, build_index);
 }
 
-const vt_op_info *vt_op_get_info(int op)
+const vt_op_info *vt_op_get_info(vt_op op)
 {
     if (op <= 0 || op >= VT_OP_ID_LIMIT)
         return NULL;
@@ -274,9 +274,9 @@ const vt_op_info *vt_op_catalog_entry(uint32_t i)
     return i < N(catalog) ? &catalog[i] : NULL;
 }
 
-bool vt_op_sig_in_catalog(uint32_t op, vt_sig sig)
+bool vt_op_sig_in_catalog(vt_op op, vt_sig sig)
 {
-    const vt_op_info *info = vt_op_get_info((int)op);
+    const vt_op_info *info = vt_op_get_info(op);
     if (!info)
         return false;
     for (uint32_t i = 0; i < info->n_sigs; i++)
@@ -285,7 +285,7 @@ bool vt_op_sig_in_catalog(uint32_t op, vt_sig sig)
     return false;
 }
 
-const char *vt_op_name(int op)
+const char *vt_op_name(vt_op op)
 {
     const vt_op_info *info = vt_op_get_info(op);
     return info ? info->name : NULL;
@@ -301,7 +301,7 @@ vt_op vt_op_from_name(const char *name)
         while (n[j] && name[j] && tolower((unsigned char)n[j]) == tolower((unsigned char)name[j]))
             j++;
         if (!n[j] && !name[j])
-            return (vt_op)catalog[i].op;
+            return catalog[i].op;
     }
     return VT_OP_NONE;
 }
@@ -342,7 +342,7 @@ char *vt_sig_format(vt_sig sig, char *buf, size_t size)
     return buf;
 }
 
-const vt_kernel *vt_kernel_find(const vt_kernel *table, uint32_t n, uint32_t op, vt_sig sig)
+const vt_kernel *vt_kernel_find(const vt_kernel *table, uint32_t n, vt_op op, vt_sig sig)
 {
     for (uint32_t i = 0; i < n; i++)
         if (table[i].op == op && vt_sig_equal(table[i].sig, sig))

@@ -98,7 +98,7 @@ static ref O(chk *c, uint32_t i)
 static vt_status need_dtype(chk *c, ref r, vt_dtype t)
 {
     if (r.o->dtype != (uint32_t)t)
-        return fail(c, VT_E_SHAPE, "%s must be %s, got %s", r.name, vt_dtype_name(t), vt_dtype_name((int)r.o->dtype));
+        return fail(c, VT_E_SHAPE, "%s must be %s, got %s", r.name, vt_dtype_name(t), vt_dtype_name(r.o->dtype));
     return VT_OK;
 }
 
@@ -168,7 +168,7 @@ static vt_status r_copy(chk *c, vt_sig *sig)
     if (vt_operand_elems(in(c, 0)) != vt_operand_elems(out(c, 0)))
         return fail(c, VT_E_SHAPE, "src %s and dst %s differ in element count", shape_str(in(c, 0), b1, sizeof b1),
                     shape_str(out(c, 0), b2, sizeof b2));
-    vt_dtype d[2] = {(vt_dtype)in(c, 0)->dtype, (vt_dtype)out(c, 0)->dtype};
+    vt_dtype d[2] = {in(c, 0)->dtype, out(c, 0)->dtype};
     *sig = vt_sig_make(2, d);
     return VT_OK;
 }
@@ -176,7 +176,7 @@ static vt_status r_copy(chk *c, vt_sig *sig)
 static vt_sig sig_of(chk *c, ref r)
 {
     (void)c;
-    vt_dtype d = (vt_dtype)r.o->dtype;
+    vt_dtype d = r.o->dtype;
     return vt_sig_make(1, &d);
 }
 
@@ -395,9 +395,9 @@ static vt_status r_rope(chk *c, vt_sig *sig)
 /* The innermost dim of a weight must hold whole blocks. */
 static vt_status need_blocks(chk *c, ref w, int64_t k)
 {
-    const vt_dtype_info *wi = vt_dtype_get((int)w.o->dtype);
+    const vt_dtype_info *wi = vt_dtype_get(w.o->dtype);
     if (!wi)
-        return fail(c, VT_E_SHAPE, "%s dtype %s is unknown", w.name, vt_dtype_name((int)w.o->dtype));
+        return fail(c, VT_E_SHAPE, "%s dtype %s is unknown", w.name, vt_dtype_name(w.o->dtype));
     if (k % wi->block_elems != 0)
         return fail(c, VT_E_SHAPE, "k=%lld is not a multiple of the %s block (%u)", (long long)k, wi->name,
                     wi->block_elems);
@@ -420,7 +420,7 @@ static vt_status r_matmul(chk *c, vt_sig *sig)
         return fail(c, VT_E_SHAPE, "want x [n,k], W [m,k], y [n,m]; got x %s, W %s, y %s", shape_str(x, b1, sizeof b1),
                     shape_str(w, b2, sizeof b2), shape_str(y, b3, sizeof b3));
     TRY(need_blocks(c, I(c, 1), k));
-    vt_dtype d[2] = {(vt_dtype)x->dtype, (vt_dtype)w->dtype};
+    vt_dtype d[2] = {x->dtype, w->dtype};
     *sig = vt_sig_make(2, d);
     return VT_OK;
 }
@@ -465,7 +465,7 @@ static vt_status r_moe_expert(chk *c, vt_sig *sig)
     TRY(need_dtype(c, O(c, 0), VT_F32));
     TRY(need_shape(c, O(c, 0), 3, y));
     TRY(need_blocks(c, I(c, 1), k));
-    vt_dtype d[2] = {(vt_dtype)x->dtype, (vt_dtype)w->dtype};
+    vt_dtype d[2] = {x->dtype, w->dtype};
     *sig = vt_sig_make(2, d);
     return VT_OK;
 }
@@ -493,8 +493,7 @@ static vt_status r_attention(chk *c, vt_sig *sig)
     TRY(need_shape(c, I(c, 1), 3, kw));
     TRY(need_shape(c, I(c, 2), 3, vw));
     if (v->dtype != k->dtype)
-        return fail(c, VT_E_SHAPE, "v_cache is %s but k_cache is %s", vt_dtype_name((int)v->dtype),
-                    vt_dtype_name((int)k->dtype));
+        return fail(c, VT_E_SHAPE, "v_cache is %s but k_cache is %s", vt_dtype_name(v->dtype), vt_dtype_name(k->dtype));
     if (Hkv <= 0 || Hq % Hkv != 0)
         return fail(c, VT_E_SHAPE, "query heads %lld are not a multiple of kv heads %lld", (long long)Hq,
                     (long long)Hkv);
@@ -506,7 +505,7 @@ static vt_status r_attention(chk *c, vt_sig *sig)
         return fail(c, VT_E_INVALID_ARG, "scale must be finite, got %g", (double)p->scale);
     if (p->window < 0)
         return fail(c, VT_E_INVALID_ARG, "window must be >= 0 (0 = none), got %d", p->window);
-    vt_dtype dd[2] = {(vt_dtype)q->dtype, (vt_dtype)k->dtype};
+    vt_dtype dd[2] = {q->dtype, k->dtype};
     *sig = vt_sig_make(2, dd);
     return VT_OK;
 }
@@ -525,9 +524,9 @@ static vt_status r_kv_write(chk *c, vt_sig *sig)
     TRY(need_shape(c, O(c, 0), 3, kcw));
     TRY(need_shape(c, O(c, 1), 3, vcw));
     if (out(c, 1)->dtype != kc->dtype)
-        return fail(c, VT_E_SHAPE, "v_cache is %s but k_cache is %s", vt_dtype_name((int)out(c, 1)->dtype),
-                    vt_dtype_name((int)kc->dtype));
-    vt_dtype d[2] = {(vt_dtype)k->dtype, (vt_dtype)kc->dtype};
+        return fail(c, VT_E_SHAPE, "v_cache is %s but k_cache is %s", vt_dtype_name(out(c, 1)->dtype),
+                    vt_dtype_name(kc->dtype));
+    vt_dtype d[2] = {k->dtype, kc->dtype};
     *sig = vt_sig_make(2, d);
     return VT_OK;
 }
@@ -593,7 +592,7 @@ static vt_status r_dsa(chk *c, vt_sig *sig)
     TRY(need_vec(c, I(c, 4), T, VT_I32));
     TRY(need_dtype(c, O(c, 0), VT_F32));
     TRY(need_shape(c, O(c, 0), 2, lw));
-    vt_dtype dd[2] = {(vt_dtype)q->dtype, (vt_dtype)k->dtype};
+    vt_dtype dd[2] = {q->dtype, k->dtype};
     *sig = vt_sig_make(2, dd);
     return VT_OK;
 }
@@ -637,7 +636,7 @@ static vt_status r_get_rows(chk *c, vt_sig *sig)
     want[idx->ndim] = t->shape[1];
     TRY(need_shape(c, O(c, 0), idx->ndim + 1, want));
     TRY(need_blocks(c, I(c, 0), t->shape[1]));
-    vt_dtype d[3] = {(vt_dtype)t->dtype, (vt_dtype)idx->dtype, (vt_dtype)out(c, 0)->dtype};
+    vt_dtype d[3] = {t->dtype, idx->dtype, out(c, 0)->dtype};
     *sig = vt_sig_make(3, d);
     return VT_OK;
 }
@@ -646,7 +645,7 @@ static vt_status r_dequantize(chk *c, vt_sig *sig)
 {
     TRY(need_ndim(c, I(c, 0), 1, VT_MAX_DIMS));
     TRY(need_same_shape(c, O(c, 0), I(c, 0)));
-    vt_dtype d[2] = {(vt_dtype)in(c, 0)->dtype, (vt_dtype)out(c, 0)->dtype};
+    vt_dtype d[2] = {in(c, 0)->dtype, out(c, 0)->dtype};
     *sig = vt_sig_make(2, d);
     return VT_OK;
 }
@@ -695,9 +694,9 @@ static vt_status r_index_select(chk *c, vt_sig *sig)
     int64_t want[4];
     for (int i = 0; i < nd; i++)
         want[i] = i == dim ? idx->shape[0] : src->shape[i];
-    TRY(need_dtype(c, O(c, 0), (vt_dtype)src->dtype));
+    TRY(need_dtype(c, O(c, 0), src->dtype));
     TRY(need_shape(c, O(c, 0), (uint32_t)nd, want));
-    vt_dtype d[2] = {(vt_dtype)src->dtype, (vt_dtype)idx->dtype};
+    vt_dtype d[2] = {src->dtype, idx->dtype};
     *sig = vt_sig_make(2, d);
     return VT_OK;
 }
@@ -842,7 +841,7 @@ vt_status vt_op_check_args(const vt_op_args *args)
 
 vt_status vt_op_check(const vt_op_args *a, vt_sig *sig, char *why, size_t n)
 {
-    const vt_op_info *info = vt_op_get_info((int)a->op);
+    const vt_op_info *info = vt_op_get_info(a->op);
     if (!info)
         return vt_why(VT_E_NOT_FOUND, why, n, "op id %u is not in the catalogue", a->op);
     chk c = {a, info, why, n};

@@ -102,7 +102,7 @@ enum { FILL_UNIFORM, FILL_NORM, FILL_SSM_A };
 /* The writer and everything it borrows. */
 typedef struct mk {
     vt_gguf_writer *w;
-    int wtype;
+    vt_dtype wtype;
     uint64_t seed;
     int share; /* one buffer per tensor kind */
     void **bufs;
@@ -202,7 +202,7 @@ static void *fill_rows(void *arg)
  * as the model's weight type when quant (else f32). */
 static vt_status add(mk *m, const char *name, uint32_t n_dims, const int64_t *ne, int fill, float scale, int quant)
 {
-    int type = quant ? m->wtype : VT_F32;
+    vt_dtype type = quant ? m->wtype : VT_F32;
     int64_t rows = 1;
     for (uint32_t i = 1; i < n_dims; i++)
         rows *= ne[i];

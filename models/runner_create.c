@@ -19,7 +19,7 @@ static int resident_dtype(const vt_load_plan *plan, const char *name)
         const vt_weight_desc *d;
         const vt_weight_plan *w;
         if (vt_load_plan_entry(plan, i, &t, &d, &w) == VT_OK && !strcmp(t->name, name))
-            return (int)w->resident_dtype;
+            return w->resident_dtype;
     }
     return -1;
 }
@@ -33,7 +33,7 @@ typedef struct ops_acc {
 
 static void add_op(ops_acc *a, vt_op op, uint32_t n, int d0, int d1, int d2)
 {
-    vt_dtype d[3] = {(vt_dtype)d0, (vt_dtype)d1, (vt_dtype)d2};
+    vt_dtype d[3] = {d0, d1, d2};
     vt_sig sig = vt_sig_make(n, d);
     for (size_t i = 0; i < a->n; i++)
         if (a->ops[i].op == (uint32_t)op && vt_sig_equal(a->ops[i].sig, sig))
@@ -187,9 +187,9 @@ static vt_status allocate_state(vt_runner *r)
                 st = state_tensor(r, &l->rec_state, VT_F32, 4, rs);
         } else {
             int64_t ks[3] = {r->ctx, p->nkv, p->hd};
-            st = state_tensor(r, &l->k_cache, (vt_dtype)r->kv_dtype, 3, ks);
+            st = state_tensor(r, &l->k_cache, r->kv_dtype, 3, ks);
             if (st == VT_OK)
-                st = state_tensor(r, &l->v_cache, (vt_dtype)r->kv_dtype, 3, ks);
+                st = state_tensor(r, &l->v_cache, r->kv_dtype, 3, ks);
             if (st == VT_OK)
                 st = zero_tensor(l->k_cache);
             if (st == VT_OK)
@@ -283,7 +283,7 @@ static vt_status resolve_all(vt_runner *r)
             const char *first = NULL;
             for (size_t i = 0; i < n && len < sizeof msg; i++)
                 if (res[i].tier == VT_TIER_REFUSED) {
-                    len += (size_t)snprintf(msg + len, sizeof msg - len, " %s (%u) %s;", vt_op_name((int)res[i].op),
+                    len += (size_t)snprintf(msg + len, sizeof msg - len, " %s (%u) %s;", vt_op_name(res[i].op),
                                             res[i].op, vt_sig_format(res[i].sig, sb, sizeof sb));
                     first = first ? first : res[i].reason;
                 }

@@ -81,7 +81,7 @@ START_TEST(caps_invariants)
         ck_assert_int_eq(vt_device_probe(f.dev[i], &c), VT_OK);
         const char *id = vt_device_id(f.dev[i]);
         ck_assert_msg(c.name[0] && c.arch[0] && c.platform[0], "%s: identity fields filled", id);
-        ck_assert_int_eq((int)c.type, vt_device_type_of(f.dev[i]));
+        ck_assert_int_eq(c.type, vt_device_type_of(f.dev[i]));
         ck_assert_msg(c.memory_total > 0, "%s: memory_total probed", id);
         ck_assert_msg(c.memory_free <= c.memory_total, "%s: free %llu <= total %llu", id,
                       (unsigned long long)c.memory_free, (unsigned long long)c.memory_total);
@@ -276,7 +276,7 @@ static void *random_values(vt_rng *r, vt_dtype t, int64_t n, float lo, float hi)
 
 static void check_copy(vt_device *d, vt_sig sig, vt_rng *r)
 {
-    vt_dtype st = (vt_dtype)sig.dtype[0], dt = (vt_dtype)sig.dtype[1];
+    vt_dtype st = sig.dtype[0], dt = sig.dtype[1];
     int64_t shape[2] = {1 + (int64_t)vt_rng_below(r, 37), 1 + (int64_t)vt_rng_below(r, 1031)};
     int64_t n = shape[0] * shape[1];
     void *src = random_values(r, st, n, -70000.f, 70000.f);
@@ -391,7 +391,7 @@ static void check_matmul_shape(vt_device *d, vt_dtype wt, int64_t rows, int64_t 
 
 static void check_matmul(vt_device *d, vt_sig sig, vt_rng *r)
 {
-    vt_dtype wt = (vt_dtype)sig.dtype[1];
+    vt_dtype wt = sig.dtype[1];
     static const int64_t ks[] = {1, 7, 64, 257, 1024, 1531};
     /* decode (n = 1) and prefill shapes, odd and prime sizes */
     check_matmul_shape(d, wt, 1, 1 + (int64_t)vt_rng_below(r, 300), ks[vt_rng_below(r, 6)], r);
@@ -591,7 +591,7 @@ START_TEST(bad_op_calls_are_named)
     ck_assert_msg(strstr(vt_last_error(), "MatMul (20)") && strstr(vt_last_error(), vt_device_id(d)),
                   "names op, id and device: %s", vt_last_error());
     ck_assert_int_eq(vt_op_run(d, VT_OP_MATMUL, in, 1, out, 1, NULL, 0), VT_E_INVALID_ARG);
-    ck_assert_int_eq(vt_op_run(d, (vt_op)17, in, 2, out, 1, NULL, 0), VT_E_NOT_FOUND);
+    ck_assert_int_eq(vt_op_run(d, 17, in, 2, out, 1, NULL, 0), VT_E_NOT_FOUND);
     ck_assert_msg(strstr(vt_last_error(), "op id 17"), "%s", vt_last_error());
     int64_t bad[2] = {2, -1};
     vt_tensor *t = NULL;

@@ -48,7 +48,7 @@ static size_t run_all(int n_threads, run_out **outs)
                 vtc_case c;
                 char why[512] = "", sb[96];
                 vt_status st = vtc_case_make(k[j].op, k[j].sig, (vtc_shape_class)cls, seed, &c, why, sizeof why);
-                ck_assert_msg(st == VT_OK, "no call for %s %s: %s", vt_op_name((int)k[j].op),
+                ck_assert_msg(st == VT_OK, "no call for %s %s: %s", vt_op_name(k[j].op),
                               vt_sig_format(k[j].sig, sb, sizeof sb), why);
                 run_out *r = &(*outs)[n++];
                 r->op = k[j].op;
@@ -57,7 +57,7 @@ static size_t run_all(int n_threads, run_out **outs)
                 r->seed = seed;
                 r->n_out = c.n_out;
                 st = vtc_case_run(dev, &c, r->out);
-                ck_assert_msg(st == VT_OK, "%s %s (%s) with %d threads: %s", vt_op_name((int)k[j].op),
+                ck_assert_msg(st == VT_OK, "%s %s (%s) with %d threads: %s", vt_op_name(k[j].op),
                               vt_sig_format(k[j].sig, sb, sizeof sb), c.desc, n_threads, vt_last_error());
                 vtc_case_free(&c);
             }
@@ -84,7 +84,7 @@ START_TEST(every_kernel_is_bit_identical_over_thread_counts)
         ck_assert_uint_eq(n[t], n[0]);
         for (size_t i = 0; i < n[0]; i++) {
             const run_out *a = &runs[0][i], *b = &runs[t][i];
-            const vt_op_info *info = vt_op_get_info((int)a->op);
+            const vt_op_info *info = vt_op_get_info(a->op);
             char sb[96];
             for (uint32_t o = 0; o < a->n_out; o++) {
                 ck_assert_uint_eq(a->out[o].nbytes, b->out[o].nbytes);

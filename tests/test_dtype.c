@@ -31,7 +31,9 @@ START_TEST(type_table_matches_ggml)
         ck_assert_str_eq(t->name, want[i].name);
         ck_assert_uint_eq(t->block_elems, want[i].blck);
         ck_assert_uint_eq(t->block_bytes, want[i].bytes);
-        ck_assert_int_eq(vt_dtype_from_name(want[i].name), want[i].id);
+        vt_dtype got = VT_DTYPE_COUNT;
+        ck_assert(vt_dtype_from_name(want[i].name, &got));
+        ck_assert_int_eq(got, want[i].id);
     }
     static const int removed[] = {4, 5, 31, 32, 33, 36, 37, 38};
     for (size_t i = 0; i < sizeof removed / sizeof removed[0]; i++) {
@@ -44,8 +46,12 @@ START_TEST(type_table_matches_ggml)
     ck_assert_ptr_null(vt_dtype_get(40));
     ck_assert_ptr_null(vt_dtype_get(-1));
     ck_assert_str_eq(vt_dtype_name(77), "unknown(77)");
-    ck_assert_int_eq(vt_dtype_from_name("Q4_K"), VT_Q4_K);
-    ck_assert_int_eq(vt_dtype_from_name("q4"), -1);
+    vt_dtype got = VT_F32;
+    ck_assert(vt_dtype_from_name("Q4_K", &got));
+    ck_assert_int_eq(got, VT_Q4_K);
+    ck_assert(!vt_dtype_from_name("q4", &got));
+    ck_assert_int_eq(got, VT_Q4_K); /* untouched on a refusal */
+    ck_assert(!vt_dtype_from_name(NULL, &got));
     ck_assert(vt_dtype_get(VT_Q4_0)->quantized && !vt_dtype_get(VT_F16)->quantized);
 }
 END_TEST

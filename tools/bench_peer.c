@@ -73,7 +73,7 @@ void bench_peer_matmul(const char *path, const char *backend, vt_dtype wtype, in
     memset(r, 0, sizeof *r);
     const char *ty = bench_peer_type(wtype);
     if (!ty) {
-        snprintf(r->error, sizeof r->error, "the peer has no type for %s", vt_dtype_name((int)wtype));
+        snprintf(r->error, sizeof r->error, "the peer has no type for %s", vt_dtype_name(wtype));
         return;
     }
     char filter[160];

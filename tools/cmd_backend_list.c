@@ -152,7 +152,7 @@ static int list_text(vt_registry *reg)
             continue;
         }
         char type[24], f[24], t[24], mem[48];
-        snprintf(type, sizeof type, "%s (%u)", vt_device_type_name((int)c.type), c.type);
+        snprintf(type, sizeof type, "%s (%u)", vt_device_type_name(c.type), c.type);
         snprintf(mem, sizeof mem, "%s / %s", vt_format_bytes(c.memory_free, f, sizeof f),
                  vt_format_bytes(c.memory_total, t, sizeof t));
         printf("  %-12s %-9s %-21s %-9s %-7s %-22s %s\n", vt_device_id(dev), type, mem,

@@ -161,7 +161,7 @@ static uint64_t rng_next(uint64_t *s)
 
 static bool plan_bytes(const tensor_plan *t, uint64_t *bytes)
 {
-    return vt_dtype_tensor_bytes((int)t->dtype, t->ndim, t->shape, bytes);
+    return vt_dtype_tensor_bytes(t->dtype, t->ndim, t->shape, bytes);
 }
 
 /* The tensors of a case and the bytes a run must move. */
@@ -233,8 +233,8 @@ static bool plan_case(const bench_case *c, case_plan *p, char *err, size_t err_s
     }
     default: break;
     }
-    snprintf(err, err_size, "shape does not fit %s (innermost dim a multiple of its block%s?)",
-             vt_dtype_name((int)c->wtype), c->spec->op == VT_OP_MOE_EXPERT_MATMUL ? ", topk <= e" : "");
+    snprintf(err, err_size, "shape does not fit %s (innermost dim a multiple of its block%s?)", vt_dtype_name(c->wtype),
+             c->spec->op == VT_OP_MOE_EXPERT_MATMUL ? ", topk <= e" : "");
     return false;
 }
 
@@ -503,7 +503,7 @@ static void json_result(json_writer *w, const bench_case *c, const bench_result 
     jw_key(w, "op");
     jw_string(w, vt_op_name(c->spec->op));
     jw_key(w, "wtype");
-    jw_string(w, vt_dtype_name((int)c->wtype));
+    jw_string(w, vt_dtype_name(c->wtype));
     jw_key(w, "shape");
     jw_string(w, shape);
     jw_key(w, "dims");
@@ -554,12 +554,12 @@ static void text_peer(const bench_case *c, const bench_result *r, const peer_row
     char shape[128];
     shape_text(c, shape, sizeof shape);
     if (!pr->ok) {
-        printf("  %-16s %-7s %-28s failed: %s\n", "peer (ggml)", vt_dtype_name((int)c->wtype), shape, pr->error);
+        printf("  %-16s %-7s %-28s failed: %s\n", "peer (ggml)", vt_dtype_name(c->wtype), shape, pr->error);
         return;
     }
     double gbps = r->bytes / pr->median_us * 1e-3;
     printf("  %-16s %-7s %-28s %10.1f %10s %9.1f %7.2f %6.0f%% %4s  vt/peer %.2f\n", "peer (ggml)",
-           vt_dtype_name((int)c->wtype), shape, pr->median_us, "-", r->bytes / MIB, gbps,
+           vt_dtype_name(c->wtype), shape, pr->median_us, "-", r->bytes / MIB, gbps,
            copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, "-",
            r->status == VT_OK ? r->median_us / pr->median_us : 0.0);
 }
@@ -569,13 +569,12 @@ static void text_result(const bench_case *c, const bench_result *r, double copy_
     char shape[128];
     shape_text(c, shape, sizeof shape);
     if (r->status != VT_OK) {
-        printf("  %-16s %-7s %-28s failed: %s\n", vt_op_name(c->spec->op), vt_dtype_name((int)c->wtype), shape,
-               r->error);
+        printf("  %-16s %-7s %-28s failed: %s\n", vt_op_name(c->spec->op), vt_dtype_name(c->wtype), shape, r->error);
         return;
     }
     double gbps = r->bytes / r->median_us * 1e-3;
     printf("  %-16s %-7s %-28s %10.1f %10.1f %9.1f %7.2f %6.0f%% %4d\n", vt_op_name(c->spec->op),
-           vt_dtype_name((int)c->wtype), shape, r->median_us, r->min_us, r->bytes / MIB, gbps,
+           vt_dtype_name(c->wtype), shape, r->median_us, r->min_us, r->bytes / MIB, gbps,
            copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, r->sets);
 }
 
@@ -696,16 +695,16 @@ int vtctl_cmd_bench(int argc, char **argv)
     char list[512], err[256];
     snprintf(list, sizeof list, "%s", wtypes ? wtypes : spec->default_wtypes);
     for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int t = vt_dtype_from_name(tok);
-        if (t < 0)
+        vt_dtype t;
+        if (!vt_dtype_from_name(tok, &t))
             return vtctl_usage_error("bench", "unknown wtype '%s'", tok);
-        if (!wtype_fits(spec->op, (vt_dtype)t))
+        if (!wtype_fits(spec->op, t))
             return vtctl_usage_error("bench", "%s has no signature with %s", vt_op_name(spec->op), tok);
         if (n_cases == MAX_CASES)
             return vtctl_usage_error("bench", "at most %d wtypes", MAX_CASES);
         bench_case *bc = &cases[n_cases++];
         bc->spec = spec;
-        bc->wtype = (vt_dtype)t;
+        bc->wtype = t;
         for (int k = 0; k < MAX_SHAPE_KEYS; k++)
             bc->v[k] = spec->keys[k].value;
         if (shape && !apply_shape(bc, shape, err, sizeof err))
@@ -715,7 +714,7 @@ int vtctl_cmd_bench(int argc, char **argv)
             return vtctl_usage_error("bench", "%s: %s", vt_op_name(spec->op), err);
         if (!plan_bounded(&plan))
             return vtctl_usage_error("bench", "%s %s: the shape's tensors would exceed %llu GiB (or overflow 64 bits)",
-                                     vt_op_name(spec->op), vt_dtype_name((int)bc->wtype),
+                                     vt_op_name(spec->op), vt_dtype_name(bc->wtype),
                                      (unsigned long long)(MAX_SET_BYTES >> 30));
     }
     if (!n_cases)

@@ -49,7 +49,7 @@ void vtctl_json_caps(json_writer *w, vt_device *dev, const vt_device_caps *c)
     jw_key(w, "type");
     jw_uint(w, c->type);
     jw_key(w, "type_name");
-    jw_string(w, vt_device_type_name((int)c->type));
+    jw_string(w, vt_device_type_name(c->type));
     jw_key(w, "name");
     jw_string(w, c->name);
     jw_key(w, "arch");
@@ -125,7 +125,7 @@ static void text_caps(vt_device *dev, const vt_device_caps *c, const vt_backend_
     char f[24], t[24], mask[512];
     printf("%s  %s\n", vt_device_id(dev), c->name);
     printf("  %-26s %s (%s)\n", "backend", vt_device_backend_name(dev), b ? b->path : "?");
-    printf("  %-26s %s (%u)\n", "device type", vt_device_type_name((int)c->type), c->type);
+    printf("  %-26s %s (%u)\n", "device type", vt_device_type_name(c->type), c->type);
     printf("  %-26s %s\n", "platform", c->platform);
     printf("  %-26s %s\n", "arch", c->arch);
     printf("  %-26s %u\n", "warp size", c->warp_size);

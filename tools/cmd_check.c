@@ -42,7 +42,7 @@ static const char *reason_tail(const char *reason)
 
 static void emit_text(const vtc_result *r)
 {
-    const vt_op_info *info = vt_op_get_info((int)r->op);
+    const vt_op_info *info = vt_op_get_info(r->op);
     char sig[96];
     vt_sig_format(r->sig, sig, sizeof sig);
     printf("  %3u  %-22s  %-22s  %-9s", r->op, info->name, sig, vtc_outcome_name(r->outcome));
@@ -56,7 +56,7 @@ static void emit_text(const vtc_result *r)
 
 static void emit_json(json_writer *w, const vtc_result *r)
 {
-    const vt_op_info *info = vt_op_get_info((int)r->op);
+    const vt_op_info *info = vt_op_get_info(r->op);
     char sig[96];
     vt_sig_format(r->sig, sig, sizeof sig);
     jw_object_begin(w);

@@ -51,7 +51,7 @@ static void json_plan(json_writer *w, const vt_load_plan *plan, vt_device *dev, 
         jw_key(w, "residency");
         jw_string(w, p->residency == VT_RESIDENCY_KEEP_QUANT ? "keep-quant" : "expand");
         jw_key(w, "resident_type");
-        jw_string(w, vt_dtype_name((int)p->resident_dtype));
+        jw_string(w, vt_dtype_name(p->resident_dtype));
         jw_key(w, "stored_bytes");
         jw_uint(w, p->stored_bytes);
         jw_key(w, "resident_bytes");
@@ -123,10 +123,10 @@ static void text_plan(const vt_load_plan *plan, vt_device *dev, const char *file
         if (p->residency == VT_RESIDENCY_KEEP_QUANT)
             snprintf(res, sizeof res, "keep-quant%s", p->in_place ? " in place" : "");
         else if (p->in_place)
-            snprintf(res, sizeof res, "in place %s", vt_dtype_name((int)p->resident_dtype));
+            snprintf(res, sizeof res, "in place %s", vt_dtype_name(p->resident_dtype));
         else
-            snprintf(res, sizeof res, "%s %s%s", (int)p->resident_dtype == t->type ? "as" : "expand",
-                     vt_dtype_name((int)p->resident_dtype), p->forced_expand ? " (forced)" : "");
+            snprintf(res, sizeof res, "%s %s%s", p->resident_dtype == t->type ? "as" : "expand",
+                     vt_dtype_name(p->resident_dtype), p->forced_expand ? " (forced)" : "");
         escaped(t->name, name, sizeof name);
         printf("  %-44s %-8s %-10s %-16s %12s %12s\n", name, vt_dtype_name(t->type), vt_op_class_name((int)d->op_class),
                res, vt_format_bytes(p->stored_bytes, b[0], 32), vt_format_bytes(p->resident_bytes, b[1], 32));
@@ -136,7 +136,7 @@ static void text_plan(const vt_load_plan *plan, vt_device *dev, const char *file
            vt_format_bytes(r->expanded_bytes, b[1], 32), r->n_expanded, vt_format_bytes(r->f32_bytes, b[2], 32),
            r->n_f32, (unsigned long long)r->weight_bytes);
     if (r->forced_formats) {
-        printf("expansion to %s forced by:", vt_dtype_name((int)r->expand_dtype));
+        printf("expansion to %s forced by:", vt_dtype_name(r->expand_dtype));
         for (int t = 0; t < 64; t++)
             if ((r->forced_formats >> t) & 1u)
                 printf(" %s", vt_dtype_name(t));

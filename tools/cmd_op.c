@@ -251,10 +251,10 @@ static bool is_int_dtype(uint32_t t)
  * array a to dtype t. */
 static vt_status convert_input(const char *name, host_array *a, vt_dtype t, char *why, size_t why_size)
 {
-    if ((uint32_t)a->dtype == (uint32_t)t)
+    if (a->dtype == t)
         return VT_OK;
-    const vt_dtype_info *ti = vt_dtype_get((int)t);
-    if ((uint32_t)a->dtype == NPY_RAW_BYTES) {
+    const vt_dtype_info *ti = vt_dtype_get(t);
+    if (a->dtype == NPY_RAW_BYTES) {
         if (!ti || !ti->quantized)
             return vt_why(VT_E_INVALID_ARG, why, why_size, "%s: raw bytes ('|u1') can be named a block format only",
                           name);
@@ -271,8 +271,8 @@ static vt_status convert_input(const char *name, host_array *a, vt_dtype t, char
     }
     bool fl = is_float_dtype(a->dtype) && is_float_dtype(t), in = is_int_dtype(a->dtype) && is_int_dtype(t);
     if (!fl && !in)
-        return vt_why(VT_E_INVALID_ARG, why, why_size, "%s: cannot convert %s to %s", name,
-                      vt_dtype_name((int)a->dtype), vt_dtype_name((int)t));
+        return vt_why(VT_E_INVALID_ARG, why, why_size, "%s: cannot convert %s to %s", name, vt_dtype_name(a->dtype),
+                      vt_dtype_name(t));
     host_array b;
     vt_status st = host_array_alloc(&b, t, a->ndim, a->shape);
     if (st != VT_OK)
@@ -294,7 +294,7 @@ static vt_status convert_input(const char *name, host_array *a, vt_dtype t, char
             if (v < lo || v > hi) {
                 host_array_free(&b);
                 return vt_why(VT_E_INVALID_ARG, why, why_size, "%s[%lld] = %lld does not fit %s", name, (long long)i,
-                              (long long)v, vt_dtype_name((int)t));
+                              (long long)v, vt_dtype_name(t));
             }
             switch (t) {
             case VT_I8: ((int8_t *)b.data)[i] = (int8_t)v; break;
@@ -424,7 +424,7 @@ static int execute(run_state *s, const char *dev_spec, const char *dir, bool jso
     for (uint32_t j = 0; j < n_out; j++)
         out[j] = s->t[n_in + j];
     vt_status st =
-        vt_op_run(dev, (vt_op)info->op, in, n_in, out, n_out, info->params_size ? s->params : NULL, info->params_size);
+        vt_op_run(dev, info->op, in, n_in, out, n_out, info->params_size ? s->params : NULL, info->params_size);
     if (st != VT_OK)
         return fail(s, VTCTL_EXIT_REFUSED, "%s: %s", vt_status_name(st), vt_last_error());
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
@@ -482,7 +482,7 @@ static int execute(run_state *s, const char *dev_spec, const char *dir, bool jso
         const char *path = final[j];
         char shp[96];
         host_array_shape_str(a, shp, sizeof shp);
-        const char *file_dtype = a->dtype == VT_BF16 ? "f32 (widened from bf16)" : vt_dtype_name((int)a->dtype);
+        const char *file_dtype = a->dtype == VT_BF16 ? "f32 (widened from bf16)" : vt_dtype_name(a->dtype);
         if (json) {
             jw_object_begin(&w);
             jw_key(&w, "name");
@@ -490,9 +490,9 @@ static int execute(run_state *s, const char *dev_spec, const char *dir, bool jso
             jw_key(&w, "file");
             jw_string(&w, path);
             jw_key(&w, "dtype");
-            jw_string(&w, vt_dtype_name((int)a->dtype));
+            jw_string(&w, vt_dtype_name(a->dtype));
             jw_key(&w, "file_dtype");
-            jw_string(&w, a->dtype == VT_BF16 ? "f32" : vt_dtype_name((int)a->dtype));
+            jw_string(&w, a->dtype == VT_BF16 ? "f32" : vt_dtype_name(a->dtype));
             jw_key(&w, "shape");
             jw_array_begin(&w);
             for (uint32_t d = 0; d < a->ndim; d++)
@@ -586,12 +586,10 @@ static int cmd_run(int argc, char **argv)
 
     vt_dtype free_dt = VT_F32;
     if (out_dtype) {
-        int t = vt_dtype_from_name(out_dtype);
         if (!op_shapes_has_free_dtype(op))
             return vtctl_usage_error("op run", "--out-dtype applies to Copy, GetRows and Dequantize only");
-        if (t < 0)
+        if (!vt_dtype_from_name(out_dtype, &free_dt))
             return vtctl_usage_error("op run", "--out-dtype: unknown dtype '%s'", out_dtype);
-        free_dt = (vt_dtype)t;
     }
 
     /* inputs and INOUT outputs from their sources */
@@ -612,16 +610,17 @@ static int cmd_run(int argc, char **argv)
         const char *tn;
         if (!split_kv(casts[i], key, sizeof key, &tn))
             return fail(&s, VTCTL_EXIT_USAGE, "--in-dtype wants NAME=DTYPE, got '%s'", casts[i]);
-        int slot = operand_slot(info, key), t = vt_dtype_from_name(tn);
+        int slot = operand_slot(info, key);
+        vt_dtype t;
         if (slot < 0 || !s.arr[slot].present)
             return fail(&s, VTCTL_EXIT_USAGE, "--in-dtype %s: no --in %s was given", key, key);
-        if (t < 0)
+        if (!vt_dtype_from_name(tn, &t))
             return fail(&s, VTCTL_EXIT_USAGE, "--in-dtype %s: unknown dtype '%s'", key, tn);
-        if (convert_input(key, &s.arr[slot], (vt_dtype)t, why, sizeof why) != VT_OK)
+        if (convert_input(key, &s.arr[slot], t, why, sizeof why) != VT_OK)
             return fail(&s, VTCTL_EXIT_REFUSED, "%s", why);
     }
     for (uint32_t i = 0; i < info->n_in + info->n_out; i++)
-        if (s.arr[i].present && (uint32_t)s.arr[i].dtype == NPY_RAW_BYTES)
+        if (s.arr[i].present && s.arr[i].dtype == NPY_RAW_BYTES)
             return fail(&s, VTCTL_EXIT_USAGE,
                         "%s holds raw bytes ('|u1'): name its block format with --in-dtype %s=q4_0",
                         i < info->n_in ? info->in[i].name : info->out[i - info->n_in].name,

@@ -187,7 +187,7 @@ int vtctl_cmd_ops(int argc, char **argv)
     }
     row_counts counts = {0};
     for (k = 0; k < n_rows; k++) {
-        const vt_op_info *info = vt_op_get_info((int)plan[k].op);
+        const vt_op_info *info = vt_op_get_info(plan[k].op);
         if (!dev) {
             bool native = vt_kernel_find(kernels, n_kernels, plan[k].op, plan[k].sig) != NULL;
             emit_row(&w, json, info, plan[k].sig, native ? "native" : "absent", "", &counts);

@@ -20,7 +20,7 @@ static vt_status reference(vt_registry *reg, const vt_gguf_tensor *gt, vt_dtype 
         return st;
     int64_t n = gt->n_elements;
     vt_tensor *src = NULL, *dst = NULL;
-    st = vt_tensor_create(cpu, (vt_dtype)gt->type, 1, &n, &src);
+    st = vt_tensor_create(cpu, gt->type, 1, &n, &src);
     if (st == VT_OK)
         st = vt_tensor_create(cpu, dst_type, 1, &n, &dst);
     if (st == VT_OK)
@@ -50,7 +50,7 @@ static int verify(vt_registry *reg, const vt_load_plan *plan, const vt_model *m,
         unsigned char *got = malloc(bytes ? bytes : 1), *want = NULL;
         vt_status st = got ? vt_tensor_read(t, got, bytes) : VT_E_NO_MEMORY;
         bool same = false;
-        if (st == VT_OK && (int)vt_tensor_dtype(t) == gt->type) {
+        if (st == VT_OK && vt_tensor_dtype(t) == gt->type) {
             same = bytes == gt->n_bytes && (!bytes || memcmp(got, gt->data, bytes) == 0);
             raw += same ? bytes : 0;
         } else if (st == VT_OK) {

@@ -45,7 +45,7 @@ static shp last_to(const host_array *a, int64_t n)
 vt_status op_shapes_infer(uint32_t op, const host_array *in, uint32_t n_in, const void *params, vt_dtype free_dtype,
                           host_array *out, char *why, size_t why_size)
 {
-    const vt_op_info *info = vt_op_get_info((int)op);
+    const vt_op_info *info = vt_op_get_info(op);
     if (!info)
         return vt_why(VT_E_UNSUPPORTED, why, why_size, "op id %u is not in the catalogue", op);
     for (uint32_t i = 0; i < info->n_in; i++)

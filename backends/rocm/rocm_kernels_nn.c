@@ -32,7 +32,7 @@ static vt_status k_unary(vt_backend_ctx *c, int dev, const vt_op_args *a, char *
                                      : VT_ROCM_UNARY_SIGMOID;
     float sc = a->op == VT_OP_SCALE ? ((const vt_params_scale *)a->params)->s : 0.0f;
     hipError_t e = vt_rocm_launch_unary(kind, X(0), Y(0), vt_rocm_elems(&a->in[0]), sc, s);
-    return vt_rocm_done(&L_, e, vt_op_name((int)a->op), why, why_size);
+    return vt_rocm_done(&L_, e, vt_op_name(a->op), why, why_size);
 }
 
 static vt_status k_mul(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
@@ -77,7 +77,7 @@ static vt_status k_norm(vt_backend_ctx *c, int dev, const vt_op_args *a, char *w
         e = vt_rocm_launch_norm(VT_ROCM_NORM_L2, X(0), NULL, NULL, Y(0), rows, n, eps, s);
     else
         e = vt_rocm_launch_norm(VT_ROCM_NORM_GATED, X(0), X(2), X(1), Y(0), rows, n, eps, s);
-    return vt_rocm_done(&L_, e, vt_op_name((int)a->op), why, why_size);
+    return vt_rocm_done(&L_, e, vt_op_name(a->op), why, why_size);
 }
 
 /* Softmax refuses a logit x*scale + mask of +inf (the row would be NaN) as
@@ -141,7 +141,7 @@ static vt_status k_index_select(vt_backend_ctx *c, int dev, const vt_op_args *a,
     hipError_t e =
         vt_rocm_launch_check_range(L_.q->err, a->op, VT_ROCM_NAME_IDX, X(1), wide, n_idx, n_src, dim, safe, s);
     vt_rocm_checked(&L_);
-    int64_t row_bytes = inner * (int64_t)vt_dtype_get((int)src->dtype)->block_bytes;
+    int64_t row_bytes = inner * (int64_t)vt_dtype_get(src->dtype)->block_bytes;
     if (e == hipSuccess && n_src > 0) /* with no source rows every index is bad: nothing to gather */
         e = vt_rocm_launch_index_select(X(0), safe, wide, Y(0), outer, n_src, n_idx, row_bytes, s);
     return vt_rocm_done(&L_, e, "IndexSelect (90)", why, why_size);

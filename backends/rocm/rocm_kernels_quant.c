@@ -12,7 +12,7 @@
 /* Block geometry of a dtype from the type table. */
 static void geometry(uint32_t dtype, int *be, int *bb)
 {
-    const vt_dtype_info *t = vt_dtype_get((int)dtype);
+    const vt_dtype_info *t = vt_dtype_get(dtype);
     *be = (int)t->block_elems;
     *bb = (int)t->block_bytes;
 }

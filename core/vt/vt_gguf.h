@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <vt/vt_dtype.h>
 #include <vt/vt_status.h>
 
 #ifdef __cplusplus
@@ -108,7 +109,7 @@ typedef struct vt_gguf_tensor {
     size_t index;                    /* position in the file, 0-based */
     const char *name;                /* NUL-terminated, 1..VT_GGUF_MAX_NAME bytes */
     uint32_t name_len;               /* strlen(name) */
-    int type;                        /* ggml type id (vt_dtype); always in the type table */
+    vt_dtype type;                   /* ggml type id; always in the type table */
     uint32_t n_dims;                 /* dims as stored, 0..VT_GGUF_MAX_DIMS */
     int64_t ne[VT_GGUF_MAX_DIMS];    /* GGUF order, innermost FIRST; 1 past n_dims */
     int64_t shape[VT_GGUF_MAX_DIMS]; /* vt order, innermost LAST: shape[i] = ne[n_dims-1-i]; 1 past n_dims */

@@ -60,7 +60,7 @@ VT_WARN_UNUSED vt_status vt_gguf_writer_add_array(vt_gguf_writer *w, const char 
 /* Add a tensor: ggml type id, n_dims 0..4 and ne in GGUF order (innermost
  * FIRST); n_bytes must equal the size the type table gives. data (borrowed
  * until the last write) may be NULL to write zeros. */
-VT_WARN_UNUSED vt_status vt_gguf_writer_add_tensor(vt_gguf_writer *w, const char *name, int type, uint32_t n_dims,
+VT_WARN_UNUSED vt_status vt_gguf_writer_add_tensor(vt_gguf_writer *w, const char *name, vt_dtype type, uint32_t n_dims,
                                                    const int64_t *ne, const void *data, uint64_t n_bytes);
 
 /* Bytes the file will have. */

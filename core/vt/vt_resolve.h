@@ -38,7 +38,7 @@ const char *vt_tier_name(int tier);
 
 /* The verdict for one (op, signature) on one device. */
 typedef struct vt_resolution {
-    uint32_t op; /* vt_op */
+    vt_op op;
     vt_sig sig;
     uint32_t tier;                   /* vt_tier */
     char reason[VT_RESOLUTION_TEXT]; /* refusal message (SPEC 5 shape), or why this tier */
@@ -53,7 +53,7 @@ typedef struct vt_resolution {
 /* Shape and dtype of one operand, for resolving before anything is
  * allocated (vt_resolve_call). */
 typedef struct vt_shape {
-    uint32_t dtype;             /* vt_dtype */
+    vt_dtype dtype;
     uint32_t ndim;              /* 0..4 */
     int64_t shape[VT_MAX_DIMS]; /* row-major, innermost last */
 } vt_shape;
@@ -78,7 +78,7 @@ vt_shape vt_tensor_shape(const vt_tensor *t);
 
 /* One op of a plan. */
 typedef struct vt_plan_op {
-    uint32_t op; /* vt_op */
+    vt_op op;
     vt_sig sig;
 } vt_plan_op;
 

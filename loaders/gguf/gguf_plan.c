@@ -126,7 +126,7 @@ vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options 
         p->tensors[i] = t;
         vt_weight_desc *d = &p->descs[i];
         d->name = t->name;
-        d->dtype = (uint32_t)t->type;
+        d->dtype = t->type;
         d->op_class = vt_gguf_op_class(t->name, t->n_dims);
         d->ndim = t->n_dims;
         for (uint32_t k = 0; k < t->n_dims && k < VT_MAX_DIMS; k++)
