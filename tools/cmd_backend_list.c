@@ -73,7 +73,9 @@ static void json_devices(json_writer *w, vt_registry *reg, int *failures)
             (*failures)++;
             continue;
         }
-        vtctl_json_caps(w, dev, &c);
+        rec_writer r;
+        rec_init_json(&r, w);
+        vtctl_write_caps(&r, dev, &c, NULL);
     }
     jw_array_end(w);
 }

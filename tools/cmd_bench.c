@@ -597,34 +597,30 @@ static int bench_launch(const char *backend, int reps, int warmup, bool json)
     } else {
         double enq_min, graph_min, enq_med = bench_median(enq, reps, &enq_min);
         double graph_med = bench_median(graph, reps, &graph_min);
+        json_writer w;
+        rec_writer r;
         if (json) {
-            json_writer w;
             jw_init(&w, stdout);
-            jw_object_begin(&w);
-            jw_key(&w, "device");
-            jw_string(&w, vt_device_id(dev));
-            jw_key(&w, "op");
-            jw_string(&w, "Launch");
-            jw_key(&w, "ops_per_stream");
-            jw_int(&w, BENCH_LAUNCH_OPS);
-            jw_key(&w, "reps");
-            jw_int(&w, reps);
-            jw_key(&w, "enqueue_us_per_op");
-            jw_double(&w, enq_med);
-            jw_key(&w, "enqueue_us_per_op_min");
-            jw_double(&w, enq_min);
-            jw_key(&w, "graph_us_per_op");
-            jw_double(&w, graph_med);
-            jw_key(&w, "graph_us_per_op_min");
-            jw_double(&w, graph_min);
-            jw_object_end(&w);
-            jw_finish(&w);
+            rec_init_json(&r, &w);
         } else {
-            printf("vtctl bench --op Launch on %s: %d x Scale f32 [1] per stream, median (min) of %d streams\n",
-                   vt_device_id(dev), BENCH_LAUNCH_OPS, reps);
-            printf("  enqueued:             %8.3f us/op (%.3f)\n", enq_med, enq_min);
-            printf("  replayed from graph:  %8.3f us/op (%.3f)\n", graph_med, graph_min);
+            rec_init_text(&r, stdout, 0, 0);
         }
+        rec_object_begin(&r, NULL, NULL);
+        rec_str(&r, "device", NULL, vt_device_id(dev));
+        rec_str(&r, "op", NULL, "Launch");
+        rec_int_as(&r, "ops_per_stream", "", BENCH_LAUNCH_OPS,
+                   "vtctl bench --op Launch on %s: %d x Scale f32 [1] per stream, median (min) of %d streams",
+                   vt_device_id(dev), BENCH_LAUNCH_OPS, reps);
+        rec_int(&r, "reps", NULL, reps);
+        rec_text_layout(&r, 2, 21);
+        rec_double_as(&r, "enqueue_us_per_op", "enqueued:", enq_med, "%8.3f us/op (%.3f)", enq_med, enq_min);
+        rec_double(&r, "enqueue_us_per_op_min", NULL, enq_min);
+        rec_double_as(&r, "graph_us_per_op", "replayed from graph:", graph_med, "%8.3f us/op (%.3f)", graph_med,
+                      graph_min);
+        rec_double(&r, "graph_us_per_op_min", NULL, graph_min);
+        rec_object_end(&r, false);
+        if (json)
+            jw_finish(&w);
     }
     free(enq);
     free(graph);

@@ -1,0 +1,80 @@
+/* record.h - one field list, two renderings. A vtctl command describes a
+ * record once, field by field (its JSON key, its text label, its value),
+ * and the writer emits it either as JSON (through json_writer) or as the
+ * command's text lines, so the two outputs cannot drift: a field added to
+ * one is in the other.
+ *
+ * Text lines are "<indent><label padded to width> <text>" (just
+ * "<indent><text>" for the label ""). A field without
+ * a label (NULL) is JSON-only (it is shown inside another field's text); a
+ * line without a key (rec_text) is text-only. The *_as variants give the
+ * text of a field its own printf format; the plain ones print the value. */
+#ifndef VT_RECORD_H
+#define VT_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "json_writer.h"
+
+typedef struct rec_writer {
+    json_writer *jw; /* JSON when non-NULL, else text */
+    FILE *out;       /* text output */
+    int indent;      /* text: spaces before a label */
+    int width;       /* text: label column width */
+} rec_writer;
+
+/* A text writer to out: labels indented by indent, padded to width. */
+void rec_init_text(rec_writer *r, FILE *out, int indent, int width);
+
+/* A JSON writer into jw (owned by the caller, already begun). */
+void rec_init_json(rec_writer *r, json_writer *jw);
+
+/* True when r writes JSON. */
+bool rec_json(const rec_writer *r);
+
+/* Text: indent and label width of the lines that follow. */
+void rec_text_layout(rec_writer *r, int indent, int width);
+
+/* Open a nested object: JSON key: { (key NULL inside an array); text: the
+ * heading line (printf format; NULL: none) at the current indent, then the
+ * fields are indented two more (the column stays). */
+void rec_object_begin(rec_writer *r, const char *key, const char *heading_fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Close what rec_object_begin opened. */
+void rec_object_end(rec_writer *r, bool had_heading);
+
+/* A text-only line (printf format, newline included by the caller). */
+void rec_text(rec_writer *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Fields. */
+void rec_str(rec_writer *r, const char *key, const char *label, const char *v);
+void rec_uint(rec_writer *r, const char *key, const char *label, uint64_t v);
+void rec_int(rec_writer *r, const char *key, const char *label, int64_t v);
+void rec_bool(rec_writer *r, const char *key, const char *label, bool v); /* text: "yes" / "no" */
+void rec_double(rec_writer *r, const char *key, const char *label, double v);
+
+/* Fields whose text is its own format (the JSON value is v). */
+void rec_str_as(rec_writer *r, const char *key, const char *label, const char *v, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+void rec_uint_as(rec_writer *r, const char *key, const char *label, uint64_t v, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+void rec_int_as(rec_writer *r, const char *key, const char *label, int64_t v, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+void rec_double_as(rec_writer *r, const char *key, const char *label, double v, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+void rec_bool_as(rec_writer *r, const char *key, const char *label, bool v, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* A list of strings: a JSON array; text: the items joined by spaces, or
+ * empty when there are none. */
+void rec_str_list(rec_writer *r, const char *key, const char *label, const char *const *items, size_t n,
+                  const char *empty);
+
+/* A list of ints: a JSON array; text: the items joined by sep. */
+void rec_int_list(rec_writer *r, const char *key, const char *label, const int32_t *items, size_t n, const char *sep);
+
+#endif
