@@ -151,19 +151,26 @@ START_TEST(hybrid_recurrent_layers_are_counted)
     vt_gguf_writer *w = NULL;
     ck_assert_int_eq(vt_gguf_writer_create(&w), VT_OK);
     ck_assert_int_eq(vt_gguf_writer_add_string(w, "general.architecture", "qwen3next"), VT_OK);
-    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "qwen3next.block_count", 4), VT_OK);
-    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "qwen3next.embedding_length", 32), VT_OK);
-    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "qwen3next.attention.head_count", 4), VT_OK);
-    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "qwen3next.attention.head_count_kv", 1), VT_OK);
-    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "qwen3next.attention.key_length", 8), VT_OK);
-    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "qwen3next.attention.value_length", 8), VT_OK);
-    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "qwen3next.full_attention_interval", 4), VT_OK);
-    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "qwen3next.ssm.conv_kernel", 4), VT_OK);
-    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "qwen3next.ssm.inner_size", 64), VT_OK);
-    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "qwen3next.ssm.state_size", 16), VT_OK);
-    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "qwen3next.ssm.group_count", 2), VT_OK);
-    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "qwen3next.ssm.time_step_rank", 8), VT_OK);
-    ck_assert_int_eq(vt_gguf_writer_add_u32(w, "qwen3next.vocab_size", 100), VT_OK);
+    static const struct {
+        const char *key;
+        uint32_t v;
+    } hp[] = {
+        {"qwen3next.block_count", 4},
+        {"qwen3next.embedding_length", 32},
+        {"qwen3next.attention.head_count", 4},
+        {"qwen3next.attention.head_count_kv", 1},
+        {"qwen3next.attention.key_length", 8},
+        {"qwen3next.attention.value_length", 8},
+        {"qwen3next.full_attention_interval", 4},
+        {"qwen3next.ssm.conv_kernel", 4},
+        {"qwen3next.ssm.inner_size", 64},
+        {"qwen3next.ssm.state_size", 16},
+        {"qwen3next.ssm.group_count", 2},
+        {"qwen3next.ssm.time_step_rank", 8},
+        {"qwen3next.vocab_size", 100},
+    };
+    for (size_t i = 0; i < sizeof hp / sizeof hp[0]; i++)
+        ck_assert_int_eq(vt_gguf_writer_add_u32(w, hp[i].key, hp[i].v), VT_OK);
     spec s[1] = {{"output_norm.weight", VT_F32, 1, {32}}};
     void *keep[1];
     char *path = write_model(w, s, 1, keep, &r);

@@ -88,134 +88,105 @@ void rec_text(rec_writer *r, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The text of a field in its own format, when it has a label. */
-#define TEXT_AS(r, label, fmt)                                                                                         \
-    do {                                                                                                               \
-        if (label) {                                                                                                   \
-            va_list ap;                                                                                                \
-            va_start(ap, fmt);                                                                                         \
-            text_line(r, label, fmt, ap);                                                                              \
-            va_end(ap);                                                                                                \
-        }                                                                                                              \
-    } while (0)
+/* A field's value, for the one function that writes every field. */
+typedef struct rec_value {
+    enum { REC_STR, REC_UINT, REC_INT, REC_DOUBLE, REC_BOOL } kind;
+    union {
+        const char *s;
+        uint64_t u;
+        int64_t i;
+        double d;
+        bool b;
+    } as;
+} rec_value;
 
-/* The text of a field printed plainly. */
-static void text_plain(rec_writer *r, const char *label, const char *fmt, ...)
+/* JSON: key and value; text: the label's line in fmt (none without a label). */
+static void field(rec_writer *r, const char *key, const char *label, rec_value v, const char *fmt, va_list ap)
 {
-    TEXT_AS(r, label, fmt);
+    if (!r->jw) {
+        if (label)
+            text_line(r, label, fmt, ap);
+        return;
+    }
+    json_key(r, key);
+    switch (v.kind) {
+    case REC_STR: jw_string(r->jw, v.as.s); break;
+    case REC_UINT: jw_uint(r->jw, v.as.u); break;
+    case REC_INT: jw_int(r->jw, v.as.i); break;
+    case REC_DOUBLE: jw_double(r->jw, v.as.d); break;
+    case REC_BOOL: jw_bool(r->jw, v.as.b); break;
+    }
 }
+
+/* The public field functions: each wraps its value and forwards fmt. */
+#define REC_FIELD_AS(fn, type, tag, member)                                                                            \
+    void fn(rec_writer *r, const char *key, const char *label, type v, const char *fmt, ...)                           \
+    {                                                                                                                  \
+        va_list ap;                                                                                                    \
+        va_start(ap, fmt);                                                                                             \
+        field(r, key, label, (rec_value){.kind = tag, .as.member = v}, fmt, ap);                                       \
+        va_end(ap);                                                                                                    \
+    }
+REC_FIELD_AS(rec_str_as, const char *, REC_STR, s)
+REC_FIELD_AS(rec_uint_as, uint64_t, REC_UINT, u)
+REC_FIELD_AS(rec_int_as, int64_t, REC_INT, i)
+REC_FIELD_AS(rec_double_as, double, REC_DOUBLE, d)
+REC_FIELD_AS(rec_bool_as, bool, REC_BOOL, b)
 
 void rec_str(rec_writer *r, const char *key, const char *label, const char *v)
 {
-    if (json_key(r, key))
-        jw_string(r->jw, v);
-    else
-        text_plain(r, label, "%s", v);
+    rec_str_as(r, key, label, v, "%s", v);
 }
 
 void rec_uint(rec_writer *r, const char *key, const char *label, uint64_t v)
 {
-    if (json_key(r, key))
-        jw_uint(r->jw, v);
-    else
-        text_plain(r, label, "%llu", (unsigned long long)v);
+    rec_uint_as(r, key, label, v, "%llu", (unsigned long long)v);
 }
 
 void rec_int(rec_writer *r, const char *key, const char *label, int64_t v)
 {
-    if (json_key(r, key))
-        jw_int(r->jw, v);
-    else
-        text_plain(r, label, "%lld", (long long)v);
-}
-
-void rec_bool(rec_writer *r, const char *key, const char *label, bool v)
-{
-    if (json_key(r, key))
-        jw_bool(r->jw, v);
-    else
-        text_plain(r, label, "%s", v ? "yes" : "no");
+    rec_int_as(r, key, label, v, "%lld", (long long)v);
 }
 
 void rec_double(rec_writer *r, const char *key, const char *label, double v)
 {
-    if (json_key(r, key))
-        jw_double(r->jw, v);
-    else
-        text_plain(r, label, "%g", v);
+    rec_double_as(r, key, label, v, "%g", v);
 }
 
-void rec_str_as(rec_writer *r, const char *key, const char *label, const char *v, const char *fmt, ...)
+void rec_bool(rec_writer *r, const char *key, const char *label, bool v)
 {
-    if (json_key(r, key))
-        jw_string(r->jw, v);
-    else
-        TEXT_AS(r, label, fmt);
+    rec_bool_as(r, key, label, v, "%s", v ? "yes" : "no");
 }
 
-void rec_uint_as(rec_writer *r, const char *key, const char *label, uint64_t v, const char *fmt, ...)
+/* A list of strings (strs) or ints: a JSON array, or the label's line
+ * with the items joined by sep (empty when there are none). */
+static void list(rec_writer *r, const char *key, const char *label, const char *const *strs, const int32_t *ints,
+                 size_t n, const char *sep, const char *empty)
 {
-    if (json_key(r, key))
-        jw_uint(r->jw, v);
-    else
-        TEXT_AS(r, label, fmt);
-}
-
-void rec_int_as(rec_writer *r, const char *key, const char *label, int64_t v, const char *fmt, ...)
-{
-    if (json_key(r, key))
-        jw_int(r->jw, v);
-    else
-        TEXT_AS(r, label, fmt);
-}
-
-void rec_double_as(rec_writer *r, const char *key, const char *label, double v, const char *fmt, ...)
-{
-    if (json_key(r, key))
-        jw_double(r->jw, v);
-    else
-        TEXT_AS(r, label, fmt);
-}
-
-void rec_bool_as(rec_writer *r, const char *key, const char *label, bool v, const char *fmt, ...)
-{
-    if (json_key(r, key))
-        jw_bool(r->jw, v);
-    else
-        TEXT_AS(r, label, fmt);
+    if (json_key(r, key)) {
+        jw_array_begin(r->jw);
+        for (size_t i = 0; i < n; i++)
+            strs ? jw_string(r->jw, strs[i]) : jw_int(r->jw, ints[i]);
+        jw_array_end(r->jw);
+        return;
+    }
+    if (!label)
+        return;
+    fprintf(r->out, "%*s%-*s ", r->indent, "", r->width, label);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? sep : "", r->out);
+        strs ? (void)fputs(strs[i], r->out) : (void)fprintf(r->out, "%d", ints[i]);
+    }
+    fprintf(r->out, "%s\n", n ? "" : empty);
 }
 
 void rec_str_list(rec_writer *r, const char *key, const char *label, const char *const *items, size_t n,
                   const char *empty)
 {
-    if (json_key(r, key)) {
-        jw_array_begin(r->jw);
-        for (size_t i = 0; i < n; i++)
-            jw_string(r->jw, items[i]);
-        jw_array_end(r->jw);
-        return;
-    }
-    if (!label)
-        return;
-    fprintf(r->out, "%*s%-*s ", r->indent, "", r->width, label);
-    for (size_t i = 0; i < n; i++)
-        fprintf(r->out, "%s%s", i ? " " : "", items[i]);
-    fprintf(r->out, "%s\n", n ? "" : empty);
+    list(r, key, label, items, NULL, n, " ", empty);
 }
 
 void rec_int_list(rec_writer *r, const char *key, const char *label, const int32_t *items, size_t n, const char *sep)
 {
-    if (json_key(r, key)) {
-        jw_array_begin(r->jw);
-        for (size_t i = 0; i < n; i++)
-            jw_int(r->jw, items[i]);
-        jw_array_end(r->jw);
-        return;
-    }
-    if (!label)
-        return;
-    fprintf(r->out, "%*s%-*s ", r->indent, "", r->width, label);
-    for (size_t i = 0; i < n; i++)
-        fprintf(r->out, "%s%d", i ? sep : "", items[i]);
-    fputc('\n', r->out);
+    list(r, key, label, NULL, items, n, sep, "");
 }
