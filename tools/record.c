@@ -35,6 +35,10 @@ void rec_text_layout(rec_writer *r, int indent, int width)
 /* The text line of a field: label in its column, then the text. */
 static void text_line(rec_writer *r, const char *label, const char *fmt, va_list ap)
 {
+    if (r->in_row) {
+        vfprintf(r->out, fmt, ap);
+        return;
+    }
     fprintf(r->out, "%*s", r->indent, "");
     if (label[0])
         fprintf(r->out, "%-*s ", r->width, label);
@@ -78,6 +82,38 @@ void rec_object_end(rec_writer *r, bool had_heading)
     }
 }
 
+void rec_row_begin(rec_writer *r, const char *key)
+{
+    if (json_key(r, key)) {
+        jw_object_begin(r->jw);
+        return;
+    }
+    fprintf(r->out, "%*s", r->indent, "");
+    r->in_row = true;
+}
+
+void rec_row_end(rec_writer *r)
+{
+    if (r->jw) {
+        jw_object_end(r->jw);
+        return;
+    }
+    fputc('\n', r->out);
+    r->in_row = false;
+}
+
+void rec_array_begin(rec_writer *r, const char *key)
+{
+    if (json_key(r, key))
+        jw_array_begin(r->jw);
+}
+
+void rec_array_end(rec_writer *r)
+{
+    if (r->jw)
+        jw_array_end(r->jw);
+}
+
 void rec_text(rec_writer *r, const char *fmt, ...)
 {
     if (r->jw)
@@ -110,7 +146,7 @@ static void field(rec_writer *r, const char *key, const char *label, rec_value v
     }
     json_key(r, key);
     switch (v.kind) {
-    case REC_STR: jw_string(r->jw, v.as.s); break;
+    case REC_STR: v.as.s ? jw_string(r->jw, v.as.s) : jw_null(r->jw); break;
     case REC_UINT: jw_uint(r->jw, v.as.u); break;
     case REC_INT: jw_int(r->jw, v.as.i); break;
     case REC_DOUBLE: jw_double(r->jw, v.as.d); break;
@@ -135,7 +171,7 @@ REC_FIELD_AS(rec_bool_as, bool, REC_BOOL, b)
 
 void rec_str(rec_writer *r, const char *key, const char *label, const char *v)
 {
-    rec_str_as(r, key, label, v, "%s", v);
+    rec_str_as(r, key, label, v, "%s", v ? v : "");
 }
 
 void rec_uint(rec_writer *r, const char *key, const char *label, uint64_t v)

@@ -24,6 +24,7 @@ typedef struct rec_writer {
     FILE *out;       /* text output */
     int indent;      /* text: spaces before a label */
     int width;       /* text: label column width */
+    bool in_row;     /* text: fields are cells of one line (rec_row_begin) */
 } rec_writer;
 
 /* A text writer to out: labels indented by indent, padded to width. */
@@ -47,10 +48,21 @@ void rec_object_begin(rec_writer *r, const char *key, const char *heading_fmt, .
 /* Close what rec_object_begin opened. */
 void rec_object_end(rec_writer *r, bool had_heading);
 
+/* Open / close a table row: JSON an object (key NULL inside an array);
+ * text one line at the current indent, each field's text a cell appended
+ * to it (the label is not shown; NULL still means JSON-only). */
+void rec_row_begin(rec_writer *r, const char *key);
+void rec_row_end(rec_writer *r);
+
+/* Open / close a JSON array under key (text: nothing; its rows or fields
+ * are the text). */
+void rec_array_begin(rec_writer *r, const char *key);
+void rec_array_end(rec_writer *r);
+
 /* A text-only line (printf format, newline included by the caller). */
 void rec_text(rec_writer *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Fields. */
+/* Fields (rec_str with v NULL is JSON null, text ""). */
 void rec_str(rec_writer *r, const char *key, const char *label, const char *v);
 void rec_uint(rec_writer *r, const char *key, const char *label, uint64_t v);
 void rec_int(rec_writer *r, const char *key, const char *label, int64_t v);
