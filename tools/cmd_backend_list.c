@@ -8,51 +8,52 @@
 
 #include "vtctl.h"
 
-static void json_backends(json_writer *w, vt_registry *reg)
+/* Every plugin candidate: a JSON array, or the BACKENDS table. */
+static void write_backends(rec_writer *r, vt_registry *reg)
 {
-    jw_key(w, "backends");
-    jw_array_begin(w);
-    for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
+    char t1[1024], t2[4096], t3[1024];
+    size_t nb = vt_registry_backend_count(reg);
+    rec_text(r, "\nBACKENDS\n  %-11s %-11s %-7s %-4s %s\n", "NAME", "STATE", "DEVICES", "ABI", "FILE");
+    rec_array_begin(r, "backends");
+    for (size_t i = 0; i < nb; i++) {
         vt_backend_info b;
         if (vt_registry_backend_info(reg, i, &b) != VT_OK)
             continue;
-        jw_object_begin(w);
-        jw_key(w, "name");
-        jw_string(w, b.name);
-        jw_key(w, "state");
-        jw_string(w, vt_backend_state_name((int)b.state));
-        jw_key(w, "path");
-        jw_string(w, b.path);
-        jw_key(w, "origin");
-        jw_string(w, b.origin);
-        jw_key(w, "abi");
+        char abi[16] = "-", ndev[16] = "-";
         if (b.abi_found)
-            jw_uint(w, b.abi_found);
+            snprintf(abi, sizeof abi, "%u", b.abi_found);
+        if (b.state == VT_BACKEND_READY || b.state == VT_BACKEND_NO_DEVICES)
+            snprintf(ndev, sizeof ndev, "%u", b.device_count);
+        rec_row_begin(r, NULL);
+        rec_str_as(r, "name", "", b.name, "%-11s ", vtctl_text(b.name, t1, sizeof t1));
+        rec_str_as(r, "state", "", vt_backend_state_name(b.state), "%-11s ", vt_backend_state_name(b.state));
+        rec_uint_as(r, "device_count", "", b.device_count, "%-7s ", ndev);
+        if (b.abi_found)
+            rec_uint_as(r, "abi", "", b.abi_found, "%-4s ", abi);
         else
-            jw_null(w);
-        jw_key(w, "device_type");
-        if (b.device_type >= 0) {
-            jw_int(w, b.device_type);
-        } else {
-            jw_null(w);
-        }
-        jw_key(w, "device_count");
-        jw_uint(w, b.device_count);
-        jw_key(w, "reason");
-        jw_string(w, b.reason);
-        jw_key(w, "description");
-        jw_string(w, b.description);
-        jw_key(w, "devices");
-        jw_array_begin(w);
+            rec_str_as(r, "abi", "", NULL, "%-4s ", abi);
+        rec_str_as(r, "path", "", b.path, "%s", vtctl_text(b.path, t2, sizeof t2));
+        rec_str(r, "origin", NULL, b.origin);
+        if (b.device_type >= 0)
+            rec_int(r, "device_type", NULL, b.device_type);
+        else
+            rec_str(r, "device_type", NULL, NULL);
+        rec_str(r, "reason", NULL, b.reason);
+        rec_str(r, "description", NULL, b.description);
+        rec_array_begin(r, "devices");
         for (size_t d = 0; d < vt_registry_device_count(reg); d++) {
             vt_device *dev = vt_registry_device(reg, d);
             if (strcmp(vt_device_backend_name(dev), b.name) == 0)
-                jw_string(w, vt_device_id(dev));
+                rec_str(r, NULL, NULL, vt_device_id(dev));
         }
-        jw_array_end(w);
-        jw_object_end(w);
+        rec_array_end(r);
+        rec_row_end(r);
+        if (b.reason[0])
+            rec_text(r, "  %-11s why: %s\n", "", vtctl_text(b.reason, t3, sizeof t3));
     }
-    jw_array_end(w);
+    rec_array_end(r);
+    if (!nb)
+        rec_text(r, "  (no plugins found)\n");
 }
 
 static void json_devices(json_writer *w, vt_registry *reg, int *failures)
@@ -92,7 +93,9 @@ static int list_json(vt_registry *reg)
     jw_uint(&w, VT_PLUGIN_ABI);
     jw_key(&w, "search_path");
     jw_string(&w, vt_registry_search_path(reg));
-    json_backends(&w, reg);
+    rec_writer r;
+    rec_init_json(&r, &w);
+    write_backends(&r, reg);
     json_devices(&w, reg, &failures);
     jw_key(&w, "warnings");
     jw_array_begin(&w);
@@ -114,28 +117,13 @@ static int list_text(vt_registry *reg)
     }
     printf("vt %s (plugin ABI %u): %zu plugin%s found, %zu backend%s ready, %zu device%s\n", vt_version(),
            VT_PLUGIN_ABI, nb, nb == 1 ? "" : "s", ready, ready == 1 ? "" : "s", nd, nd == 1 ? "" : "s");
-    char t1[1024], t2[4096], t3[1024];
+    char t2[4096];
     printf("search path: %s\n",
            vt_registry_search_path(reg)[0] ? vtctl_text(vt_registry_search_path(reg), t2, sizeof t2) : "(none)");
 
-    printf("\nBACKENDS\n  %-11s %-11s %-7s %-4s %s\n", "NAME", "STATE", "DEVICES", "ABI", "FILE");
-    for (size_t i = 0; i < nb; i++) {
-        vt_backend_info b;
-        if (vt_registry_backend_info(reg, i, &b) != VT_OK)
-            continue;
-        char abi[16] = "-";
-        if (b.abi_found)
-            snprintf(abi, sizeof abi, "%u", b.abi_found);
-        char ndev[16] = "-";
-        if (b.state == VT_BACKEND_READY || b.state == VT_BACKEND_NO_DEVICES)
-            snprintf(ndev, sizeof ndev, "%u", b.device_count);
-        printf("  %-11s %-11s %-7s %-4s %s\n", vtctl_text(b.name, t1, sizeof t1), vt_backend_state_name((int)b.state),
-               ndev, abi, vtctl_text(b.path, t2, sizeof t2));
-        if (b.reason[0])
-            printf("  %-11s why: %s\n", "", vtctl_text(b.reason, t3, sizeof t3));
-    }
-    if (!nb)
-        printf("  (no plugins found)\n");
+    rec_writer r;
+    rec_init_text(&r, stdout, 2, 0);
+    write_backends(&r, reg);
 
     printf("\nDEVICES\n");
     if (!nd) {
