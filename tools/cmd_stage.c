@@ -102,34 +102,30 @@ int vtctl_cmd_stage(int argc, char **argv)
     } else {
         const vt_stage_stats *s = vt_model_stats(m);
         char b[3][32];
+        json_writer w;
+        rec_writer r;
         if (a.json) {
-            json_writer w;
             jw_init(&w, stdout);
-            jw_object_begin(&w);
-            jw_key(&w, "device");
-            jw_string(&w, vt_device_id(dev));
-            jw_key(&w, "tensors_copied");
-            jw_uint(&w, s->tensors_copied);
-            jw_key(&w, "tensors_in_place");
-            jw_uint(&w, s->tensors_in_place);
-            jw_key(&w, "tensors_expanded");
-            jw_uint(&w, s->tensors_expanded);
-            jw_key(&w, "bytes_copied");
-            jw_uint(&w, s->bytes_copied);
-            jw_key(&w, "bytes_in_place");
-            jw_uint(&w, s->bytes_in_place);
-            jw_key(&w, "pool_bytes");
-            jw_uint(&w, s->pool_bytes);
-            jw_key(&w, "pinned");
-            jw_bool(&w, s->pinned);
-            jw_object_end(&w);
-            jw_finish(&w);
+            rec_init_json(&r, &w);
         } else {
-            printf("staged %s onto %s: %u tensors copied (%s, %u expanded), %u used in place (%s); pool %s%s\n", a.file,
-                   vt_device_id(dev), s->tensors_copied, vt_format_bytes(s->bytes_copied, b[0], 32),
-                   s->tensors_expanded, s->tensors_in_place, vt_format_bytes(s->bytes_in_place, b[1], 32),
-                   vt_format_bytes(s->pool_bytes, b[2], 32), s->pinned ? " pinned" : "");
+            rec_init_text(&r, stdout, 0, 0);
         }
+        rec_object_begin(&r, NULL, NULL);
+        rec_str(&r, "device", NULL, vt_device_id(dev));
+        rec_uint_as(&r, "tensors_copied", "", s->tensors_copied,
+                    "staged %s onto %s: %u tensors copied (%s, %u expanded), %u used in place (%s); pool %s%s", a.file,
+                    vt_device_id(dev), s->tensors_copied, vt_format_bytes(s->bytes_copied, b[0], 32),
+                    s->tensors_expanded, s->tensors_in_place, vt_format_bytes(s->bytes_in_place, b[1], 32),
+                    vt_format_bytes(s->pool_bytes, b[2], 32), s->pinned ? " pinned" : "");
+        rec_uint(&r, "tensors_in_place", NULL, s->tensors_in_place);
+        rec_uint(&r, "tensors_expanded", NULL, s->tensors_expanded);
+        rec_uint(&r, "bytes_copied", NULL, s->bytes_copied);
+        rec_uint(&r, "bytes_in_place", NULL, s->bytes_in_place);
+        rec_uint(&r, "pool_bytes", NULL, s->pool_bytes);
+        rec_bool(&r, "pinned", NULL, s->pinned);
+        rec_object_end(&r, false);
+        if (a.json)
+            jw_finish(&w);
         if (a.verify)
             rc = verify(reg, plan, m, a.json);
     }
