@@ -31,93 +31,64 @@ static const char *param_type_name(uint32_t t)
     return t == VT_PARAM_F32 ? "f32" : t == VT_PARAM_I32 ? "i32" : "u64";
 }
 
-static void describe_text(const vt_op_info *info)
+/* An operand list (inputs or outputs) as rows; flag/note mark the optional
+ * or in-out ones. */
+static void describe_operands(rec_writer *r, const char *key, const vt_operand_info *ops, uint32_t n,
+                              const char *flag_key, uint32_t flag, const char *note)
 {
-    printf("%s (%u): %s\n", info->name, info->op, info->summary);
-    printf("inputs (in call order):\n");
-    for (uint32_t i = 0; i < info->n_in; i++)
-        printf("  %-12s %s%s\n", info->in[i].name, info->in[i].doc,
-               (info->in[i].flags & VT_OPERAND_OPTIONAL) ? "  (optional)" : "");
-    printf("outputs (in call order):\n");
-    for (uint32_t i = 0; i < info->n_out; i++)
-        printf("  %-12s %s%s\n", info->out[i].name, info->out[i].doc,
-               (info->out[i].flags & VT_OPERAND_INOUT) ? "  (in-out: read and updated in place; give it with --in)"
-                                                       : "");
-    if (op_shapes_has_free_dtype(info->op))
-        printf("output dtype: --out-dtype (default f32)\n");
-    printf("signature operands: %s\nsignatures:", info->sig_operands);
-    for (uint32_t i = 0; i < info->n_sigs; i++) {
-        char b[96];
-        printf("%s%s", i % 6 ? " " : "\n  ", vt_sig_format(info->sigs[i], b, sizeof b));
+    rec_array_begin(r, key);
+    for (uint32_t i = 0; i < n; i++) {
+        bool on = (ops[i].flags & flag) != 0;
+        rec_row_begin(r, NULL);
+        rec_str_as(r, "name", "", ops[i].name, "%-12s ", ops[i].name);
+        rec_str_as(r, "doc", "", ops[i].doc, "%s", ops[i].doc);
+        rec_bool_as(r, flag_key, "", on, "%s", on ? note : "");
+        rec_row_end(r);
     }
-    printf("\nparams:%s\n", info->n_params ? "" : " none");
-    for (uint32_t i = 0; i < info->n_params; i++)
-        printf("  %-12s %-4s %s\n", info->params[i].name, param_type_name(info->params[i].type), info->params[i].doc);
+    rec_array_end(r);
 }
 
-static void describe_json(const vt_op_info *info)
+/* `vtctl op describe`: the catalogue entry as one record. */
+static void describe(rec_writer *r, const vt_op_info *info)
 {
-    json_writer w;
-    jw_init(&w, stdout);
-    jw_object_begin(&w);
-    jw_key(&w, "id");
-    jw_uint(&w, info->op);
-    jw_key(&w, "name");
-    jw_string(&w, info->name);
-    jw_key(&w, "summary");
-    jw_string(&w, info->summary);
-    jw_key(&w, "inputs");
-    jw_array_begin(&w);
-    for (uint32_t i = 0; i < info->n_in; i++) {
-        jw_object_begin(&w);
-        jw_key(&w, "name");
-        jw_string(&w, info->in[i].name);
-        jw_key(&w, "doc");
-        jw_string(&w, info->in[i].doc);
-        jw_key(&w, "optional");
-        jw_bool(&w, (info->in[i].flags & VT_OPERAND_OPTIONAL) != 0);
-        jw_object_end(&w);
+    rec_object_begin(r, NULL, NULL);
+    rec_text_layout(r, 0, 0);
+    rec_uint_as(r, "id", "", info->op, "%s (%u): %s", info->name, info->op, info->summary);
+    rec_str(r, "name", NULL, info->name);
+    rec_str(r, "summary", NULL, info->summary);
+    rec_text(r, "inputs (in call order):\n");
+    rec_text_layout(r, 2, 0);
+    describe_operands(r, "inputs", info->in, info->n_in, "optional", VT_OPERAND_OPTIONAL, "  (optional)");
+    rec_text(r, "outputs (in call order):\n");
+    describe_operands(r, "outputs", info->out, info->n_out, "inout", VT_OPERAND_INOUT,
+                      "  (in-out: read and updated in place; give it with --in)");
+    rec_text_layout(r, 0, 0);
+    bool free_dtype = op_shapes_has_free_dtype(info->op);
+    rec_bool_as(r, "free_output_dtype", free_dtype ? "" : NULL, free_dtype, "output dtype: --out-dtype (default f32)");
+    rec_str_as(r, "signature_operands", "", info->sig_operands, "signature operands: %s", info->sig_operands);
+    char sigs[256][96], text[16384];
+    const char *names[256];
+    size_t used = 0, n = 0;
+    for (uint32_t i = 0; i < info->n_sigs && n < 256; i++, n++) {
+        names[n] = vt_sig_format(info->sigs[i], sigs[n], sizeof sigs[n]);
+        if (used < sizeof text)
+            used += (size_t)snprintf(text + used, sizeof text - used, "%s%s", i % 6 ? " " : "\n  ", names[n]);
     }
-    jw_array_end(&w);
-    jw_key(&w, "outputs");
-    jw_array_begin(&w);
-    for (uint32_t i = 0; i < info->n_out; i++) {
-        jw_object_begin(&w);
-        jw_key(&w, "name");
-        jw_string(&w, info->out[i].name);
-        jw_key(&w, "doc");
-        jw_string(&w, info->out[i].doc);
-        jw_key(&w, "inout");
-        jw_bool(&w, (info->out[i].flags & VT_OPERAND_INOUT) != 0);
-        jw_object_end(&w);
-    }
-    jw_array_end(&w);
-    jw_key(&w, "free_output_dtype");
-    jw_bool(&w, op_shapes_has_free_dtype(info->op));
-    jw_key(&w, "signature_operands");
-    jw_string(&w, info->sig_operands);
-    jw_key(&w, "signatures");
-    jw_array_begin(&w);
-    for (uint32_t i = 0; i < info->n_sigs; i++) {
-        char b[96];
-        jw_string(&w, vt_sig_format(info->sigs[i], b, sizeof b));
-    }
-    jw_array_end(&w);
-    jw_key(&w, "params");
-    jw_array_begin(&w);
+    rec_str_list(r, "signatures", NULL, names, n, "");
+    rec_text(r, "signatures:%s\n", n ? text : "");
+    rec_text(r, "params:%s\n", info->n_params ? "" : " none");
+    rec_text_layout(r, 2, 0);
+    rec_array_begin(r, "params");
     for (uint32_t i = 0; i < info->n_params; i++) {
-        jw_object_begin(&w);
-        jw_key(&w, "name");
-        jw_string(&w, info->params[i].name);
-        jw_key(&w, "type");
-        jw_string(&w, param_type_name(info->params[i].type));
-        jw_key(&w, "doc");
-        jw_string(&w, info->params[i].doc);
-        jw_object_end(&w);
+        const char *type = param_type_name(info->params[i].type);
+        rec_row_begin(r, NULL);
+        rec_str_as(r, "name", "", info->params[i].name, "%-12s ", info->params[i].name);
+        rec_str_as(r, "type", "", type, "%-4s ", type);
+        rec_str_as(r, "doc", "", info->params[i].doc, "%s", info->params[i].doc);
+        rec_row_end(r);
     }
-    jw_array_end(&w);
-    jw_object_end(&w);
-    jw_finish(&w);
+    rec_array_end(r);
+    rec_object_end(r, false);
 }
 
 static int cmd_describe(int argc, char **argv)
@@ -139,10 +110,17 @@ static int cmd_describe(int argc, char **argv)
     vt_op op = vt_op_from_name(name);
     if (op == VT_OP_NONE)
         return vtctl_usage_error("op describe", "no op named '%s' in the catalogue", name);
+    json_writer w;
+    rec_writer r;
+    if (json) {
+        jw_init(&w, stdout);
+        rec_init_json(&r, &w);
+    } else {
+        rec_init_text(&r, stdout, 0, 0);
+    }
+    describe(&r, vt_op_get_info(op));
     if (json)
-        describe_json(vt_op_get_info(op));
-    else
-        describe_text(vt_op_get_info(op));
+        jw_finish(&w);
     return VTCTL_EXIT_OK;
 }
 
@@ -430,20 +408,17 @@ static int execute(run_state *s, const char *dev_spec, const char *dir, bool jso
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return fail(s, VTCTL_EXIT_REFUSED, "cannot create %s: %s", dir, strerror(errno));
     json_writer w;
+    rec_writer r;
     if (json) {
         jw_init(&w, stdout);
-        jw_object_begin(&w);
-        jw_key(&w, "op");
-        jw_string(&w, info->name);
-        jw_key(&w, "id");
-        jw_uint(&w, info->op);
-        jw_key(&w, "device");
-        jw_string(&w, vt_device_id(dev));
-        jw_key(&w, "outputs");
-        jw_array_begin(&w);
+        rec_init_json(&r, &w);
     } else {
-        printf("%s (%u) ran on %s\n", info->name, info->op, vt_device_id(dev));
+        rec_init_text(&r, stdout, 0, 0);
     }
+    rec_object_begin(&r, NULL, NULL);
+    rec_str_as(&r, "op", "", info->name, "%s (%u) ran on %s", info->name, info->op, vt_device_id(dev));
+    rec_uint(&r, "id", NULL, info->op);
+    rec_str(&r, "device", NULL, vt_device_id(dev));
     /* Every output to a temporary name first, then renamed: a failure
      * leaves no partial .npy file and no mix of new and old outputs. */
     char final[VT_MAX_OUTPUTS][4096], tmp[VT_MAX_OUTPUTS][4096];
@@ -477,37 +452,30 @@ static int execute(run_state *s, const char *dev_spec, const char *dir, bool jso
             unlink_all(tmp, n_out);
             return fail(s, VTCTL_EXIT_REFUSED, "cannot rename %s to %s: %s", tmp[j], final[j], strerror(e));
         }
+    rec_text_layout(&r, 2, 0);
+    rec_array_begin(&r, "outputs");
     for (uint32_t j = 0; j < n_out; j++) {
         host_array *a = &s->arr[n_in + j];
-        const char *path = final[j];
         char shp[96];
         host_array_shape_str(a, shp, sizeof shp);
-        const char *file_dtype = a->dtype == VT_BF16 ? "f32 (widened from bf16)" : vt_dtype_name(a->dtype);
-        if (json) {
-            jw_object_begin(&w);
-            jw_key(&w, "name");
-            jw_string(&w, info->out[j].name);
-            jw_key(&w, "file");
-            jw_string(&w, path);
-            jw_key(&w, "dtype");
-            jw_string(&w, vt_dtype_name(a->dtype));
-            jw_key(&w, "file_dtype");
-            jw_string(&w, a->dtype == VT_BF16 ? "f32" : vt_dtype_name(a->dtype));
-            jw_key(&w, "shape");
-            jw_array_begin(&w);
-            for (uint32_t d = 0; d < a->ndim; d++)
-                jw_int(&w, a->shape[d]);
-            jw_array_end(&w);
-            jw_object_end(&w);
-        } else {
-            printf("  %-10s %-10s %-24s -> %s\n", info->out[j].name, shp, file_dtype, path);
-        }
+        const char *dtype = vt_dtype_name(a->dtype);
+        rec_row_begin(&r, NULL);
+        rec_str_as(&r, "name", "", info->out[j].name, "%-10s ", info->out[j].name);
+        rec_text(&r, "%-10s ", shp);
+        rec_array_begin(&r, "shape");
+        for (uint32_t d = 0; d < a->ndim; d++)
+            rec_int(&r, NULL, NULL, a->shape[d]);
+        rec_array_end(&r);
+        rec_str(&r, "dtype", NULL, dtype);
+        rec_str_as(&r, "file_dtype", "", a->dtype == VT_BF16 ? "f32" : dtype, "%-24s ",
+                   a->dtype == VT_BF16 ? "f32 (widened from bf16)" : dtype);
+        rec_str_as(&r, "file", "", final[j], "-> %s", final[j]);
+        rec_row_end(&r);
     }
-    if (json) {
-        jw_array_end(&w);
-        jw_object_end(&w);
+    rec_array_end(&r);
+    rec_object_end(&r, false);
+    if (json)
         jw_finish(&w);
-    }
     run_free(s);
     return VTCTL_EXIT_OK;
 }
