@@ -554,12 +554,7 @@ static int bench_launch(const char *backend, int reps, int warmup, bool json)
         double graph_med = bench_median(graph, reps, &graph_min);
         json_writer w;
         rec_writer r;
-        if (json) {
-            jw_init(&w, stdout);
-            rec_init_json(&r, &w);
-        } else {
-            rec_init_text(&r, stdout, 0, 0);
-        }
+        rec_start(&r, &w, json, 0, 0);
         rec_object_begin(&r, NULL, NULL);
         rec_str(&r, "device", NULL, vt_device_id(dev));
         rec_str(&r, "op", NULL, "Launch");
@@ -574,8 +569,7 @@ static int bench_launch(const char *backend, int reps, int warmup, bool json)
                       graph_min);
         rec_double(&r, "graph_us_per_op_min", NULL, graph_min);
         rec_object_end(&r, false);
-        if (json)
-            jw_finish(&w);
+        rec_finish(&r);
     }
     free(enq);
     free(graph);
@@ -707,12 +701,7 @@ int vtctl_cmd_bench(int argc, char **argv)
 
     json_writer w;
     rec_writer rw;
-    if (json) {
-        jw_init(&w, stdout);
-        rec_init_json(&rw, &w);
-    } else {
-        rec_init_text(&rw, stdout, 0, 0);
-    }
+    rec_start(&rw, &w, json, 0, 0);
     rec_object_begin(&rw, NULL, NULL);
     rec_str_as(&rw, "device", "", vt_device_id(dev), "vtctl bench on %s (%s, %s, %u compute units%s%s)",
                vt_device_id(dev), caps.name, caps.arch, caps.compute_units, threads ? ", VT_NUM_THREADS=" : "",
@@ -786,8 +775,7 @@ int vtctl_cmd_bench(int argc, char **argv)
     }
     rec_array_end(&rw);
     rec_object_end(&rw, false);
-    if (json)
-        jw_finish(&w);
+    rec_finish(&rw);
     vt_registry_close(reg);
     return failed ? VTCTL_EXIT_REFUSED : VTCTL_EXIT_OK;
 }

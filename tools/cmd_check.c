@@ -183,13 +183,9 @@ int vtctl_cmd_check(int argc, char **argv)
     }
     json_writer w;
     rec_writer rw;
-    if (json) {
-        jw_init(&w, stdout);
-        rec_init_json(&rw, &w);
-    } else {
-        rec_init_text(&rw, stdout, 0, 0);
+    rec_start(&rw, &w, json, 0, 0);
+    if (!json)
         vtctl_print_warnings(reg);
-    }
     rec_object_begin(&rw, NULL, NULL);
     rec_uint(&rw, "seed", NULL, seed);
     rec_str(&rw, "oracle", NULL, vt_device_id(oracle));
@@ -211,8 +207,7 @@ int vtctl_cmd_check(int argc, char **argv)
                               : ": not checked, so the check fails (--allow-refused lists them without failing)");
     rec_bool(&rw, "allow_refused", NULL, allow_refused);
     rec_object_end(&rw, false);
-    if (json)
-        jw_finish(&w);
+    rec_finish(&rw);
     vt_registry_close(reg);
     return ok ? VTCTL_EXIT_OK : VTCTL_EXIT_REFUSED;
 }

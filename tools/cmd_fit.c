@@ -155,15 +155,9 @@ int vtctl_cmd_fit(int argc, char **argv)
         vt_status verdict = vt_load_plan_verdict(plan, &msg);
         json_writer w;
         rec_writer rw;
-        if (a.json) {
-            jw_init(&w, stdout);
-            rec_init_json(&rw, &w);
-        } else {
-            rec_init_text(&rw, stdout, 2, 0);
-        }
+        rec_start(&rw, &w, a.json, 2, 0);
         write_plan(&rw, plan, dev, a.file, verdict, msg);
-        if (a.json)
-            jw_finish(&w);
+        rec_finish(&rw);
         rc = verdict == VT_OK ? VTCTL_EXIT_OK : VTCTL_EXIT_REFUSED;
         vt_load_plan_destroy(plan);
     }

@@ -221,12 +221,7 @@ int vtctl_cmd_generate(int argc, char **argv)
     const vt_runner_info *ri = vt_runner_get_info(r);
     json_writer w;
     rec_writer rw;
-    if (json) {
-        jw_init(&w, stdout);
-        rec_init_json(&rw, &w);
-    } else {
-        rec_init_text(&rw, stdout, 0, 0);
-    }
+    rec_start(&rw, &w, json, 0, 0);
     rec_object_begin(&rw, NULL, NULL);
     rec_str(&rw, "device", NULL, vt_device_id(dev));
     rec_str(&rw, "arch", NULL, ri->arch);
@@ -244,8 +239,7 @@ int vtctl_cmd_generate(int argc, char **argv)
     rec_double_as(&rw, "decode_tok_s", "decode: ", dec, "%u tokens in %.4f s = %.1f tok/s", gs.n_decoded, gs.decode_s,
                   dec);
     rec_object_end(&rw, false);
-    if (json)
-        jw_finish(&w);
+    rec_finish(&rw);
     rc = VTCTL_EXIT_OK;
 done:
     vt_runner_destroy(r);

@@ -112,15 +112,9 @@ static int cmd_describe(int argc, char **argv)
         return vtctl_usage_error("op describe", "no op named '%s' in the catalogue", name);
     json_writer w;
     rec_writer r;
-    if (json) {
-        jw_init(&w, stdout);
-        rec_init_json(&r, &w);
-    } else {
-        rec_init_text(&r, stdout, 0, 0);
-    }
+    rec_start(&r, &w, json, 0, 0);
     describe(&r, vt_op_get_info(op));
-    if (json)
-        jw_finish(&w);
+    rec_finish(&r);
     return VTCTL_EXIT_OK;
 }
 
@@ -409,12 +403,7 @@ static int execute(run_state *s, const char *dev_spec, const char *dir, bool jso
         return fail(s, VTCTL_EXIT_REFUSED, "cannot create %s: %s", dir, strerror(errno));
     json_writer w;
     rec_writer r;
-    if (json) {
-        jw_init(&w, stdout);
-        rec_init_json(&r, &w);
-    } else {
-        rec_init_text(&r, stdout, 0, 0);
-    }
+    rec_start(&r, &w, json, 0, 0);
     rec_object_begin(&r, NULL, NULL);
     rec_str_as(&r, "op", "", info->name, "%s (%u) ran on %s", info->name, info->op, vt_device_id(dev));
     rec_uint(&r, "id", NULL, info->op);
@@ -474,8 +463,7 @@ static int execute(run_state *s, const char *dev_spec, const char *dir, bool jso
     }
     rec_array_end(&r);
     rec_object_end(&r, false);
-    if (json)
-        jw_finish(&w);
+    rec_finish(&r);
     run_free(s);
     return VTCTL_EXIT_OK;
 }

@@ -114,12 +114,7 @@ int vtctl_cmd_ops(int argc, char **argv)
 
     json_writer w;
     rec_writer r;
-    if (json) {
-        jw_init(&w, stdout);
-        rec_init_json(&r, &w);
-    } else {
-        rec_init_text(&r, stdout, 2, 0);
-    }
+    rec_start(&r, &w, json, 2, 0);
     const char *policy_name = (policy & VT_RESOLVE_STRICT) ? "strict" : "portable";
     rec_object_begin(&r, NULL, NULL);
     rec_str(&r, "backend", NULL, backend);
@@ -199,8 +194,7 @@ int vtctl_cmd_ops(int argc, char **argv)
     rec_uint(&r, "absent", NULL, counts.absent);
     rec_object_end(&r, false);
     rec_object_end(&r, false);
-    if (json)
-        jw_finish(&w);
+    rec_finish(&r);
     vt_registry_close(reg);
     return VTCTL_EXIT_OK;
 }

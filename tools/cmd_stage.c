@@ -104,12 +104,7 @@ int vtctl_cmd_stage(int argc, char **argv)
         char b[3][32];
         json_writer w;
         rec_writer r;
-        if (a.json) {
-            jw_init(&w, stdout);
-            rec_init_json(&r, &w);
-        } else {
-            rec_init_text(&r, stdout, 0, 0);
-        }
+        rec_start(&r, &w, a.json, 0, 0);
         rec_object_begin(&r, NULL, NULL);
         rec_str(&r, "device", NULL, vt_device_id(dev));
         rec_uint_as(&r, "tensors_copied", "", s->tensors_copied,
@@ -124,8 +119,7 @@ int vtctl_cmd_stage(int argc, char **argv)
         rec_uint(&r, "pool_bytes", NULL, s->pool_bytes);
         rec_bool(&r, "pinned", NULL, s->pinned);
         rec_object_end(&r, false);
-        if (a.json)
-            jw_finish(&w);
+        rec_finish(&r);
         if (a.verify)
             rc = verify(reg, plan, m, a.json);
     }

@@ -6,6 +6,22 @@
 
 #include "record.h"
 
+void rec_start(rec_writer *r, json_writer *jw, bool json, int indent, int width)
+{
+    if (json) {
+        jw_init(jw, stdout);
+        rec_init_json(r, jw);
+    } else {
+        rec_init_text(r, stdout, indent, width);
+    }
+}
+
+void rec_finish(rec_writer *r)
+{
+    if (r->jw)
+        jw_finish(r->jw);
+}
+
 void rec_init_text(rec_writer *r, FILE *out, int indent, int width)
 {
     memset(r, 0, sizeof *r);

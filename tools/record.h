@@ -27,6 +27,13 @@ typedef struct rec_writer {
     bool in_row;     /* text: fields are cells of one line (rec_row_begin) */
 } rec_writer;
 
+/* Start a command's output on stdout: JSON through jw (initialised here)
+ * when json, else text with labels indented by indent, padded to width. */
+void rec_start(rec_writer *r, json_writer *jw, bool json, int indent, int width);
+
+/* Finish a command's output (JSON: the document's final newline). */
+void rec_finish(rec_writer *r);
+
 /* A text writer to out: labels indented by indent, padded to width. */
 void rec_init_text(rec_writer *r, FILE *out, int indent, int width);
 
