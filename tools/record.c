@@ -130,6 +130,16 @@ void rec_array_end(rec_writer *r)
         jw_array_end(r->jw);
 }
 
+json_writer *rec_field_json(rec_writer *r, const char *key)
+{
+    return json_key(r, key) ? r->jw : NULL;
+}
+
+FILE *rec_out(const rec_writer *r)
+{
+    return r->out;
+}
+
 void rec_text(rec_writer *r, const char *fmt, ...)
 {
     if (r->jw)

@@ -66,6 +66,14 @@ void rec_row_end(rec_writer *r);
 void rec_array_begin(rec_writer *r, const char *key);
 void rec_array_end(rec_writer *r);
 
+/* A field whose value the caller renders itself: JSON writes key and
+ * returns the writer for the value; text returns NULL and the caller
+ * prints the field's text (a cell of the row, or a line) to rec_out(r). */
+json_writer *rec_field_json(rec_writer *r, const char *key);
+
+/* Where text goes. */
+FILE *rec_out(const rec_writer *r);
+
 /* A text-only line (printf format, newline included by the caller). */
 void rec_text(rec_writer *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
