@@ -56,58 +56,49 @@ static void write_backends(rec_writer *r, vt_registry *reg)
         rec_text(r, "  (no plugins found)\n");
 }
 
-static void json_devices(json_writer *w, vt_registry *reg, int *failures)
+/* Every device: JSON its caps record (or its probe error); text one row
+ * of the DEVICES table (a summary of the same probe). Returns the failures. */
+static int write_devices(rec_writer *r, vt_registry *reg)
 {
-    jw_key(w, "devices");
-    jw_array_begin(w);
-    for (size_t d = 0; d < vt_registry_device_count(reg); d++) {
+    size_t nd = vt_registry_device_count(reg);
+    rec_text(r, "\nDEVICES\n");
+    if (!nd)
+        rec_text(r, "  (none)\n");
+    else
+        rec_text(r, "  %-12s %-9s %-21s %-9s %-7s %-22s %s\n", "DEVICE", "TYPE", "MEMORY FREE/TOTAL", "HOST-ADDR",
+                 "STAGING", "ARCH", "NAME");
+    int failures = 0;
+    rec_array_begin(r, "devices");
+    for (size_t d = 0; d < nd; d++) {
         vt_device *dev = vt_registry_device(reg, d);
         vt_device_caps c = VT_DEVICE_CAPS_INIT;
-        vt_status st = vt_device_probe(dev, &c);
-        if (st != VT_OK) {
-            jw_object_begin(w);
-            jw_key(w, "id");
-            jw_string(w, vt_device_id(dev));
-            jw_key(w, "error");
-            jw_string(w, vt_last_error());
-            jw_object_end(w);
-            (*failures)++;
+        if (vt_device_probe(dev, &c) != VT_OK) {
+            rec_row_begin(r, NULL);
+            rec_str_as(r, "id", "", vt_device_id(dev), "%-12s ", vt_device_id(dev));
+            rec_str_as(r, "error", "", vt_last_error(), "probe failed: %s", vt_last_error());
+            rec_row_end(r);
+            failures++;
             continue;
         }
-        rec_writer r;
-        rec_init_json(&r, w);
-        vtctl_write_caps(&r, dev, &c, NULL);
+        if (rec_json(r)) {
+            vtctl_write_caps(r, dev, &c, NULL);
+            continue;
+        }
+        char type[24], f[24], t[24], mem[48];
+        snprintf(type, sizeof type, "%s (%u)", vt_device_type_name(c.type), c.type);
+        snprintf(mem, sizeof mem, "%s / %s", vt_format_bytes(c.memory_free, f, sizeof f),
+                 vt_format_bytes(c.memory_total, t, sizeof t));
+        rec_text(r, "  %-12s %-9s %-21s %-9s %-7s %-22s %s\n", vt_device_id(dev), type, mem,
+                 c.host_addressable ? "yes" : "no", c.needs_weight_staging ? "yes" : "no", c.arch, c.name);
+        if (c.kernels_unavailable[0])
+            rec_text(r, "  %-12s every op refused: %s\n", "", c.kernels_unavailable);
     }
-    jw_array_end(w);
+    rec_array_end(r);
+    return failures;
 }
 
-static int list_json(vt_registry *reg)
-{
-    json_writer w;
-    int failures = 0;
-    jw_init(&w, stdout);
-    jw_object_begin(&w);
-    jw_key(&w, "vt_version");
-    jw_string(&w, vt_version());
-    jw_key(&w, "plugin_abi");
-    jw_uint(&w, VT_PLUGIN_ABI);
-    jw_key(&w, "search_path");
-    jw_string(&w, vt_registry_search_path(reg));
-    rec_writer r;
-    rec_init_json(&r, &w);
-    write_backends(&r, reg);
-    json_devices(&w, reg, &failures);
-    jw_key(&w, "warnings");
-    jw_array_begin(&w);
-    for (size_t i = 0; i < vt_registry_warning_count(reg); i++)
-        jw_string(&w, vt_registry_warning(reg, i));
-    jw_array_end(&w);
-    jw_object_end(&w);
-    jw_finish(&w);
-    return failures ? VTCTL_EXIT_REFUSED : VTCTL_EXIT_OK;
-}
-
-static int list_text(vt_registry *reg)
+/* The whole listing as one record: text or JSON. */
+static int list(vt_registry *reg, bool json)
 {
     size_t nb = vt_registry_backend_count(reg), nd = vt_registry_device_count(reg), ready = 0;
     for (size_t i = 0; i < nb; i++) {
@@ -115,46 +106,30 @@ static int list_text(vt_registry *reg)
         if (vt_registry_backend_info(reg, i, &b) == VT_OK && b.state == VT_BACKEND_READY)
             ready++;
     }
-    printf("vt %s (plugin ABI %u): %zu plugin%s found, %zu backend%s ready, %zu device%s\n", vt_version(),
-           VT_PLUGIN_ABI, nb, nb == 1 ? "" : "s", ready, ready == 1 ? "" : "s", nd, nd == 1 ? "" : "s");
-    char t2[4096];
-    printf("search path: %s\n",
-           vt_registry_search_path(reg)[0] ? vtctl_text(vt_registry_search_path(reg), t2, sizeof t2) : "(none)");
-
+    char text[4096];
+    const char *path = vt_registry_search_path(reg);
+    json_writer w;
     rec_writer r;
-    rec_init_text(&r, stdout, 2, 0);
+    rec_start(&r, &w, json, 0, 0);
+    rec_object_begin(&r, NULL, NULL);
+    rec_str_as(&r, "vt_version", "", vt_version(),
+               "vt %s (plugin ABI %u): %zu plugin%s found, %zu backend%s ready, %zu device%s", vt_version(),
+               VT_PLUGIN_ABI, nb, nb == 1 ? "" : "s", ready, ready == 1 ? "" : "s", nd, nd == 1 ? "" : "s");
+    rec_uint(&r, "plugin_abi", NULL, VT_PLUGIN_ABI);
+    rec_str_as(&r, "search_path", "search path:", path, "%s", path[0] ? vtctl_text(path, text, sizeof text) : "(none)");
+    rec_text_layout(&r, 2, 0);
     write_backends(&r, reg);
-
-    printf("\nDEVICES\n");
-    if (!nd) {
-        printf("  (none)\n");
-    } else {
-        printf("  %-12s %-9s %-21s %-9s %-7s %-22s %s\n", "DEVICE", "TYPE", "MEMORY FREE/TOTAL", "HOST-ADDR", "STAGING",
-               "ARCH", "NAME");
-    }
-    int failures = 0;
-    for (size_t d = 0; d < nd; d++) {
-        vt_device *dev = vt_registry_device(reg, d);
-        vt_device_caps c = VT_DEVICE_CAPS_INIT;
-        if (vt_device_probe(dev, &c) != VT_OK) {
-            printf("  %-12s probe failed: %s\n", vt_device_id(dev), vt_last_error());
-            failures++;
-            continue;
-        }
-        char type[24], f[24], t[24], mem[48];
-        snprintf(type, sizeof type, "%s (%u)", vt_device_type_name(c.type), c.type);
-        snprintf(mem, sizeof mem, "%s / %s", vt_format_bytes(c.memory_free, f, sizeof f),
-                 vt_format_bytes(c.memory_total, t, sizeof t));
-        printf("  %-12s %-9s %-21s %-9s %-7s %-22s %s\n", vt_device_id(dev), type, mem,
-               c.host_addressable ? "yes" : "no", c.needs_weight_staging ? "yes" : "no", c.arch, c.name);
-        if (c.kernels_unavailable[0])
-            printf("  %-12s every op refused: %s\n", "", c.kernels_unavailable);
-    }
-    if (vt_registry_warning_count(reg)) {
-        printf("\nWARNINGS\n");
-        for (size_t i = 0; i < vt_registry_warning_count(reg); i++)
-            printf("  %s\n", vtctl_text(vt_registry_warning(reg, i), t2, sizeof t2));
-    }
+    int failures = write_devices(&r, reg);
+    size_t nw = vt_registry_warning_count(reg);
+    if (nw)
+        rec_text(&r, "\nWARNINGS\n");
+    rec_array_begin(&r, "warnings");
+    for (size_t i = 0; i < nw; i++)
+        rec_str_as(&r, NULL, "", vt_registry_warning(reg, i), "%s",
+                   vtctl_text(vt_registry_warning(reg, i), text, sizeof text));
+    rec_array_end(&r);
+    rec_object_end(&r, false);
+    rec_finish(&r);
     return failures ? VTCTL_EXIT_REFUSED : VTCTL_EXIT_OK;
 }
 
@@ -185,7 +160,7 @@ int vtctl_cmd_backend_list(int argc, char **argv)
     vt_registry *reg;
     if (!vtctl_open_flags(&reg, flags))
         return VTCTL_EXIT_REFUSED;
-    int rc = json ? list_json(reg) : list_text(reg);
+    int rc = list(reg, json);
     vt_registry_close(reg);
     return rc;
 }
