@@ -168,26 +168,21 @@ int vtctl_cmd_caps(int argc, char **argv)
     }
 
     json_writer w;
-    if (json) {
-        jw_init(&w, stdout);
-        jw_object_begin(&w);
-        if (named) {
-            jw_key(&w, "backend");
-            jw_string(&w, named->name);
-            jw_key(&w, "state");
-            jw_string(&w, vt_backend_state_name((int)named->state));
-            jw_key(&w, "reason");
-            jw_string(&w, named->reason);
-        }
-        jw_key(&w, "devices");
-        jw_array_begin(&w);
-    } else if (named && n == 0) {
-        printf("%s: %s, 0 devices%s%s\n", named->name,
-               named->state == VT_BACKEND_NO_DEVICES ? "loaded" : vt_backend_state_name((int)named->state),
-               named->reason[0] ? ": " : "", named->reason);
-    } else if (n == 0) {
-        printf("no devices\n");
+    rec_writer r;
+    rec_start(&r, &w, json, 2, 26);
+    rec_object_begin(&r, NULL, NULL);
+    if (named) {
+        rec_str(&r, "backend", NULL, named->name);
+        rec_str(&r, "state", NULL, vt_backend_state_name(named->state));
+        rec_str(&r, "reason", NULL, named->reason);
     }
+    if (named && n == 0)
+        rec_text(&r, "%s: %s, 0 devices%s%s\n", named->name,
+                 named->state == VT_BACKEND_NO_DEVICES ? "loaded" : vt_backend_state_name(named->state),
+                 named->reason[0] ? ": " : "", named->reason);
+    else if (n == 0)
+        rec_text(&r, "no devices\n");
+    rec_array_begin(&r, "devices");
     for (size_t i = 0; i < n; i++) {
         vt_device_caps caps = VT_DEVICE_CAPS_INIT;
         if (vt_device_probe(devs[i], &caps) != VT_OK) {
@@ -195,24 +190,15 @@ int vtctl_cmd_caps(int argc, char **argv)
             rc = VTCTL_EXIT_REFUSED;
             continue;
         }
-        rec_writer r;
-        if (json) {
-            rec_init_json(&r, &w);
-        } else {
-            rec_init_text(&r, stdout, 2, 26);
-            if (i)
-                printf("\n");
-        }
+        rec_text(&r, "%s", i ? "\n" : "");
         vt_backend_info bi;
         vtctl_write_caps(&r, devs[i], &caps, info_of(reg, vt_device_backend_name(devs[i]), &bi));
     }
-    if (json) {
-        jw_array_end(&w);
-        jw_object_end(&w);
-        jw_finish(&w);
-    } else {
+    rec_array_end(&r);
+    rec_object_end(&r, false);
+    rec_finish(&r);
+    if (!json)
         vtctl_print_warnings(reg);
-    }
     vt_registry_close(reg);
     return rc;
 }
