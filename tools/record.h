@@ -1,14 +1,15 @@
-/* record.h - one field list, two renderings. A vtctl command describes a
- * record once, field by field (its JSON key, its text label, its value),
- * and the writer emits it either as JSON (through json_writer) or as the
- * command's text lines, so the two outputs cannot drift: a field added to
- * one is in the other.
+/* record.h - one field list, two renderings. A vtctl command describes its
+ * output once, field by field (JSON key, text label, value), and the writer
+ * emits either the JSON document (through json_writer) or the command's
+ * text, so the two cannot drift: a field, its value and whether the text
+ * shows it are written on one line, not in two printers.
  *
  * Text lines are "<indent><label padded to width> <text>" (just
- * "<indent><text>" for the label ""). A field without
- * a label (NULL) is JSON-only (it is shown inside another field's text); a
- * line without a key (rec_text) is text-only. The *_as variants give the
- * text of a field its own printf format; the plain ones print the value. */
+ * "<indent><text>" for the label ""); inside a row (rec_row_begin) a
+ * field's text is a cell appended to the row's line. A field whose label
+ * is NULL is JSON-only (its value shows inside another field's text); a
+ * line without a key (rec_text) is text-only. The *_as variants give a
+ * field's text its own printf format; the plain ones print the value. */
 #ifndef VT_RECORD_H
 #define VT_RECORD_H
 
