@@ -689,7 +689,9 @@ int vtctl_cmd_bench(int argc, char **argv)
         return VTCTL_EXIT_REFUSED;
     }
     uint64_t llc = host_llc_bytes(), working = 4 * llc > MIN_WORKING ? 4 * llc : MIN_WORKING;
-    const char *threads = getenv("VT_NUM_THREADS");
+    /* The threads the device's kernels run on, as the device reports them
+     * (the cpu backend's pool; 0 for a device that does not say). */
+    const uint32_t threads = caps.host_threads;
 
     /* The copy bandwidth first, the same way. */
     bench_case copy = {spec_of(VT_OP_COPY), VT_F32, {(int64_t)(COPY_BYTES / 4)}};
@@ -703,13 +705,15 @@ int vtctl_cmd_bench(int argc, char **argv)
     rec_writer rw;
     rec_start(&rw, &w, json, 0, 0);
     rec_object_begin(&rw, NULL, NULL);
-    rec_str_as(&rw, "device", "", vt_device_id(dev), "vtctl bench on %s (%s, %s, %u compute units%s%s)",
-               vt_device_id(dev), caps.name, caps.arch, caps.compute_units, threads ? ", VT_NUM_THREADS=" : "",
-               threads ? threads : "");
+    char thr[40] = "";
+    if (threads)
+        snprintf(thr, sizeof thr, ", %u host threads", threads);
+    rec_str_as(&rw, "device", "", vt_device_id(dev), "vtctl bench on %s (%s, %s, %u compute units%s)",
+               vt_device_id(dev), caps.name, caps.arch, caps.compute_units, thr);
     rec_str(&rw, "name", NULL, caps.name);
     rec_str(&rw, "arch", NULL, caps.arch);
     rec_uint(&rw, "compute_units", NULL, caps.compute_units);
-    rec_str(&rw, "vt_num_threads", NULL, threads);
+    rec_uint(&rw, "host_threads", NULL, threads);
     rec_str_as(&rw, "mode", "", sync_mode ? "sync" : "stream",
                "median of %d runs after %d warm-up runs (%s); inputs rotate over >= %.0f MiB", reps, warmup,
                sync_mode ? "--sync: vt_op_run and a fence read each"

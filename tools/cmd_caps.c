@@ -42,6 +42,7 @@ void vtctl_write_caps(rec_writer *r, vt_device *dev, const vt_device_caps *c, co
     rec_str(r, "arch", "arch", c->arch);
     rec_uint(r, "warp_size", "warp size", c->warp_size);
     rec_uint(r, "compute_units", "compute units", c->compute_units);
+    rec_uint(r, "host_threads", c->host_threads ? "host threads" : NULL, c->host_threads);
     rec_uint_as(r, "memory_total", "memory total", c->memory_total, "%llu bytes (%s)",
                 (unsigned long long)c->memory_total, vt_format_bytes(c->memory_total, t, sizeof t));
     rec_uint_as(r, "memory_free", "memory free", c->memory_free, "%llu bytes (%s)", (unsigned long long)c->memory_free,
