@@ -30,7 +30,7 @@ static vt_status k_unary(vt_backend_ctx *c, int dev, const vt_op_args *a, char *
                                      : VT_ROCM_UNARY_SIGMOID;
     float sc = a->op == VT_OP_SCALE ? ((const vt_params_scale *)a->params)->s : 0.0f;
     hipError_t e = vt_rocm_launch_unary(kind, X(0), Y(0), vt_rocm_elems(&a->in[0]), sc, s);
-    return vt_rocm_done(&L_, e, vt_op_name((int)a->op), why, why_size);
+    return vt_rocm_done(&L_, e, vt_op_name(a->op), why, why_size);
 }
 
 static vt_status k_mul(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)

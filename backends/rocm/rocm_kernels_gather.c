@@ -54,7 +54,7 @@ static vt_status k_index_select(vt_backend_ctx *c, int dev, const vt_op_args *a,
     hipError_t e =
         vt_rocm_launch_check_range(L_.q->err, a->op, VT_ROCM_NAME_IDX, X(1), wide, n_idx, n_src, dim, safe, s);
     vt_rocm_checked(&L_);
-    int64_t row_bytes = inner * (int64_t)vt_dtype_get((int)src->dtype)->block_bytes;
+    int64_t row_bytes = inner * (int64_t)vt_dtype_get(src->dtype)->block_bytes;
     if (e == hipSuccess && n_src > 0) /* with no source rows every index is bad: nothing to gather */
         e = vt_rocm_launch_index_select(X(0), safe, wide, Y(0), outer, n_src, n_idx, row_bytes, s);
     return vt_rocm_done(&L_, e, "IndexSelect (90)", why, why_size);

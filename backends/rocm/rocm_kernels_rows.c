@@ -26,7 +26,7 @@ static vt_status k_norm(vt_backend_ctx *c, int dev, const vt_op_args *a, char *w
         e = vt_rocm_launch_norm(VT_ROCM_NORM_L2, X(0), NULL, NULL, Y(0), rows, n, eps, s);
     else
         e = vt_rocm_launch_norm(VT_ROCM_NORM_GATED, X(0), X(2), X(1), Y(0), rows, n, eps, s);
-    return vt_rocm_done(&L_, e, vt_op_name((int)a->op), why, why_size);
+    return vt_rocm_done(&L_, e, vt_op_name(a->op), why, why_size);
 }
 
 /* Softmax refuses a logit x*scale + mask of +inf (the row would be NaN) as
