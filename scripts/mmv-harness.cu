@@ -25,8 +25,8 @@ extern "C" hipError_t old_launch_mmv_moe(const float *x, int x_per_slot, const v
                                          hipStream_t stream, int *taken);
 #else
 // Without the previous kernels (no OLD revision given): no before figure.
-static hipError_t old_launch_mmv(const float *, const void *, uint32_t, float *, int64_t, int64_t, int64_t,
-                                 hipStream_t, int *taken)
+static hipError_t old_launch_mmv(const float *, const void *, uint32_t, float *, int64_t, int64_t, int64_t, hipStream_t,
+                                 int *taken)
 {
     *taken = 0;
     return hipSuccess;
@@ -75,10 +75,10 @@ struct Fmt {
     uint32_t dt;
     const char *name;
 };
-static const Fmt kFmts[] = {{VT_F32, "f32"},  {VT_F16, "f16"},   {VT_BF16, "bf16"},  {2, "q4_0"},  {3, "q4_1"},
-                            {6, "q5_0"},      {7, "q5_1"},       {8, "q8_0"},        {10, "q2_k"}, {11, "q3_k"},
-                            {12, "q4_k"},     {13, "q5_k"},      {14, "q6_k"},       {20, "iq4_nl"}, {23, "iq4_xs"},
-                            {39, "mxfp4"}};
+static const Fmt kFmts[] = {{VT_F32, "f32"}, {VT_F16, "f16"}, {VT_BF16, "bf16"}, {2, "q4_0"},
+                            {3, "q4_1"},     {6, "q5_0"},     {7, "q5_1"},       {8, "q8_0"},
+                            {10, "q2_k"},    {11, "q3_k"},    {12, "q4_k"},      {13, "q5_k"},
+                            {14, "q6_k"},    {20, "iq4_nl"},  {23, "iq4_xs"},    {39, "mxfp4"}};
 
 static const char *fname(uint32_t dt)
 {
@@ -116,9 +116,22 @@ static std::vector<uint8_t> make_w(uint32_t dt, int64_t rows, int64_t k)
                 p[2 * j] = (uint8_t)h, p[2 * j + 1] = (uint8_t)(h >> 8);
             }
             break;
-        case 2: case 6: case 8: case 20: case 23: put_half(p, s); break;
-        case 3: case 7: case 12: case 13: put_half(p, s); put_half(p + 2, s * 0.5f); break;
-        case 10: put_half(p + 80, s); put_half(p + 82, s * 0.5f); break;
+        case 2:
+        case 6:
+        case 8:
+        case 20:
+        case 23: put_half(p, s); break;
+        case 3:
+        case 7:
+        case 12:
+        case 13:
+            put_half(p, s);
+            put_half(p + 2, s * 0.5f);
+            break;
+        case 10:
+            put_half(p + 80, s);
+            put_half(p + 82, s * 0.5f);
+            break;
         case 11: put_half(p + 108, s); break;
         case 14: put_half(p + 208, s); break;
         case 39: p[0] = (uint8_t)(120 + rnd() % 8); break;
@@ -169,8 +182,8 @@ static void compare(const char *what, const float *y, const std::vector<float> &
             const double got = y[(size_t)c * m + r], err = fabs(got - s), tol = 2e-5 * a + 1e-30;
             if (!(err <= tol)) {
                 if (bad < 3)
-                    fprintf(stderr, "  %s: col %d row %lld got %.9g want %.9g (tol %.3g)\n", what, c, (long long)r,
-                            got, s, tol);
+                    fprintf(stderr, "  %s: col %d row %lld got %.9g want %.9g (tol %.3g)\n", what, c, (long long)r, got,
+                            s, tol);
                 bad++;
             }
             if (a > 0 && err / a > worst)
@@ -246,8 +259,7 @@ static int check()
                     int wrow[64], xcol[64];
                     for (int s = 0; s < TK; s++)
                         wrow[s] = ids[s], xcol[s] = per_slot ? s : s / K;
-                    snprintf(what, sizeof what, "moe %s k=%lld T=%d x_per_slot=%d", f.name, (long long)k, T,
-                             per_slot);
+                    snprintf(what, sizeof what, "moe %s k=%lld T=%d x_per_slot=%d", f.name, (long long)k, T, per_slot);
                     if (!taken) {
                         printf("check %s: not taken\n", what);
                         failures++;
@@ -368,16 +380,8 @@ static int bench(int profile)
                 continue;
             }
             int taken = 0;
-            const double us = time_us(
-                [&] {
-                    CK(vt_rocm_launch_mmv(dx, W.get(), dt, dy, n, m, k, 0, &taken));
-                },
-                50);
-            const double old = time_us(
-                [&] {
-                    CK(old_launch_mmv(dx, W.get(), dt, dy, n, m, k, 0, &taken));
-                },
-                50);
+            const double us = time_us([&] { CK(vt_rocm_launch_mmv(dx, W.get(), dt, dy, n, m, k, 0, &taken)); }, 50);
+            const double old = time_us([&] { CK(old_launch_mmv(dx, W.get(), dt, dy, n, m, k, 0, &taken)); }, 50);
             const double gbs = (double)w.size() / (us * 1e-6) / 1e9;
             printf("bench MatMul %-6s m=%lld k=%lld n=%d: %8.2f us  %7.0f GB/s  %5.1f%% of copy   (before: %8.2f us)\n",
                    fname(dt), (long long)m, (long long)k, n, us, gbs, 100.0 * gbs / copy, old);
@@ -428,15 +432,10 @@ static int bench(int profile)
                     CK(cudaDeviceSynchronize());
                 } else {
                     const double us = time_us(
-                        [&] {
-                            CK(vt_rocm_launch_mmv_moe(dxx, 0, W.get(), dt, dids, dyy, T, K, me, ke, 0, &taken));
-                        },
+                        [&] { CK(vt_rocm_launch_mmv_moe(dxx, 0, W.get(), dt, dids, dyy, T, K, me, ke, 0, &taken)); },
                         50);
                     const double old = time_us(
-                        [&] {
-                            CK(old_launch_mmv_moe(dxx, 0, W.get(), dt, dids, dyy, T, K, me, ke, 0, &taken));
-                        },
-                        50);
+                        [&] { CK(old_launch_mmv_moe(dxx, 0, W.get(), dt, dids, dyy, T, K, me, ke, 0, &taken)); }, 50);
                     const double bytes = (double)nu * me * rb;
                     printf("bench MoE %-6s E=%d K=%d m=%lld k=%lld T=%2d (%2d experts used): %7.2f us  %6.0f GB/s  "
                            "%5.1f%% of copy   (before: %7.2f us)\n",

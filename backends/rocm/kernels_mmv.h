@@ -45,7 +45,9 @@ namespace vt_mmv
 // bytes per block. The float types count a run of 8 elements as a block.
 __host__ __device__ constexpr int blk_elems(uint32_t dt)
 {
-    return (dt == 10 || dt == 11 || dt == 12 || dt == 13 || dt == 14 || dt == 23) ? 256 : (dt <= 1 || dt == 30) ? 8 : 32;
+    return (dt == 10 || dt == 11 || dt == 12 || dt == 13 || dt == 14 || dt == 23) ? 256
+           : (dt <= 1 || dt == 30)                                                ? 8
+                                                                                  : 32;
 }
 __host__ __device__ constexpr int blk_bytes(uint32_t dt)
 {
@@ -344,8 +346,8 @@ __device__ inline void rows_dot(uint4 *buf, const uint8_t *const (&wr)[R], int64
                                 const float *const (&xs)[N], int64_t k, int64_t t0, int64_t t1, bool aligned,
                                 float (&acc)[R][N])
 {
-    constexpr int KT = tile_elems(DT), TB = tile_bytes(DT), BP = buf_pieces(DT), BE = blk_elems(DT),
-                  BB = blk_bytes(DT), RPB = BE / 8;
+    constexpr int KT = tile_elems(DT), TB = tile_bytes(DT), BP = buf_pieces(DT), BE = blk_elems(DT), BB = blk_bytes(DT),
+                  RPB = BE / 8;
     const int lane = (int)threadIdx.x % VT_MMV_WAVE;
     if (t0 >= t1)
         return;
@@ -454,8 +456,7 @@ template <uint32_t DT, int N, int R> __device__ inline float block_sums(Smem<DT,
 // columns j (a missing column repeats the last one and is not stored).
 template <uint32_t DT, int N, int R>
 __global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
-    mmv_kernel(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k,
-               bool aligned)
+    mmv_kernel(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k, bool aligned)
 {
     __shared__ Smem<DT, N, R> sm;
     const int wv = (int)threadIdx.x / VT_MMV_WAVE, nw = (int)blockDim.x / VT_MMV_WAVE;
@@ -555,14 +556,6 @@ hipError_t launch_cols(const float *x, const uint8_t *w, int64_t row_bytes, floa
     return hipGetLastError();
 }
 
-// Whether run_vals has a packed decoder for DT (the others decode element
-// by element: their kernels come in N = 1 and 8 only, to keep the device
-// compiler's time down).
-__host__ __device__ constexpr bool has_fast(uint32_t dt)
-{
-    return dt == VT_F32 || dt == VT_F16 || dt == VT_BF16 || dt == 2 || dt == 8 || dt == 12 || dt == 14 || dt == 20;
-}
-
 // MatMul over n columns, 8 at a time.
 template <uint32_t DT>
 hipError_t launch_mmv(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int64_t n, int64_t m, int64_t k,
@@ -575,8 +568,6 @@ hipError_t launch_mmv(const float *x, const uint8_t *w, int64_t row_bytes, float
         hipError_t e;
         if (nc == 1)
             e = launch_cols<DT, 1>(xj, w, row_bytes, yj, nc, m, k, stream, al);
-        else if (!has_fast(DT))
-            e = launch_cols<DT, 8>(xj, w, row_bytes, yj, nc, m, k, stream, al);
         else if (nc == 2)
             e = launch_cols<DT, 2>(xj, w, row_bytes, yj, nc, m, k, stream, al);
         else if (nc <= 4)
@@ -595,13 +586,14 @@ hipError_t launch_moe_cols(const float *x, int x_per_slot, const uint8_t *w, int
 {
     constexpr int R = kRows;
     hipLaunchKernelGGL((moe_mmv_kernel<DT, N, R>), dim3((unsigned)((m + R - 1) / R), (unsigned)TK),
-                       dim3(waves_for<DT>(k) * (unsigned)host_wave()), 0, stream, x, x_per_slot, w, row_bytes, ids, y, K,
-                       TK, m, k, al);
+                       dim3(waves_for<DT>(k) * (unsigned)host_wave()), 0, stream, x, x_per_slot, w, row_bytes, ids, y,
+                       K, TK, m, k, al);
     return hipGetLastError();
 }
 
-// MoeExpertMatMul: N from the tokens (each expert meets at most T of them
-// when no token names an expert twice).
+// MoeExpertMatMul: one slot per pass at one token, else two (an expert
+// usually meets few of the T tokens: wider passes would mostly repeat a
+// column; a third pass over an expert's rows finds them in L2).
 template <uint32_t DT>
 hipError_t launch_moe(const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes, const int32_t *ids, float *y,
                       int64_t T, int64_t K, int64_t m, int64_t k, hipStream_t stream, bool al)
@@ -609,13 +601,7 @@ hipError_t launch_moe(const float *x, int x_per_slot, const uint8_t *w, int64_t 
     const int TK = (int)(T * K), Ki = (int)K;
     if (T <= 1)
         return launch_moe_cols<DT, 1>(x, x_per_slot, w, row_bytes, ids, y, Ki, TK, m, k, stream, al);
-    if (!has_fast(DT))
-        return launch_moe_cols<DT, 8>(x, x_per_slot, w, row_bytes, ids, y, Ki, TK, m, k, stream, al);
-    if (T <= 2)
-        return launch_moe_cols<DT, 2>(x, x_per_slot, w, row_bytes, ids, y, Ki, TK, m, k, stream, al);
-    if (T <= 4)
-        return launch_moe_cols<DT, 4>(x, x_per_slot, w, row_bytes, ids, y, Ki, TK, m, k, stream, al);
-    return launch_moe_cols<DT, 8>(x, x_per_slot, w, row_bytes, ids, y, Ki, TK, m, k, stream, al);
+    return launch_moe_cols<DT, 2>(x, x_per_slot, w, row_bytes, ids, y, Ki, TK, m, k, stream, al);
 }
 
 // The arguments of one decode product (MatMul: ids == NULL, T = n).

@@ -19,7 +19,6 @@ namespace
 
 constexpr int kThreads = 256;
 
-
 // Block geometry of a format (vt_dtype id): elements, bytes.
 __host__ __device__ constexpr int q_be(uint32_t dt)
 {
@@ -641,23 +640,23 @@ hipError_t vt_mmv::run_v1(const float *x, const void *w, uint32_t w_dtype, float
     const uint8_t *wb = (const uint8_t *)w;
     if (u == U_DENSE && w_dtype == VT_F32) {
         *taken = 1;
-        return launch_mmv<UDense<VT_F32>>(x, wb, row_bytes, y, n, m, k, stream);
+        return ::launch_mmv<UDense<VT_F32>>(x, wb, row_bytes, y, n, m, k, stream);
     }
     if (u == U_DENSE && w_dtype == VT_F16) {
         *taken = 1;
-        return launch_mmv<UDense<VT_F16>>(x, wb, row_bytes, y, n, m, k, stream);
+        return ::launch_mmv<UDense<VT_F16>>(x, wb, row_bytes, y, n, m, k, stream);
     }
     if (u == U_DENSE && w_dtype == VT_BF16) {
         *taken = 1;
-        return launch_mmv<UDense<VT_BF16>>(x, wb, row_bytes, y, n, m, k, stream);
+        return ::launch_mmv<UDense<VT_BF16>>(x, wb, row_bytes, y, n, m, k, stream);
     }
     if (u == U_PAIR && w_dtype == 20) {
         *taken = 1;
-        return launch_mmv<UPair<20>>(x, wb, row_bytes, y, n, m, k, stream);
+        return ::launch_mmv<UPair<20>>(x, wb, row_bytes, y, n, m, k, stream);
     }
     if (u == U_Q4K) {
         *taken = 1;
-        return launch_mmv<UQ4K>(x, wb, row_bytes, y, n, m, k, stream);
+        return ::launch_mmv<UQ4K>(x, wb, row_bytes, y, n, m, k, stream);
     }
     return hipSuccess;
 }
@@ -678,21 +677,21 @@ hipError_t vt_mmv::run_v1_moe1(const float *x, int x_per_slot, const void *w, ui
     const uint8_t *wb = (const uint8_t *)w;
     *taken = 1;
     if (u == U_DENSE && w_dtype == VT_F32)
-        return launch_moe_cols<UDense<VT_F32>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
+        return ::launch_moe_cols<UDense<VT_F32>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
     if (u == U_DENSE && w_dtype == VT_F16)
-        return launch_moe_cols<UDense<VT_F16>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
+        return ::launch_moe_cols<UDense<VT_F16>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
     if (u == U_DENSE && w_dtype == VT_BF16)
-        return launch_moe_cols<UDense<VT_BF16>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
+        return ::launch_moe_cols<UDense<VT_BF16>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
     if (u == U_PAIR && w_dtype == 2)
-        return launch_moe_cols<UPair<2>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
+        return ::launch_moe_cols<UPair<2>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
     if (u == U_PAIR && w_dtype == 8)
-        return launch_moe_cols<UPair<8>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
+        return ::launch_moe_cols<UPair<8>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
     if (u == U_PAIR && w_dtype == 20)
-        return launch_moe_cols<UPair<20>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
+        return ::launch_moe_cols<UPair<20>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
     if (u == U_Q4K)
-        return launch_moe_cols<UQ4K, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
+        return ::launch_moe_cols<UQ4K, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
     if (u == U_Q6K)
-        return launch_moe_cols<UQ6K, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
+        return ::launch_moe_cols<UQ6K, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
     *taken = 0;
     return hipSuccess;
 }
