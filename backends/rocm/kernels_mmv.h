@@ -49,6 +49,7 @@ __host__ __device__ constexpr int blk_elems(uint32_t dt)
            : (dt <= 1 || dt == 30)                                                ? 8
                                                                                   : 32;
 }
+// Bytes per block of dt (0: not a weight dtype of these kernels).
 __host__ __device__ constexpr int blk_bytes(uint32_t dt)
 {
     return dt == VT_F32    ? 32
@@ -546,6 +547,7 @@ template <uint32_t DT> unsigned waves_for(int64_t k)
     return (unsigned)(nw < 1 ? 1 : nw);
 }
 
+// Queue mmv_kernel over m rows for n <= N columns.
 template <uint32_t DT, int N>
 hipError_t launch_cols(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k,
                        hipStream_t stream, bool al)
@@ -580,6 +582,7 @@ hipError_t launch_mmv(const float *x, const uint8_t *w, int64_t row_bytes, float
     return hipSuccess;
 }
 
+// Queue moe_mmv_kernel over every slot's m rows, N slots per pass.
 template <uint32_t DT, int N>
 hipError_t launch_moe_cols(const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes, const int32_t *ids,
                            float *y, int K, int TK, int64_t m, int64_t k, hipStream_t stream, bool al)
