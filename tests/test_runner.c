@@ -757,6 +757,131 @@ START_TEST(deferred_queue_device_matches_cpu)
 }
 END_TEST
 
+/* A tiny model with n_layers layers. */
+static char *make_layers(const char *arch, int wtype, uint64_t seed, uint32_t n_layers)
+{
+    char *path = malloc(512);
+    snprintf(path, 512, "%s/%s-%s-%llu-L%u.gguf", g_dir, arch, vt_dtype_name(wtype), (unsigned long long)seed,
+             n_layers);
+    vt_mkmodel_options o = {sizeof o, arch, "tiny", wtype, seed, n_layers};
+    ck_assert_msg(vt_mkmodel_write(&o, path) == VT_OK, "%s", vt_last_error());
+    return path;
+}
+
+/* Generate through r: the tokens, then the logits of one more step. */
+static void gen_with(vt_runner *r, const vt_sampler *s, int32_t *toks, float *logits)
+{
+    ck_assert_msg(vt_runner_generate(r, prompt, N_PROMPT, N_GEN, s, toks, NULL) == VT_OK, "%s", vt_last_error());
+    ck_assert_int_eq(vt_runner_position(r), N_PROMPT + N_GEN - 1);
+    ck_assert_msg(vt_runner_step(r, NULL, 1, NULL, 0, NULL, logits) == VT_OK, "%s", vt_last_error());
+}
+
+/* A layer split over two host-addressable cuda-stub devices whose memory
+ * holds about 40% of the model each and cpu:0: each device runs its layers
+ * (the activations copied at each boundary, the token back to the first),
+ * and the tokens are those of the model on cpu:0 alone, greedy and
+ * sampled, with the decode graph per part and op by op with the prompt in
+ * chunks of 3. One stub alone refuses the model, naming the split over it
+ * and cpu:0 that fits; two stubs without the cpu cannot place every layer. */
+static void split_case(const char *arch, int wtype)
+{
+    char *path = make_layers(arch, wtype, 9, 8);
+    vt_gguf *g;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    const uint32_t V = 512;
+    int32_t t_one[2][N_GEN], t_split[N_GEN];
+    float l_one[2][512], l_split[512];
+    const vt_sampler *samplers[2] = {&greedy, &sampled};
+    vt_runner_options o = {sizeof o, 64, 0, VT_RUNNER_KV_F16, -1, 0, 0, NULL, NULL, 0};
+
+    /* On cpu:0 alone, and what the whole model costs on one stub. */
+    unsetenv("VT_CUDA_STUB_MEMORY_BYTES");
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    vt_device *cpu, *stub0, *stub1;
+    ck_assert_int_eq(vt_registry_find_device(reg, "cpu:0", &cpu), VT_OK);
+    ck_assert_int_eq(vt_registry_find_device(reg, "cuda-stub:0", &stub0), VT_OK);
+    vt_runner *r;
+    ck_assert_msg(vt_runner_create(g, cpu, &o, &r) == VT_OK, "%s", vt_last_error());
+    for (int i = 0; i < 2; i++)
+        gen_with(r, samplers[i], t_one[i], l_one[i]);
+    vt_runner_free(r);
+    vt_runner_split sp;
+    vt_runner_options big = o;
+    big.budget_bytes = 1ull << 40;
+    ck_assert_int_eq(vt_runner_plan_split(g, &stub0, 1, &big, &sp), VT_OK);
+    uint64_t whole = sp.needed_bytes[0];
+    ck_assert_uint_eq(sp.first_layer[1], 8);
+    vt_registry_close(reg);
+
+    /* Stubs with 40% of that (beyond the 512 MiB headroom the budget keeps). */
+    char mem[32];
+    snprintf(mem, sizeof mem, "%llu", (unsigned long long)((512ull << 20) + whole * 2 / 5));
+    setenv("VT_CUDA_STUB_MEMORY_BYTES", mem, 1);
+    reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    ck_assert_int_eq(vt_registry_find_device(reg, "cpu:0", &cpu), VT_OK);
+    ck_assert_int_eq(vt_registry_find_device(reg, "cuda-stub:0", &stub0), VT_OK);
+    ck_assert_int_eq(vt_registry_find_device(reg, "cuda-stub:1", &stub1), VT_OK);
+
+    r = (vt_runner *)1;
+    ck_assert_int_eq(vt_runner_create(g, stub0, &o, &r), VT_E_DOES_NOT_FIT);
+    ck_assert_ptr_null(r);
+    ck_assert_msg(strstr(vt_last_error(), "does not fit on cuda-stub:0") &&
+                      strstr(vt_last_error(), "a layer split over cuda-stub:0,cpu:0 fits: layers 0-"),
+                  "%s", vt_last_error());
+
+    vt_device *two[2] = {stub0, stub1};
+    ck_assert_int_eq(vt_runner_create_split(g, two, 2, &o, &r), VT_E_DOES_NOT_FIT);
+    ck_assert_ptr_null(r);
+    ck_assert_msg(strstr(vt_last_error(), "of 8 layers fit"), "%s", vt_last_error());
+
+    vt_device *three[3] = {stub0, stub1, cpu};
+    ck_assert_int_eq(vt_runner_plan_split(g, three, 3, &o, &sp), VT_OK);
+    for (int d = 0; d < 3; d++) /* every device holds layers, none over its budget */
+        ck_assert_msg(sp.first_layer[d + 1] > sp.first_layer[d] && sp.needed_bytes[d] <= sp.budget_bytes[d],
+                      "%s: device %d: layers %u-%u, %llu of %llu bytes", arch, d, sp.first_layer[d],
+                      sp.first_layer[d + 1], (unsigned long long)sp.needed_bytes[d],
+                      (unsigned long long)sp.budget_bytes[d]);
+    ck_assert_uint_eq(sp.first_layer[3], 8);
+    for (int mode = 0; mode < 2; mode++) {
+        vt_runner_options om = o;
+        if (mode == 1) {
+            om.chunk = 3;
+            om.flags = VT_RUNNER_NO_GRAPH;
+        }
+        ck_assert_msg(vt_runner_create_split(g, three, 3, &om, &r) == VT_OK, "%s", vt_last_error());
+        const vt_runner_info *in = vt_runner_get_info(r);
+        ck_assert_uint_eq(in->n_devices, 3);
+        if (mode == 0) /* smaller chunks need smaller workspaces: more layers fit the stubs */
+            ck_assert_str_eq(in->placement, sp.placement);
+        for (int i = 0; i < 2; i++) {
+            gen_with(r, samplers[i], t_split, l_split);
+            for (int k = 0; k < N_GEN; k++)
+                ck_assert_msg(t_split[k] == t_one[i][k], "%s %s mode %d sampler %d token %d: split %d, one device %d",
+                              arch, vt_dtype_name(wtype), mode, i, k, t_split[k], t_one[i][k]);
+            for (uint32_t k = 0; k < V; k++)
+                ck_assert_msg(fabsf(l_split[k] - l_one[i][k]) <= 1e-3f * (1 + fabsf(l_one[i][k])),
+                              "%s: logit %u split %g, one device %g", arch, k, l_split[k], l_one[i][k]);
+        }
+        ck_assert_int_eq(in->decode_graph, mode == 0);
+        vt_runner_free(r);
+    }
+    vt_registry_close(reg);
+    unsetenv("VT_CUDA_STUB_MEMORY_BYTES");
+    vt_gguf_close(g);
+    free(path);
+}
+
+START_TEST(layer_split_matches_one_device)
+{
+    setenv("VT_CUDA_STUB_HOST_ADDRESSABLE", "1", 1);
+    setenv("VT_CUDA_STUB_DEVICES", "2", 1);
+    split_case("qwen3", VT_Q8_0);
+    split_case("qwen3moe", VT_Q8_0);
+    split_case("qwen3next", VT_Q4_0);
+    unsetenv("VT_CUDA_STUB_DEVICES");
+}
+END_TEST
+
 /* A device without the kernels refuses the model at creation, listing
  * every refused op at once, before any weight is staged. */
 START_TEST(refused_ops_are_listed_together)
@@ -802,6 +927,7 @@ int main(void)
     tcase_add_test(tc, bad_files_and_inputs_are_refused_by_name);
     tcase_add_test(tc, deferred_queue_device_matches_cpu);
     tcase_add_test(tc, refused_ops_are_listed_together);
+    tcase_add_test(tc, layer_split_matches_one_device);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -2,9 +2,10 @@
  * --prompt-tokens 1,2,3 -n N [--temp T --top-k K --top-p P --seed S]
  * [--ctx C] [--chunk T] [--kv f16|bf16|f32] [--no-graph] [--dump-logits F] [--json]`: token ids in, token
  * ids out through the model runner (vt_runner.h), with prefill and decode
- * tokens/s. Greedy without --temp; sampling through the Sample op. Bad
- * input (architecture, tensors, a token >= vocab, n beyond the context) is
- * refused by name before any device allocation. */
+ * tokens/s. `--devices A,B,...` instead of --backend runs the model split
+ * by layers over those devices (vt_runner_create_split), the plan named. Greedy without --temp; sampling through the
+ * Sample op. Bad input (architecture, tensors, a token >= vocab, n beyond the context) is refused by name before any
+ * device allocation. */
 #include "config.h"
 
 #include <getopt.h>
@@ -16,6 +17,7 @@
 #include <vt/vt_runner.h>
 
 #include "vtctl.h"
+#include "vtctl_load.h"
 
 /* Parse "1,2,3" into a fresh array. */
 static int parse_tokens(const char *s, int32_t **out, uint32_t *n)
@@ -81,20 +83,15 @@ static vt_status generate_dumping(vt_runner *r, const int32_t *prompt, uint32_t 
 
 int vtctl_cmd_generate(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"backend", required_argument, NULL, 'b'},
-                                             {"prompt-tokens", required_argument, NULL, 'p'},
-                                             {"temp", required_argument, NULL, 't'},
-                                             {"top-k", required_argument, NULL, 'k'},
-                                             {"top-p", required_argument, NULL, 'P'},
-                                             {"seed", required_argument, NULL, 's'},
-                                             {"ctx", required_argument, NULL, 'c'},
-                                             {"chunk", required_argument, NULL, 'C'},
-                                             {"kv", required_argument, NULL, 'v'},
-                                             {"no-graph", no_argument, NULL, 'G'},
-                                             {"json", no_argument, NULL, 'j'},
-                                             {"dump-logits", required_argument, NULL, 'L'},
-                                             {NULL, 0, NULL, 0}};
-    const char *backend = "cpu:0", *prompt_s = NULL, *logits_path = NULL;
+    static const struct option longopts[] = {
+        {"backend", required_argument, NULL, 'b'}, {"prompt-tokens", required_argument, NULL, 'p'},
+        {"temp", required_argument, NULL, 't'},    {"top-k", required_argument, NULL, 'k'},
+        {"top-p", required_argument, NULL, 'P'},   {"seed", required_argument, NULL, 's'},
+        {"ctx", required_argument, NULL, 'c'},     {"chunk", required_argument, NULL, 'C'},
+        {"kv", required_argument, NULL, 'v'},      {"no-graph", no_argument, NULL, 'G'},
+        {"json", no_argument, NULL, 'j'},          {"dump-logits", required_argument, NULL, 'L'},
+        {"devices", required_argument, NULL, 'D'}, {NULL, 0, NULL, 0}};
+    const char *backend = "cpu:0", *prompt_s = NULL, *logits_path = NULL, *devices = NULL;
     double n_gen = 16, ctx = 0, chunk = 0, d;
     vt_sampler s = {0, 0, 1.0f, 0};
     int kv = VT_RUNNER_KV_F16;
@@ -150,6 +147,7 @@ int vtctl_cmd_generate(int argc, char **argv)
         case 'j': json = true; break;
         case 'G': flags |= VT_RUNNER_NO_GRAPH; break;
         case 'L': logits_path = optarg; break;
+        case 'D': devices = optarg; break;
         default: return vtctl_usage_error(argv[0], "unknown option '%s'", argv[optind - 1]);
         }
     }
@@ -191,15 +189,22 @@ int vtctl_cmd_generate(int argc, char **argv)
     }
     if (!vtctl_open(&reg))
         goto done;
-    vt_device *dev;
-    if (vt_registry_find_device(reg, backend, &dev) != VT_OK) {
+    vt_device *devs[VT_RUNNER_MAX_DEVICES];
+    uint32_t n_dev = 1;
+    if (devices) {
+        rc = vtctl_parse_devices(reg, argv[0], devices, devs, &n_dev);
+        if (rc != VTCTL_EXIT_OK)
+            goto done;
+        rc = VTCTL_EXIT_REFUSED;
+    } else if (vt_registry_find_device(reg, backend, &devs[0]) != VT_OK) {
         fprintf(stderr, "vtctl generate: %s\n", vt_last_error());
         goto done;
     }
+    vt_device *dev = devs[0];
     vt_runner_options o = {sizeof o, want_ctx, (uint32_t)chunk, kv, -1, 0, 0, NULL, NULL, flags};
     if (isatty(2))
         o.load_flags |= VT_LOAD_PROGRESS_BAR;
-    st = vt_runner_create(g, dev, &o, &r);
+    st = devices ? vt_runner_create_split(g, devs, n_dev, &o, &r) : vt_runner_create(g, dev, &o, &r);
     if (st != VT_OK) {
         fprintf(stderr, "vtctl generate: %s\n", vt_last_error());
         goto done;
@@ -224,7 +229,9 @@ int vtctl_cmd_generate(int argc, char **argv)
         jw_init(&w, stdout);
         jw_object_begin(&w);
         jw_key(&w, "device");
-        jw_string(&w, vt_device_id(dev));
+        jw_string(&w, devices ? devices : vt_device_id(dev));
+        jw_key(&w, "placement");
+        jw_string(&w, ri->placement);
         jw_key(&w, "arch");
         jw_string(&w, ri->arch);
         jw_key(&w, "tokens");
@@ -257,8 +264,10 @@ int vtctl_cmd_generate(int argc, char **argv)
         for (uint32_t i = 0; i < (uint32_t)n_gen; i++)
             printf("%s%d", i ? "," : " ", out[i]);
         printf("\n%s %s on %s: ctx %u, %u planned ops (%u on the CPU tier), decode %s%s\n", ri->arch, argv[optind],
-               vt_device_id(dev), ri->ctx, ri->n_plan_ops, ri->n_cpu_tier,
+               devices ? devices : vt_device_id(dev), ri->ctx, ri->n_plan_ops, ri->n_cpu_tier,
                ri->decode_graph ? "as a replayed graph" : "op by op", ri->graph_note);
+        if (ri->n_devices > 1 || devices)
+            printf("layer split: %s\n", ri->placement);
         printf("prefill: %u tokens in %.4f s = %.1f tok/s\n", n_prompt, gs.prefill_s, pre);
         printf("decode:  %u tokens in %.4f s = %.1f tok/s\n", gs.n_decoded, gs.decode_s, dec);
     }
