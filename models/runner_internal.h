@@ -74,6 +74,7 @@ struct vt_runner {
     uint32_t n_part;
     float **xfer;
     bool *xfer_pinned;
+    vt_device **xfer_dev; /* the device each buffer is pinned for */
 };
 
 /* Read and check the hyper-parameters and every tensor of g. */

@@ -208,7 +208,8 @@ vt_status vt_runner_create_split(vt_gguf *g, vt_device *const *devs, uint32_t n,
     r->part = calloc(n, sizeof *r->part);
     r->xfer = calloc(n, sizeof *r->xfer);
     r->xfer_pinned = calloc(n, sizeof *r->xfer_pinned);
-    if (!r->part || !r->xfer || !r->xfer_pinned)
+    r->xfer_dev = calloc(n, sizeof *r->xfer_dev);
+    if (!r->part || !r->xfer || !r->xfer_pinned || !r->xfer_dev)
         st = vt_set_error(VT_E_NO_MEMORY, "runner: out of host memory");
     for (uint32_t d = 0; st == VT_OK && d < n; d++) {
         if (s.first_layer[d + 1] == s.first_layer[d])
@@ -221,10 +222,12 @@ vt_status vt_runner_create_split(vt_gguf *g, vt_device *const *devs, uint32_t n,
     if (st == VT_OK && r->n_part == 0)
         st = vt_set_error(VT_E_INVALID_ARG, "layer split: no device holds a layer");
     for (uint32_t k = 0; st == VT_OK && k + 1 < r->n_part; k++) {
-        /* The boundary's host buffer: the largest chunk of activations. */
+        /* The boundary's host buffer for the largest chunk of activations,
+         * pinned for the side that is not host memory itself. */
         vt_runner *p = r->part[k];
         uint32_t T = p->chunk < p->ctx ? p->chunk : p->ctx;
-        st = vt_device_host_alloc(p->dev, (uint64_t)T * r->hp.H * sizeof(float), (void **)&r->xfer[k],
+        r->xfer_dev[k] = strncmp(vt_device_id(p->dev), "cpu:", 4) ? p->dev : r->part[k + 1]->dev;
+        st = vt_device_host_alloc(r->xfer_dev[k], (uint64_t)T * r->hp.H * sizeof(float), (void **)&r->xfer[k],
                                   &r->xfer_pinned[k]);
     }
     if (st != VT_OK) {
@@ -258,12 +261,13 @@ void run_split_free(vt_runner *r)
             vt_queue_synchronize(r->part[k]->q);
     for (uint32_t k = 0; r->xfer && r->part && k + 1 < r->n_part; k++)
         if (r->xfer[k])
-            vt_device_host_free(r->part[k]->dev, r->xfer[k], r->xfer_pinned[k]);
+            vt_device_host_free(r->xfer_dev[k], r->xfer[k], r->xfer_pinned[k]);
     for (uint32_t k = 0; r->part && k < r->n_part; k++)
         vt_runner_free(r->part[k]);
     free(r->part);
     free(r->xfer);
     free(r->xfer_pinned);
+    free(r->xfer_dev);
     free(r);
 }
 

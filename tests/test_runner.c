@@ -27,6 +27,7 @@ typedef struct ref_t {
     int L, H, F, nh, nkv, hd, V, E, k, Fe, Fsh, K, nk, nv, dk, C, interval, n_rot;
     double eps, theta;
     int ctx, pos;
+    int kv_f16;                     /* store K and V rounded to f16, as the runner's default cache */
     double **kc, **vc, **conv, **S; /* per layer */
     struct {
         char name[64];
@@ -225,6 +226,10 @@ static void ref_attention(ref_t *r, int il, const double *h, double *out)
     for (int j = 0; j < nkv; j++) {
         rms(k + j * hd, kn, k + j * hd, hd, r->eps);
         rope(k + j * hd, r->n_rot, r->pos, r->theta);
+    }
+    for (int i = 0; r->kv_f16 && i < nkv * hd; i++) {
+        k[i] = vt_f16_to_f32(vt_f32_to_f16((float)k[i]));
+        v[i] = vt_f16_to_f32(vt_f32_to_f16((float)v[i]));
     }
     memcpy(r->kc[il] + (size_t)r->pos * nkv * hd, k, (size_t)nkv * hd * sizeof *k);
     memcpy(r->vc[il] + (size_t)r->pos * nkv * hd, v, (size_t)nkv * hd * sizeof *v);
@@ -473,6 +478,7 @@ static int ref_sample(const double *l, int V, const vt_sampler *s, uint64_t step
 /* ---- the runner side ---- */
 
 static char *g_dir;
+static int g_kv_type = VT_RUNNER_KV_F32; /* the runners' KV cache (the reference matches it) */
 
 static char *make_model(const char *arch, int wtype, uint64_t seed)
 {
@@ -491,7 +497,7 @@ static vt_runner *open_runner(vt_registry **reg, vt_gguf **g, const char *path, 
     vt_device *dev;
     ck_assert_int_eq(vt_registry_find_device(*reg, "cpu:0", &dev), VT_OK);
     ck_assert_int_eq(vt_gguf_open(path, g), VT_OK);
-    vt_runner_options o = {sizeof o, ctx, chunk, VT_RUNNER_KV_F32, -1, 0, 0, NULL, NULL, flags};
+    vt_runner_options o = {sizeof o, ctx, chunk, g_kv_type, -1, 0, 0, NULL, NULL, flags};
     vt_runner *r = NULL;
     ck_assert_msg(vt_runner_create(*g, dev, &o, &r) == VT_OK, "%s", vt_last_error());
     return r;
@@ -517,6 +523,7 @@ static void compare(const char *arch, int wtype, const vt_sampler *s, double tol
     vt_runner *r = open_runner(&reg, &g, path, 64, 0, "2", 0);
     ref_t ref;
     ref_open(&ref, path, 64);
+    ref.kv_f16 = g_kv_type == VT_RUNNER_KV_F16;
     int V = ref.V;
     float *lr = malloc((size_t)V * sizeof *lr);
     double *lx = malloc((size_t)V * sizeof *lx);
@@ -571,6 +578,22 @@ START_TEST(qwen3next_matches_reference)
 {
     compare("qwen3next", VT_F32, &greedy, 1e-4);
     compare("qwen3next", VT_Q4_0, &sampled, 1e-4);
+}
+END_TEST
+
+/* The default f16 KV cache against the reference storing K and V rounded
+ * to f16 the same way: the same tokens; the logits within 2e-4, as a
+ * last-bit difference before the rounding can move a K or V element by
+ * one f16 ulp (2^-11 relative). Against the exact reference the f16 cache
+ * alone moves qwen3 small q4_0 logits by 5.4e-4 of the largest (and its
+ * seeded sample at step 58), an f32 cache by 7e-5. */
+START_TEST(f16_kv_cache_matches_rounded_reference)
+{
+    g_kv_type = VT_RUNNER_KV_F16;
+    compare("qwen3", VT_Q4_0, &sampled, 2e-4);
+    compare("qwen3moe", VT_Q8_0, &sampled, 2e-4);
+    compare("qwen3next", VT_Q4_0, &sampled, 2e-4);
+    g_kv_type = VT_RUNNER_KV_F32;
 }
 END_TEST
 
@@ -664,7 +687,9 @@ static char *rewrite(const char *src, const char *drop, const char *reshape, con
     return path;
 }
 
-/* A refusal of check_file and of create, naming what. */
+/* A refusal of check_file, of create on cpu:0 and on a cuda-stub, and of
+ * create_split over both, naming what, before anything is allocated on
+ * or copied to the stub (its counters stay at zero). */
 static void refused(const char *path, vt_status want, const char *needle)
 {
     vt_gguf *g;
@@ -672,12 +697,27 @@ static void refused(const char *path, vt_status want, const char *needle)
     vt_status st = vt_runner_check_file(g, NULL);
     ck_assert_msg(st == want && strstr(vt_last_error(), needle), "check_file: %s (%s), wanted %s", vt_status_name(st),
                   vt_last_error(), needle);
-    vt_registry *reg = vt_test_open(NULL, "cpu", 0);
-    vt_device *dev;
+    setenv("VT_CUDA_STUB_HOST_ADDRESSABLE", "1", 1);
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    vt_device *dev, *stub;
     ck_assert_int_eq(vt_registry_find_device(reg, "cpu:0", &dev), VT_OK);
-    vt_runner *r = (vt_runner *)1;
-    st = vt_runner_create(g, dev, NULL, &r);
-    ck_assert_msg(st == want && strstr(vt_last_error(), needle) && r == NULL, "create: %s", vt_last_error());
+    ck_assert_int_eq(vt_registry_find_device(reg, "cuda-stub:0", &stub), VT_OK);
+    vt_device *both[2] = {stub, dev};
+    for (int how = 0; how < 3; how++) {
+        vt_runner *r = (vt_runner *)1;
+        st = how == 0   ? vt_runner_create(g, dev, NULL, &r)
+             : how == 1 ? vt_runner_create(g, stub, NULL, &r)
+                        : vt_runner_create_split(g, both, 2, NULL, &r);
+        ck_assert_msg(st == want && strstr(vt_last_error(), needle) && r == NULL, "create %d: %s", how,
+                      vt_last_error());
+    }
+    vt_device_stats ds;
+    memset(&ds, 0, sizeof ds);
+    ds.struct_size = sizeof ds;
+    ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
+    ck_assert_msg(ds.backend.allocs == 0 && ds.backend.peak_bytes == 0 && ds.backend.h2d_copies == 0,
+                  "the stub saw %llu allocations, %llu bytes, %llu copies", (unsigned long long)ds.backend.allocs,
+                  (unsigned long long)ds.backend.peak_bytes, (unsigned long long)ds.backend.h2d_copies);
     vt_registry_close(reg);
     vt_gguf_close(g);
 }
@@ -694,10 +734,23 @@ START_TEST(bad_files_and_inputs_are_refused_by_name)
     p = rewrite(good, NULL, "blk.3.attn_k_norm.weight", NULL, "shape");
     refused(p, VT_E_BAD_FILE, "tensor 'blk.3.attn_k_norm.weight' has ne {64");
     free(p);
+    p = rewrite(good, NULL, "token_embd.weight", NULL, "embd");
+    refused(p, VT_E_BAD_FILE, "tensor 'token_embd.weight' has ne {256");
+    free(p);
+    p = rewrite(good, "output_norm.weight", NULL, NULL, "norm");
+    refused(p, VT_E_BAD_FILE, "tensor 'output_norm.weight' is missing");
+    free(p);
 
+    /* A bad token or length is refused before any copy or launch. */
     vt_registry *reg;
     vt_gguf *g;
     vt_runner *r = open_runner(&reg, &g, good, 8, 0, "1", 0);
+    vt_device *cpu;
+    ck_assert_int_eq(vt_registry_find_device(reg, "cpu:0", &cpu), VT_OK);
+    vt_device_stats before, after;
+    memset(&before, 0, sizeof before);
+    memset(&after, 0, sizeof after);
+    ck_assert_int_eq(vt_device_stats_get(cpu, &before), VT_OK);
     int32_t bad[2] = {3, 512}, tok;
     ck_assert_int_eq(vt_runner_step(r, bad, 2, NULL, 0, &tok, NULL), VT_E_INVALID_ARG);
     ck_assert_ptr_nonnull(strstr(vt_last_error(), "token 512 (index 1) is outside the vocabulary of 512"));
@@ -707,6 +760,11 @@ START_TEST(bad_files_and_inputs_are_refused_by_name)
     ck_assert_ptr_nonnull(strstr(vt_last_error(), "exceed the context of 8"));
     int32_t out[4];
     ck_assert_int_eq(vt_runner_generate(r, nine, 6, 4, NULL, out, NULL), VT_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(vt_last_error(), "6 prompt + 4 generated tokens exceed the context of 8"));
+    ck_assert_int_eq(vt_device_stats_get(cpu, &after), VT_OK);
+    ck_assert_uint_eq(after.backend.h2d_copies, before.backend.h2d_copies);
+    ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
+    ck_assert_uint_eq(after.native_runs, before.native_runs);
     ck_assert_int_eq(vt_runner_generate(r, nine, 5, 4, NULL, out, NULL), VT_OK);
     close_runner(reg, g, r);
     free(good);
@@ -923,6 +981,7 @@ int main(void)
     tcase_add_test(tc, qwen3_matches_reference);
     tcase_add_test(tc, qwen3moe_matches_reference);
     tcase_add_test(tc, qwen3next_matches_reference);
+    tcase_add_test(tc, f16_kv_cache_matches_rounded_reference);
     tcase_add_test(tc, deterministic_over_threads_and_chunks);
     tcase_add_test(tc, bad_files_and_inputs_are_refused_by_name);
     tcase_add_test(tc, deferred_queue_device_matches_cpu);
