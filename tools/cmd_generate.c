@@ -3,7 +3,8 @@
  * [--ctx C] [--chunk T] [--kv f16|bf16|f32] [--no-graph] [--dump-logits F] [--json]`: token ids in, token
  * ids out through the model runner (vt_runner.h), with prefill and decode
  * tokens/s. `--devices A,B,...` instead of --backend runs the model split
- * by layers over those devices (vt_runner_create_split), the plan named. Greedy without --temp; sampling through the
+ * by layers over those devices (vt_runner_create_split), the plan named;
+ * `--budget BYTES` is every device's budget (default: each one's probe). Greedy without --temp; sampling through the
  * Sample op. Bad input (architecture, tensors, a token >= vocab, n beyond the context) is refused by name before any
  * device allocation. */
 #include "config.h"
@@ -83,16 +84,23 @@ static vt_status generate_dumping(vt_runner *r, const int32_t *prompt, uint32_t 
 
 int vtctl_cmd_generate(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"backend", required_argument, NULL, 'b'}, {"prompt-tokens", required_argument, NULL, 'p'},
-        {"temp", required_argument, NULL, 't'},    {"top-k", required_argument, NULL, 'k'},
-        {"top-p", required_argument, NULL, 'P'},   {"seed", required_argument, NULL, 's'},
-        {"ctx", required_argument, NULL, 'c'},     {"chunk", required_argument, NULL, 'C'},
-        {"kv", required_argument, NULL, 'v'},      {"no-graph", no_argument, NULL, 'G'},
-        {"json", no_argument, NULL, 'j'},          {"dump-logits", required_argument, NULL, 'L'},
-        {"devices", required_argument, NULL, 'D'}, {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"backend", required_argument, NULL, 'b'},
+                                             {"prompt-tokens", required_argument, NULL, 'p'},
+                                             {"temp", required_argument, NULL, 't'},
+                                             {"top-k", required_argument, NULL, 'k'},
+                                             {"top-p", required_argument, NULL, 'P'},
+                                             {"seed", required_argument, NULL, 's'},
+                                             {"ctx", required_argument, NULL, 'c'},
+                                             {"chunk", required_argument, NULL, 'C'},
+                                             {"kv", required_argument, NULL, 'v'},
+                                             {"no-graph", no_argument, NULL, 'G'},
+                                             {"json", no_argument, NULL, 'j'},
+                                             {"dump-logits", required_argument, NULL, 'L'},
+                                             {"devices", required_argument, NULL, 'D'},
+                                             {"budget", required_argument, NULL, 'B'},
+                                             {NULL, 0, NULL, 0}};
     const char *backend = "cpu:0", *prompt_s = NULL, *logits_path = NULL, *devices = NULL;
-    double n_gen = 16, ctx = 0, chunk = 0, d;
+    double n_gen = 16, ctx = 0, chunk = 0, budget = 0, d;
     vt_sampler s = {0, 0, 1.0f, 0};
     int kv = VT_RUNNER_KV_F16;
     bool json = false;
@@ -148,6 +156,10 @@ int vtctl_cmd_generate(int argc, char **argv)
         case 'G': flags |= VT_RUNNER_NO_GRAPH; break;
         case 'L': logits_path = optarg; break;
         case 'D': devices = optarg; break;
+        case 'B':
+            if ((rc = number(argv[0], "--budget", optarg, 1, 1.8e19, &budget)) >= 0)
+                return rc;
+            break;
         default: return vtctl_usage_error(argv[0], "unknown option '%s'", argv[optind - 1]);
         }
     }
@@ -201,7 +213,7 @@ int vtctl_cmd_generate(int argc, char **argv)
         goto done;
     }
     vt_device *dev = devs[0];
-    vt_runner_options o = {sizeof o, want_ctx, (uint32_t)chunk, kv, -1, 0, 0, NULL, NULL, flags};
+    vt_runner_options o = {sizeof o, want_ctx, (uint32_t)chunk, kv, -1, (uint64_t)budget, 0, NULL, NULL, flags};
     if (isatty(2))
         o.load_flags |= VT_LOAD_PROGRESS_BAR;
     st = devices ? vt_runner_create_split(g, devs, n_dev, &o, &r) : vt_runner_create(g, dev, &o, &r);
