@@ -175,8 +175,10 @@ START_TEST(random_rows_within_bounds)
      * step plus the f16 scale's rounding; Q4_0, IQ4_NL and Q6_K map the
      * signed largest element to the end of an asymmetric code range, so
      * the opposite end may clamp by one step (Q4_0 1/8, IQ4_NL 14/127,
-     * Q6_K 1/32); Q4_K half of a step of (max - min) / 15 plus the 6-bit
-     * scales' rounding; F16 and BF16 half an ulp. */
+     * Q6_K 1/32, and a group whose step is the largest but of the other
+     * sign gets scale 127 for 128 (ggml's clamp): 32 - 31 * 127/128 =
+     * 1.24 steps); Q4_K half of a step of (max - min) / 15 plus the
+     * 6-bit min's rounding (0.075); F16 and BF16 half an ulp. */
     const struct {
         int dt;
         float bound;
@@ -184,7 +186,7 @@ START_TEST(random_rows_within_bounds)
              {VT_Q4_0, 1.01f / 8},
              {VT_IQ4_NL, 14.5f / 127},
              {VT_Q4_K, 0.08f},
-             {VT_Q6_K, 1.05f / 32},
+             {VT_Q6_K, 1.27f / 32},
              {VT_F16, 1.0f / 2048},
              {VT_BF16, 1.0f / 256},
              {VT_F32, 0}};
