@@ -5,7 +5,8 @@
  * device, output_norm and output with the last layer. Each device's cost
  * is its layers' weights as its load plan makes them resident (in-place
  * weights cost nothing), their KV cache or conv/recurrent state for the
- * context, and the workspaces. `vtctl generate --devices` runs it. Exit 1
+ * context, and the workspaces; --json gives the same as an object.
+ * `vtctl generate --devices` runs it. Exit 1
  * when no split fits. */
 #include "config.h"
 
@@ -77,6 +78,41 @@ static int split_run(const vtctl_load_args *a, int expand, const char *devices, 
         goto done;
     if (st != VT_OK && st != VT_E_DOES_NOT_FIT) {
         fprintf(stderr, "vtctl fit: %s\n", vt_last_error());
+        goto done;
+    }
+    if (a->json) {
+        json_writer w;
+        jw_init(&w, stdout);
+        jw_object_begin(&w);
+        jw_key(&w, "layers");
+        jw_uint(&w, s->n_layer);
+        jw_key(&w, "fits");
+        jw_bool(&w, st == VT_OK);
+        jw_key(&w, "placement");
+        jw_string(&w, s->placement);
+        jw_key(&w, "message");
+        jw_string(&w, st == VT_OK ? "" : vt_last_error());
+        jw_key(&w, "devices");
+        jw_array_begin(&w);
+        for (uint32_t d = 0; d < n; d++) {
+            jw_object_begin(&w);
+            jw_key(&w, "device");
+            jw_string(&w, vt_device_id(devs[d]));
+            jw_key(&w, "first_layer");
+            jw_uint(&w, s->first_layer[d]);
+            jw_key(&w, "n_layers");
+            jw_uint(&w, s->first_layer[d + 1] - s->first_layer[d]);
+            jw_key(&w, "needed_bytes");
+            jw_uint(&w, s->needed_bytes[d]);
+            jw_key(&w, "budget_bytes");
+            jw_uint(&w, s->budget_bytes[d]);
+            jw_key(&w, "budget_source");
+            jw_string(&w, s->budget_source[d]);
+            jw_object_end(&w);
+        }
+        jw_array_end(&w);
+        jw_object_end(&w);
+        jw_finish(&w);
         goto done;
     }
     printf("layer split of %s (%u layers, ctx %u) over %s:\n", a->file, s->n_layer, o.ctx ? o.ctx : 4096, devices);
