@@ -6,8 +6,7 @@
  * is its layers' weights as its load plan makes them resident (in-place
  * weights cost nothing), their KV cache or conv/recurrent state for the
  * context, and the workspaces; --json gives the same as an object.
- * `vtctl generate --devices` runs it. Exit 1
- * when no split fits. */
+ * `vtctl generate --devices` runs it. Exit 1 when no split fits. */
 #include "config.h"
 
 #include <stdio.h>
