@@ -944,6 +944,55 @@ START_TEST(layer_split_matches_one_device)
 }
 END_TEST
 
+/* A split whose second device fails an allocation part way (injected on
+ * cuda-stub:1) is refused naming the split and the failure, and frees
+ * what the first part had staged: both stubs end with nothing live and
+ * as many frees as allocations. The budget option forces the split. */
+START_TEST(layer_split_failure_frees_everything)
+{
+    setenv("VT_CUDA_STUB_HOST_ADDRESSABLE", "1", 1);
+    setenv("VT_CUDA_STUB_DEVICES", "2", 1);
+    setenv("VT_CUDA_STUB_FAULT_DEVICE", "1", 1);
+    setenv("VT_CUDA_STUB_FAIL_ALLOC_AT", "4", 1);
+    char *path = make_layers("qwen3", VT_Q8_0, 9, 8);
+    vt_gguf *g;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    vt_device *d[3];
+    ck_assert_int_eq(vt_registry_find_device(reg, "cuda-stub:0", &d[0]), VT_OK);
+    ck_assert_int_eq(vt_registry_find_device(reg, "cuda-stub:1", &d[1]), VT_OK);
+    ck_assert_int_eq(vt_registry_find_device(reg, "cpu:0", &d[2]), VT_OK);
+    vt_runner_options o = {sizeof o, 64, 0, VT_RUNNER_KV_F16, -1, 1ull << 40, 0, NULL, NULL, 0};
+    vt_runner_split sp;
+    ck_assert_int_eq(vt_runner_plan_split(g, d, 1, &o, &sp), VT_OK);
+    o.budget_bytes = sp.needed_bytes[0] * 2 / 5;
+    ck_assert_int_eq(vt_runner_plan_split(g, d, 3, &o, &sp), VT_OK);
+    ck_assert(sp.first_layer[1] > 0 && sp.first_layer[2] > sp.first_layer[1] && sp.first_layer[2] < 8);
+    vt_runner *r = (vt_runner *)1;
+    ck_assert_int_eq(vt_runner_create_split(g, d, 3, &o, &r), VT_E_DEVICE_OOM);
+    ck_assert_ptr_null(r);
+    ck_assert_msg(strstr(vt_last_error(), "layer split (layers 0-") &&
+                      strstr(vt_last_error(), "cuda-stub:1: injected allocation failure (allocation #4)"),
+                  "%s", vt_last_error());
+    for (int i = 0; i < 2; i++) {
+        vt_device_stats ds;
+        memset(&ds, 0, sizeof ds);
+        ds.struct_size = sizeof ds;
+        ck_assert_int_eq(vt_device_stats_get(d[i], &ds), VT_OK);
+        ck_assert_msg(ds.backend.live_bytes == 0 && ds.backend.allocs == ds.backend.frees && ds.backend.allocs > 0,
+                      "cuda-stub:%d: %llu live bytes, %llu allocations, %llu frees", i,
+                      (unsigned long long)ds.backend.live_bytes, (unsigned long long)ds.backend.allocs,
+                      (unsigned long long)ds.backend.frees);
+    }
+    vt_registry_close(reg);
+    vt_gguf_close(g);
+    free(path);
+    unsetenv("VT_CUDA_STUB_FAIL_ALLOC_AT");
+    unsetenv("VT_CUDA_STUB_FAULT_DEVICE");
+    unsetenv("VT_CUDA_STUB_DEVICES");
+}
+END_TEST
+
 /* A device without the kernels refuses the model at creation, listing
  * every refused op at once, before any weight is staged. */
 START_TEST(refused_ops_are_listed_together)
@@ -991,6 +1040,7 @@ int main(void)
     tcase_add_test(tc, deferred_queue_device_matches_cpu);
     tcase_add_test(tc, refused_ops_are_listed_together);
     tcase_add_test(tc, layer_split_matches_one_device);
+    tcase_add_test(tc, layer_split_failure_frees_everything);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
