@@ -944,6 +944,56 @@ START_TEST(layer_split_matches_one_device)
 }
 END_TEST
 
+static bool select_blk1(void *user, const char *name)
+{
+    (void)user;
+    return !strncmp(name, "blk.1.", 6) || !strcmp(name, "output_norm.weight");
+}
+
+/* vt_load_options.select (what a part of a split loads): the plan lists
+ * and the model holds only the selected tensors, in file order, found by
+ * name; the others are not there. */
+START_TEST(load_select_plans_and_stages_a_part)
+{
+    char *path = make_model("qwen3", VT_Q8_0, 2);
+    vt_gguf *g;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    vt_registry *reg = vt_test_open(NULL, "cpu", 0);
+    vt_device *dev;
+    ck_assert_int_eq(vt_registry_find_device(reg, "cpu:0", &dev), VT_OK);
+    vt_load_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.struct_size = sizeof lo;
+    lo.select = select_blk1;
+    vt_load_plan *plan;
+    ck_assert_int_eq(vt_load_plan_create(g, dev, &lo, &plan), VT_OK);
+    size_t want = 1;
+    for (size_t i = 0; i < vt_gguf_tensor_count(g); i++)
+        want += !strncmp(vt_gguf_tensor_at(g, i)->name, "blk.1.", 6);
+    ck_assert_uint_eq(vt_load_plan_count(plan), want);
+    size_t last = 0;
+    for (size_t i = 0; i < vt_load_plan_count(plan); i++) {
+        const vt_gguf_tensor *t;
+        ck_assert_int_eq(vt_load_plan_entry(plan, i, &t, NULL, NULL), VT_OK);
+        ck_assert_msg(select_blk1(NULL, t->name) && (i == 0 || t->index > last), "entry %zu: %s", i, t->name);
+        last = t->index;
+    }
+    vt_model *m;
+    ck_assert_int_eq(vt_model_stage(plan, &lo, &m), VT_OK);
+    ck_assert_uint_eq(vt_model_tensor_count(m), want);
+    ck_assert_ptr_nonnull(vt_model_find(m, "blk.1.ffn_down.weight"));
+    ck_assert_ptr_nonnull(vt_model_find(m, "output_norm.weight"));
+    ck_assert_ptr_null(vt_model_find(m, "blk.0.ffn_down.weight"));
+    ck_assert_ptr_null(vt_model_find(m, "token_embd.weight"));
+    ck_assert_int_eq(vt_tensor_dim(vt_model_find(m, "blk.1.attn_q.weight"), 1), 128);
+    vt_model_free(m);
+    vt_load_plan_free(plan);
+    vt_registry_close(reg);
+    vt_gguf_close(g);
+    free(path);
+}
+END_TEST
+
 /* A split whose second device fails an allocation part way (injected on
  * cuda-stub:1) is refused naming the split and the failure, and frees
  * what the first part had staged: both stubs end with nothing live and
@@ -1039,6 +1089,7 @@ int main(void)
     tcase_add_test(tc, bad_files_and_inputs_are_refused_by_name);
     tcase_add_test(tc, deferred_queue_device_matches_cpu);
     tcase_add_test(tc, refused_ops_are_listed_together);
+    tcase_add_test(tc, load_select_plans_and_stages_a_part);
     tcase_add_test(tc, layer_split_matches_one_device);
     tcase_add_test(tc, layer_split_failure_frees_everything);
     suite_add_tcase(s, tc);
