@@ -1093,11 +1093,8 @@ int main(void)
     tcase_add_test(tc, layer_split_matches_one_device);
     tcase_add_test(tc, layer_split_failure_frees_everything);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int rc = vt_test_run_suite(s);
     vt_test_rmtree(g_dir);
     free(g_dir);
-    return failed ? 1 : 0;
+    return rc;
 }
