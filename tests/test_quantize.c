@@ -19,12 +19,12 @@
 static vt_device *g_dev;
 static vt_registry *g_reg;
 
-/* cpu:0, opened once (inside a test: vt_test_open asserts). */
+/* cpu:0, opened once per test process (inside a test: vt_test_open asserts). */
 static void open_cpu(void)
 {
     if (!g_reg) {
         g_reg = vt_test_open(NULL, "cpu", 0);
-        ck_assert_int_eq(vt_registry_find_device(g_reg, "cpu:0", &g_dev), VT_OK);
+        g_dev = vt_test_device(g_reg, "cpu:0");
     }
 }
 
@@ -241,12 +241,5 @@ int main(void)
     tcase_add_test(tc, random_rows_within_bounds);
     tcase_add_test(tc, unwritable_formats_are_refused);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    if (g_reg)
-        vt_registry_close(g_reg);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }
