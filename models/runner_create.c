@@ -19,7 +19,7 @@ static int resident_dtype(const vt_load_plan *plan, const char *name)
         const vt_weight_desc *d;
         const vt_weight_plan *w;
         if (vt_load_plan_entry(plan, i, &t, &d, &w) == VT_OK && !strcmp(t->name, name))
-            return (int)w->resident_dtype;
+            return w->resident_dtype;
     }
     return -1;
 }
@@ -33,7 +33,7 @@ typedef struct ops_acc {
 
 static void add_op(ops_acc *a, vt_op op, uint32_t n, int d0, int d1, int d2)
 {
-    vt_dtype d[3] = {(vt_dtype)d0, (vt_dtype)d1, (vt_dtype)d2};
+    vt_dtype d[3] = {d0, d1, d2};
     vt_sig sig = vt_sig_make(n, d);
     for (size_t i = 0; i < a->n; i++)
         if (a->ops[i].op == (uint32_t)op && vt_sig_equal(a->ops[i].sig, sig))
@@ -210,9 +210,9 @@ static vt_status allocate_state(vt_runner *r)
                 st = state_tensor(r, &l->rec_state, VT_F32, 4, rs);
         } else {
             int64_t ks[3] = {r->ctx, p->nkv, p->hd};
-            st = state_tensor(r, &l->k_cache, (vt_dtype)r->kv_dtype, 3, ks);
+            st = state_tensor(r, &l->k_cache, r->kv_dtype, 3, ks);
             if (st == VT_OK)
-                st = state_tensor(r, &l->v_cache, (vt_dtype)r->kv_dtype, 3, ks);
+                st = state_tensor(r, &l->v_cache, r->kv_dtype, 3, ks);
             if (st == VT_OK)
                 st = zero_tensor(l->k_cache);
             if (st == VT_OK)
@@ -245,7 +245,7 @@ static vt_status allocate_state(vt_runner *r)
     return st;
 }
 
-void vt_runner_free(vt_runner *r)
+void vt_runner_destroy(vt_runner *r)
 {
     if (!r)
         return;
@@ -253,8 +253,9 @@ void vt_runner_free(vt_runner *r)
         run_split_free(r);
         return;
     }
-    if (r->q)
-        vt_queue_synchronize(r->q);
+    if (r->q && vt_queue_synchronize(r->q) != VT_OK) {
+        /* destroy has no one to report to: a pending error is dropped, as vt_queue_destroy drops it */
+    }
     vt_graph_destroy(r->graph);
     for (size_t i = 0; i < r->n_graph_views; i++)
         vt_tensor_destroy(r->graph_views[i]);
@@ -281,8 +282,8 @@ void vt_runner_free(vt_runner *r)
     vt_tensor_destroy(r->pos_tmp);
     for (int i = 0; i < 4; i++)
         vt_tensor_destroy(r->idx[i]);
-    vt_model_free(r->model);
-    vt_load_plan_free(r->plan);
+    vt_model_destroy(r->model);
+    vt_load_plan_destroy(r->plan);
     free(r);
 }
 
@@ -310,7 +311,7 @@ static vt_status resolve_all(vt_runner *r)
             const char *first = NULL;
             for (size_t i = 0; i < n && len < sizeof msg; i++)
                 if (res[i].tier == VT_TIER_REFUSED) {
-                    len += (size_t)snprintf(msg + len, sizeof msg - len, " %s (%u) %s;", vt_op_name((int)res[i].op),
+                    len += (size_t)snprintf(msg + len, sizeof msg - len, " %s (%u) %s;", vt_op_name(res[i].op),
                                             res[i].op, vt_sig_format(res[i].sig, sb, sizeof sb));
                     first = first ? first : res[i].reason;
                 }
@@ -390,7 +391,7 @@ vt_status run_create_part(vt_gguf *g, vt_device *dev, const vt_runner_options *o
     r->use_graph = !(o.flags & VT_RUNNER_NO_GRAPH);
     r->layers = calloc(r->hp.L, sizeof *r->layers);
     if (!r->layers) {
-        vt_runner_free(r);
+        vt_runner_destroy(r);
         return vt_set_error(VT_E_NO_MEMORY, "runner: out of host memory");
     }
     vt_load_options lo;
@@ -428,7 +429,7 @@ vt_status run_create_part(vt_gguf *g, vt_device *dev, const vt_runner_options *o
     if (st != VT_OK) {
         char msg[4096];
         snprintf(msg, sizeof msg, "%s", vt_last_error());
-        vt_runner_free(r);
+        vt_runner_destroy(r);
         return vt_set_error(st, "%s", msg);
     }
     snprintf(r->info.arch, sizeof r->info.arch, "%s", arch_names[r->hp.arch]);

@@ -58,7 +58,8 @@ static vt_status cost_on(vt_gguf *g, const run_hparams *hp, vt_device *dev, cons
     for (size_t i = 0; i < vt_load_plan_count(plan); i++) {
         const vt_gguf_tensor *t;
         const vt_weight_plan *w;
-        vt_load_plan_entry(plan, i, &t, NULL, &w);
+        if (vt_load_plan_entry(plan, i, &t, NULL, &w) != VT_OK)
+            continue; /* i < count: cannot fail */
         uint64_t b = w->in_place ? 0 : w->resident_bytes;
         long l = run_layer_of(t->name);
         if (l >= 0 && (uint32_t)l < hp->L) {
@@ -71,7 +72,7 @@ static vt_status cost_on(vt_gguf *g, const run_hparams *hp, vt_device *dev, cons
             c->tail += b;
         }
     }
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     for (uint32_t l = 0; l < hp->L; l++)
         c->layer[l] += run_layer_state_bytes(hp, l, ctx, run_kv_dtype(o->kv_type));
     c->scratch = run_scratch_bytes(hp, o->chunk, ctx);
@@ -204,7 +205,11 @@ vt_status vt_runner_create_split(vt_gguf *g, vt_device *const *devs, uint32_t n,
         return vt_set_error(VT_E_NO_MEMORY, "runner: out of host memory");
     r->g = g;
     run_read_hparams(g, &r->hp);
-    vt_runner_check_file(g, &r->info);
+    st = vt_runner_check_file(g, &r->info); /* checked by the plan: cannot fail */
+    if (st != VT_OK) {
+        free(r);
+        return st;
+    }
     r->part = calloc(n, sizeof *r->part);
     r->xfer = calloc(n, sizeof *r->xfer);
     r->xfer_pinned = calloc(n, sizeof *r->xfer_pinned);
@@ -234,7 +239,7 @@ vt_status vt_runner_create_split(vt_gguf *g, vt_device *const *devs, uint32_t n,
         char msg[4096];
         snprintf(msg, sizeof msg, "%s", vt_last_error());
         r->n_part = r->n_part ? r->n_part : 1; /* free through run_split_free */
-        vt_runner_free(r);
+        vt_runner_destroy(r);
         return vt_set_error(st, "layer split (%s): %s", s.placement, msg);
     }
     vt_runner_info *in = &r->info;
@@ -257,13 +262,14 @@ vt_status vt_runner_create_split(vt_gguf *g, vt_device *const *devs, uint32_t n,
 void run_split_free(vt_runner *r)
 {
     for (uint32_t k = 0; r->part && k < r->n_part; k++)
-        if (r->part[k])
-            vt_queue_synchronize(r->part[k]->q);
+        if (r->part[k] && vt_queue_synchronize(r->part[k]->q) != VT_OK) {
+            /* destroy has no one to report to: a pending error is dropped */
+        }
     for (uint32_t k = 0; r->xfer && r->part && k + 1 < r->n_part; k++)
         if (r->xfer[k])
             vt_device_host_free(r->xfer_dev[k], r->xfer[k], r->xfer_pinned[k]);
     for (uint32_t k = 0; r->part && k < r->n_part; k++)
-        vt_runner_free(r->part[k]);
+        vt_runner_destroy(r->part[k]);
     free(r->part);
     free(r->xfer);
     free(r->xfer_pinned);

@@ -98,8 +98,7 @@ static uint32_t key(vt_gguf *g, const char *arch, const char *k)
     char s[128];
     uint32_t v = 0;
     snprintf(s, sizeof s, "%s.%s", arch, k);
-    vt_gguf_get_u32(g, s, &v);
-    return v;
+    return vt_gguf_get_u32(g, s, &v) == VT_OK ? v : 0;
 }
 
 static void ref_open(ref_t *r, const char *path, int ctx)
@@ -505,7 +504,7 @@ static vt_runner *open_runner(vt_registry **reg, vt_gguf **g, const char *path, 
 
 static void close_runner(vt_registry *reg, vt_gguf *g, vt_runner *r)
 {
-    vt_runner_free(r);
+    vt_runner_destroy(r);
     vt_gguf_close(g);
     vt_registry_close(reg);
 }
@@ -685,7 +684,7 @@ static char *rewrite(const char *src, const char *drop, const char *reshape, con
     char *path = malloc(512);
     snprintf(path, 512, "%s/bad-%s.gguf", g_dir, tag);
     ck_assert_int_eq(vt_gguf_writer_write_file(w, path), VT_OK);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     free(extra);
     vt_gguf_close(g);
     return path;
@@ -791,7 +790,7 @@ static void run_on(const char *backend, const char *path, int32_t *toks, float *
                   vt_last_error());
     ck_assert_int_eq(vt_runner_step(r, NULL, 1, NULL, 0, NULL, logits), VT_OK);
     ck_assert_uint_eq(vt_runner_get_info(r)->n_vocab, V);
-    vt_runner_free(r);
+    vt_runner_destroy(r);
     vt_gguf_close(g);
     vt_registry_close(reg);
 }
@@ -866,7 +865,7 @@ static void split_case(const char *arch, int wtype)
     ck_assert_msg(vt_runner_create(g, cpu, &o, &r) == VT_OK, "%s", vt_last_error());
     for (int i = 0; i < 2; i++)
         gen_with(r, samplers[i], t_one[i], l_one[i]);
-    vt_runner_free(r);
+    vt_runner_destroy(r);
     vt_runner_split sp;
     vt_runner_options big = o;
     big.budget_bytes = 1ull << 40;
@@ -925,7 +924,7 @@ static void split_case(const char *arch, int wtype)
                               "%s: logit %u split %g, one device %g", arch, k, l_split[k], l_one[i][k]);
         }
         ck_assert_int_eq(in->decode_graph, mode == 0);
-        vt_runner_free(r);
+        vt_runner_destroy(r);
     }
     vt_registry_close(reg);
     unsetenv("VT_CUDA_STUB_MEMORY_BYTES");
@@ -986,8 +985,8 @@ START_TEST(load_select_plans_and_stages_a_part)
     ck_assert_ptr_null(vt_model_find(m, "blk.0.ffn_down.weight"));
     ck_assert_ptr_null(vt_model_find(m, "token_embd.weight"));
     ck_assert_int_eq(vt_tensor_dim(vt_model_find(m, "blk.1.attn_q.weight"), 1), 128);
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     vt_gguf_close(g);
     free(path);
