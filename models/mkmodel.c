@@ -440,7 +440,7 @@ vt_status vt_mkmodel_write(const vt_mkmodel_options *o, const char *path)
                             o->preset ? o->preset : "(null)");
     if (!vt_quantize_supported(o->wtype))
         return vt_set_error(VT_E_INVALID_ARG,
-                            "mkmodel: weight type %s is not written (f32, f16, bf16, q8_0, q4_0, iq4_nl)",
+                            "mkmodel: weight type %s is not written (f32, f16, bf16, q8_0, q4_0, iq4_nl, q4_k, q6_k)",
                             vt_dtype_name(o->wtype));
     dims d = presets[arch][preset];
     if (o->n_layers)

@@ -86,7 +86,7 @@ static vt_status plan_ops(vt_runner *r, ops_acc *a)
     vt_status st = run_for_each_tensor(NULL, p, weight_op, &c);
     if (st != VT_OK)
         return st;
-    if (p->tied)
+    if (p->tied && r->has_head)
         add_op(a, VT_OP_MATMUL, 2, VT_F32, resident_dtype(r->plan, "token_embd.weight"), 0);
     const vt_op f32_ops[] = {VT_OP_RMS_NORM, VT_OP_ADD, VT_OP_ROPE, VT_OP_SWIGLU, VT_OP_ARGMAX, VT_OP_SAMPLE};
     for (size_t i = 0; i < sizeof f32_ops / sizeof f32_ops[0]; i++)
@@ -123,6 +123,29 @@ vt_status run_plan_ops(const vt_runner *r, vt_plan_op **ops, size_t *n)
     return VT_OK;
 }
 
+long run_layer_of(const char *name)
+{
+    if (strncmp(name, "blk.", 4))
+        return -1;
+    char *end;
+    long n = strtol(name + 4, &end, 10);
+    return end != name + 4 && *end == '.' ? n : -1;
+}
+
+/* The tensors a part holds: its layers', token_embd on the first (and on
+ * the last when the output is tied to it), the rest of the head on the
+ * last. */
+static bool part_selects(void *user, const char *name)
+{
+    const vt_runner *r = user;
+    long l = run_layer_of(name);
+    if (l >= 0)
+        return l >= (long)r->l0 && l < (long)r->l1;
+    if (!strcmp(name, "token_embd.weight"))
+        return r->has_embd || (r->has_head && r->hp.tied);
+    return r->has_head;
+}
+
 /* Take a staged tensor into its slot. */
 static vt_status take_tensor(void *user, const char *name, uint32_t n_dims, const int64_t *ne, bool required,
                              vt_tensor **slot)
@@ -131,7 +154,7 @@ static vt_status take_tensor(void *user, const char *name, uint32_t n_dims, cons
     (void)ne;
     vt_runner *r = user;
     *slot = vt_model_find(r->model, name);
-    if (!*slot && required)
+    if (!*slot && required && part_selects(r, name))
         return vt_set_error(VT_E_BAD_FILE, "runner: tensor '%s' was not staged", name);
     return VT_OK;
 }
@@ -178,7 +201,7 @@ static vt_status allocate_state(vt_runner *r)
 {
     const run_hparams *p = &r->hp;
     vt_status st = VT_OK;
-    for (uint32_t il = 0; st == VT_OK && il < p->L; il++) {
+    for (uint32_t il = r->l0; st == VT_OK && il < r->l1; il++) {
         run_layer *l = &r->layers[il];
         if (l->linear) {
             int64_t cs[3] = {1, p->C, p->K - 1}, rs[4] = {1, p->nv, p->dk, p->dv};
@@ -226,6 +249,10 @@ void vt_runner_destroy(vt_runner *r)
 {
     if (!r)
         return;
+    if (r->n_part) {
+        run_split_free(r);
+        return;
+    }
     if (r->q && vt_queue_synchronize(r->q) != VT_OK) {
         /* destroy has no one to report to: a pending error is dropped, as vt_queue_destroy drops it */
     }
@@ -239,6 +266,7 @@ void vt_runner_destroy(vt_runner *r)
     if (r->host_io)
         vt_device_host_free(r->dev, r->host_io, r->host_pinned);
     run_ws_free(r->ws1);
+    run_ws_free(r->wsT);
     if (r->layers)
         for (uint32_t il = 0; il < r->hp.L; il++) {
             run_layer *l = &r->layers[il];
@@ -298,21 +326,50 @@ static vt_status resolve_all(vt_runner *r)
     return st;
 }
 
-vt_status vt_runner_create(vt_gguf *g, vt_device *dev, const vt_runner_options *opt, vt_runner **out)
+/* Resolve defaults of options into o. */
+static vt_status resolve_options(const vt_runner_options *opt, vt_runner_options *o)
 {
-    if (!out)
-        return vt_set_error(VT_E_INVALID_ARG, "vt_runner_create: out is NULL");
-    *out = NULL;
-    if (!g || !dev)
-        return vt_set_error(VT_E_INVALID_ARG, "vt_runner_create: NULL file or device");
-    vt_runner_options o = {sizeof o, 0, 0, 0, -1, 0, 0, NULL, NULL, 0};
+    vt_runner_options d = {sizeof d, 0, 0, 0, -1, 0, 0, NULL, NULL, 0};
+    *o = d;
     if (opt) {
-        if (opt->struct_size < sizeof(uint32_t) || opt->struct_size > sizeof o)
+        if (opt->struct_size < sizeof(uint32_t) || opt->struct_size > sizeof *o)
             return vt_set_error(VT_E_INVALID_ARG, "vt_runner_options.struct_size %u", opt->struct_size);
-        memcpy(&o, opt, opt->struct_size);
+        memcpy(o, opt, opt->struct_size);
+        o->struct_size = sizeof *o;
     }
+    if (o->kv_type < VT_RUNNER_KV_F16 || o->kv_type > VT_RUNNER_KV_F32)
+        return vt_set_error(VT_E_INVALID_ARG, "runner: KV cache type %d (VT_RUNNER_KV_F16, _BF16 or _F32)", o->kv_type);
+    return VT_OK;
+}
+
+int run_kv_dtype(int kv_type)
+{
+    return kv_type == VT_RUNNER_KV_F32 ? VT_F32 : kv_type == VT_RUNNER_KV_BF16 ? VT_BF16 : VT_F16;
+}
+
+uint32_t run_ctx_of(const run_hparams *hp, uint32_t ctx)
+{
+    ctx = ctx ? ctx : 4096;
+    return ctx > hp->n_ctx_train ? hp->n_ctx_train : ctx;
+}
+
+int run_expand_of(vt_gguf *g, int expand)
+{
+    const vt_gguf_tensor *te;
+    if (expand >= 0 || vt_gguf_find_tensor(g, "token_embd.weight", &te) != VT_OK)
+        return expand < 0 ? VT_EXPAND_F32 : expand;
+    return te->type == VT_F16 ? VT_EXPAND_F16 : te->type == VT_BF16 ? VT_EXPAND_BF16 : VT_EXPAND_F32;
+}
+
+vt_status run_create_part(vt_gguf *g, vt_device *dev, const vt_runner_options *opt, uint32_t l0, uint32_t l1,
+                          vt_runner **out)
+{
+    *out = NULL;
+    vt_runner_options o;
+    vt_status st = resolve_options(opt, &o);
     vt_runner_info info;
-    vt_status st = vt_runner_check_file(g, &info);
+    if (st == VT_OK)
+        st = vt_runner_check_file(g, &info);
     if (st != VT_OK)
         return st;
     vt_runner *r = calloc(1, sizeof *r);
@@ -322,41 +379,37 @@ vt_status vt_runner_create(vt_gguf *g, vt_device *dev, const vt_runner_options *
     r->dev = dev;
     r->info = info;
     run_read_hparams(g, &r->hp);
-    r->ctx = o.ctx ? o.ctx : 4096;
-    if (r->ctx > r->hp.n_ctx_train)
-        r->ctx = r->hp.n_ctx_train;
+    r->l0 = l0;
+    r->l1 = l1 < r->hp.L ? l1 : r->hp.L;
+    r->has_embd = l0 == 0;
+    r->has_head = r->l1 == r->hp.L;
+    bool part = !(r->has_embd && r->has_head);
+    r->ctx = run_ctx_of(&r->hp, o.ctx);
     r->info.ctx = r->ctx;
     r->chunk = o.chunk ? o.chunk : 512;
-    if (o.kv_type < VT_RUNNER_KV_F16 || o.kv_type > VT_RUNNER_KV_F32) {
-        vt_runner_destroy(r);
-        return vt_set_error(VT_E_INVALID_ARG, "runner: KV cache type %d (VT_RUNNER_KV_F16, _BF16 or _F32)", o.kv_type);
-    }
-    r->kv_dtype = o.kv_type == VT_RUNNER_KV_F32 ? VT_F32 : o.kv_type == VT_RUNNER_KV_BF16 ? VT_BF16 : VT_F16;
+    r->kv_dtype = run_kv_dtype(o.kv_type);
     r->use_graph = !(o.flags & VT_RUNNER_NO_GRAPH);
     r->layers = calloc(r->hp.L, sizeof *r->layers);
     if (!r->layers) {
         vt_runner_destroy(r);
         return vt_set_error(VT_E_NO_MEMORY, "runner: out of host memory");
     }
-    const vt_gguf_tensor *te;
-    st = vt_gguf_find_tensor(g, "token_embd.weight", &te); /* checked by vt_runner_check_file */
-    if (st != VT_OK) {
-        vt_runner_destroy(r);
-        return st;
-    }
-    int expand = o.expand;
-    if (expand < 0)
-        expand = te->type == VT_F16 ? VT_EXPAND_F16 : te->type == VT_BF16 ? VT_EXPAND_BF16 : VT_EXPAND_F32;
     vt_load_options lo;
     memset(&lo, 0, sizeof lo);
     lo.struct_size = sizeof lo;
-    lo.expand = (uint32_t)expand;
+    lo.expand = (uint32_t)run_expand_of(g, o.expand);
     lo.budget_bytes = o.budget_bytes;
-    lo.ctx = r->ctx;
+    /* A part's state is its layers' only: the split planner checked it;
+     * the loader checks the part's weights. */
+    lo.ctx = part ? 0 : r->ctx;
     lo.batch = 1;
     lo.flags = o.load_flags;
     lo.progress = o.progress;
     lo.progress_user = o.progress_user;
+    if (part) {
+        lo.select = part_selects;
+        lo.select_user = r;
+    }
     /* 1. residency and fit; 2. every op resolved; 3. stage; 4. state. */
     st = vt_load_plan_create(g, dev, &lo, &r->plan);
     if (st == VT_OK)
@@ -380,8 +433,31 @@ vt_status vt_runner_create(vt_gguf *g, vt_device *dev, const vt_runner_options *
         return vt_set_error(st, "%s", msg);
     }
     snprintf(r->info.arch, sizeof r->info.arch, "%s", arch_names[r->hp.arch]);
+    r->info.n_devices = 1;
+    snprintf(r->info.placement, sizeof r->info.placement, "layers %u-%u on %s", r->l0, r->l1 - 1, vt_device_id(dev));
     *out = r;
     return VT_OK;
+}
+
+vt_status vt_runner_create(vt_gguf *g, vt_device *dev, const vt_runner_options *opt, vt_runner **out)
+{
+    if (!out)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_runner_create: out is NULL");
+    *out = NULL;
+    if (!g || !dev)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_runner_create: NULL file or device");
+    vt_runner_options o;
+    vt_status st = resolve_options(opt, &o);
+    run_hparams hp;
+    if (st == VT_OK)
+        st = vt_runner_check_file(g, NULL);
+    if (st != VT_OK)
+        return st;
+    run_read_hparams(g, &hp);
+    st = run_create_part(g, dev, &o, 0, hp.L, out);
+    if (st == VT_E_DOES_NOT_FIT)
+        run_split_hint(g, dev, &o); /* the refusal names the split that would fit */
+    return st;
 }
 
 const vt_runner_info *vt_runner_get_info(const vt_runner *r)
@@ -398,12 +474,14 @@ vt_status vt_runner_reset(vt_runner *r)
 {
     if (!r)
         return vt_set_error(VT_E_INVALID_ARG, "vt_runner_reset: NULL runner");
+    if (r->n_part)
+        return run_split_reset(r);
     vt_status qs = vt_queue_synchronize(r->q);
     if (qs != VT_OK)
         return qs;
     r->pos = 0;
     r->pos_on_device = false;
-    for (uint32_t il = 0; il < r->hp.L; il++) {
+    for (uint32_t il = r->l0; il < r->l1; il++) {
         vt_status st = zero_tensor(r->layers[il].conv_state);
         if (st == VT_OK)
             st = zero_tensor(r->layers[il].rec_state);

@@ -36,6 +36,11 @@ vt_tensor *run_ws_pos(run_ws *ws)
     return ws->pos;
 }
 
+vt_tensor *run_ws_x(run_ws *ws)
+{
+    return ws->x;
+}
+
 vt_tensor *run_ws_logits(run_ws *ws)
 {
     return ws->logits;
@@ -184,6 +189,27 @@ vt_status run_ws_create(vt_runner *r, uint32_t T, run_ws **out)
 fail:
     run_ws_free(w);
     return st;
+}
+
+uint64_t run_ws_bytes(const run_hparams *p, uint32_t T)
+{
+    /* Elements per token of the tensors run_ws_create makes (all 4 bytes). */
+    bool next = p->arch == RUN_QWEN3NEXT;
+    uint64_t H = p->H, nhd = (uint64_t)p->nh * p->hd, nkvd = (uint64_t)p->nkv * p->hd;
+    uint64_t e = 2 + 3 * H + nhd * (next ? 2 : 1) + 2 * nkvd + 3 * nhd + 2 * nkvd;
+    if (next)
+        e += 4 * nhd;
+    if (p->arch == RUN_QWEN3)
+        e += 3ull * p->F + H;
+    else
+        e += p->E + 2ull * p->k + 3ull * p->k * p->Fe + (uint64_t)p->k * H + H;
+    if (next) {
+        uint64_t nq = (uint64_t)p->nk * p->dk, nvd = (uint64_t)p->nv * p->dv;
+        e += 2 + 3ull * p->Fsh + 2 * H + p->C + nvd + 6ull * p->nv + p->C + 2 * nq + 2 * nvd;
+        if (T > 1)
+            e += 2ull * p->C + 3 * nq + 2 * nvd;
+    }
+    return 4 * (e * T + H + p->V);
 }
 
 /* Run one op; on failure prefix the layer. */
@@ -339,8 +365,9 @@ static vt_status forward_layers(vt_runner *r, run_ws *w, int64_t T, bool from_de
     const run_hparams *p = &r->hp;
     vt_params_norm pn = {p->eps};
     int il = -1;
-    RUN(VT_OP_GET_ROWS, IN(r->tok_embd, from_device_token ? r->tok_dev : w->tok), 2, OUT(w->x), 1, NOP);
-    for (il = 0; il < (int)p->L; il++) {
+    if (r->has_embd) /* a later part of a split finds x written by the host */
+        RUN(VT_OP_GET_ROWS, IN(r->tok_embd, from_device_token ? r->tok_dev : w->tok), 2, OUT(w->x), 1, NOP);
+    for (il = (int)r->l0; il < (int)r->l1; il++) {
         run_layer *l = &r->layers[il];
         RUN(VT_OP_RMS_NORM, IN(w->x, l->attn_norm), 2, OUT(w->h), 1, &pn);
         vt_status st = l->linear ? deltanet(r, w, il, T) : attention(r, w, il, T);
@@ -354,6 +381,8 @@ static vt_status forward_layers(vt_runner *r, run_ws *w, int64_t T, bool from_de
         run_views_free(r);
     }
     il = (int)p->L;
+    if (!r->has_head)
+        return VT_OK;
     RUN(VT_OP_RMS_NORM, IN(V(w->x, (T - 1) * p->H, 1, p->H), r->out_norm), 2, OUT(w->hn), 1, &pn);
     RUN(VT_OP_MATMUL, IN(w->hn, r->output ? r->output : r->tok_embd), 2, OUT(w->logits), 1, NOP);
     return VT_OK;

@@ -62,6 +62,19 @@ struct vt_runner {
     vt_tensor *pos_tmp;  /* [1] i32 */
     bool pos_on_device;  /* ws1's position holds r->pos (the graph keeps it so) */
     bool host_pinned, use_graph, recording;
+    /* The layers this runner holds, [l0, l1): all of them on one device; in
+     * a layer split each part holds its range, the first the embedding, the
+     * last the output head (and the sampled token). */
+    uint32_t l0, l1;
+    bool has_embd, has_head;
+    run_ws *wsT; /* a part's prefill workspace (T > 1), kept between chunks */
+    /* A layer split (runner_split.c): the parts, one per device, and the
+     * host buffers the activations cross each boundary through. */
+    struct vt_runner **part;
+    uint32_t n_part;
+    float **xfer;
+    bool *xfer_pinned;
+    vt_device **xfer_dev; /* the device each buffer is pinned for */
 };
 
 /* Read and check the hyper-parameters and every tensor of g. */
@@ -82,6 +95,9 @@ void run_views_free(vt_runner *r);
 /* Allocate the workspace for chunks of T tokens. */
 vt_status run_ws_create(vt_runner *r, uint32_t T, run_ws **out);
 
+/* Bytes run_ws_create allocates for T tokens. */
+uint64_t run_ws_bytes(const run_hparams *hp, uint32_t T);
+
 /* Free a workspace (its work must be done). NULL is ignored. */
 void run_ws_free(run_ws *ws);
 
@@ -97,6 +113,51 @@ vt_status run_sample(vt_runner *r, run_ws *ws, const vt_sampler *s, uint64_t ste
 vt_tensor *run_ws_tokens(run_ws *ws);
 vt_tensor *run_ws_pos(run_ws *ws);
 vt_tensor *run_ws_logits(run_ws *ws);
+
+/* Write positions pos .. pos + T - 1 and (when given) the tokens into ws. */
+vt_status run_write_inputs(run_ws *ws, const int32_t *tokens, uint32_t T, uint32_t pos);
+
+/* Record the decode step of r as a graph (once). */
+vt_status run_record_decode(vt_runner *r);
+
+/* Queue one decode step of r from the token (or, in a later part of a
+ * split, the activations) on the device; the head samples and reads the
+ * token into slot (may be NULL) asynchronously. Does not wait. */
+vt_status run_decode_enqueue(vt_runner *r, const vt_sampler *s, uint64_t sample_step, int32_t *slot);
+
+/* The workspace's activations [T, H]. */
+vt_tensor *run_ws_x(run_ws *ws);
+
+/* Create the part of a runner holding layers [l0, l1) on dev (the whole
+ * model when l0 == 0 and l1 == L): plan (only its tensors when a part),
+ * resolve, fit-check, stage, allocate its state. */
+vt_status run_create_part(vt_gguf *g, vt_device *dev, const vt_runner_options *o, uint32_t l0, uint32_t l1,
+                          vt_runner **out);
+
+/* Bytes of layer il's state, and of a part's workspaces and tables, for
+ * the split planner (what the part allocates). */
+uint64_t run_layer_state_bytes(const run_hparams *hp, uint32_t il, uint32_t ctx, int kv_dtype);
+uint64_t run_scratch_bytes(const run_hparams *hp, uint32_t chunk, uint32_t ctx);
+
+/* Layer index of a "blk.N." tensor name, else -1. */
+long run_layer_of(const char *name);
+
+/* The state element type of a VT_RUNNER_KV_*, the context a request
+ * gets, the expansion of the file's weights (-1: from token_embd). */
+int run_kv_dtype(int kv_type);
+uint32_t run_ctx_of(const run_hparams *hp, uint32_t ctx);
+int run_expand_of(vt_gguf *g, int expand);
+
+/* After a single device refused the model for its size: append to the
+ * error the layer split over it and cpu:0 that would fit, when one does. */
+void run_split_hint(vt_gguf *g, vt_device *dev, const vt_runner_options *o);
+
+/* A split runner's step, reset and free (runner_split.c). */
+vt_status run_split_step(vt_runner *r, const int32_t *tokens, uint32_t n, const vt_sampler *s, uint64_t sample_step,
+                         int32_t *next, float *logits);
+vt_status run_split_reset(vt_runner *r);
+void run_split_record(vt_runner *r); /* each part's decode graph, where its device records one */
+void run_split_free(vt_runner *r);
 
 /* The (op, signature) pairs the forward pass runs, for vt_resolve_plan. */
 vt_status run_plan_ops(const vt_runner *r, vt_plan_op **ops, size_t *n);

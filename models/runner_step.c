@@ -10,8 +10,7 @@
 
 #include "runner_internal.h"
 
-/* Write positions pos .. pos + T - 1 and (when given) the tokens. */
-static vt_status write_inputs(run_ws *ws, const int32_t *tokens, uint32_t T, uint32_t pos)
+vt_status run_write_inputs(run_ws *ws, const int32_t *tokens, uint32_t T, uint32_t pos)
 {
     int32_t *p = malloc(T * sizeof *p);
     if (!p)
@@ -25,11 +24,11 @@ static vt_status write_inputs(run_ws *ws, const int32_t *tokens, uint32_t T, uin
     return st;
 }
 
-/* Record the decode step as a graph: the forward pass from the token and
- * the position on the device, then the position advanced on the device
+/* The decode step as a graph: the forward pass from the token and the
+ * position on the device, then the position advanced on the device
  * (IndexSelect from pos_next, Copy back), so steps can be queued back to
  * back without the host. */
-static vt_status record_decode(vt_runner *r)
+vt_status run_record_decode(vt_runner *r)
 {
     vt_status st = vt_graph_begin(r->q);
     if (st != VT_OK)
@@ -62,10 +61,10 @@ static vt_status record_decode(vt_runner *r)
     return VT_OK;
 }
 
-/* Queue one decode step from the token on the device: replay the graph,
- * sample, and (slot not NULL) read the token back into slot
- * asynchronously. Returns without waiting; the caller synchronises. */
-static vt_status decode_enqueue(vt_runner *r, const vt_sampler *s, uint64_t sample_step, int32_t *slot)
+/* One decode step from the token on the device: replay the graph, sample,
+ * and (slot not NULL) read the token back into slot asynchronously.
+ * Returns without waiting; the caller synchronises. */
+vt_status run_decode_enqueue(vt_runner *r, const vt_sampler *s, uint64_t sample_step, int32_t *slot)
 {
     vt_status st = VT_OK;
     if (!r->pos_on_device) { /* after a prefill: the position from the host, once */
@@ -78,9 +77,9 @@ static vt_status decode_enqueue(vt_runner *r, const vt_sampler *s, uint64_t samp
         r->pos_on_device = true;
     }
     st = vt_graph_launch(r->graph, r->q);
-    if (st == VT_OK)
+    if (st == VT_OK && r->has_head)
         st = run_sample(r, r->ws1, s, sample_step);
-    if (st == VT_OK && slot)
+    if (st == VT_OK && slot && r->has_head)
         st = vt_tensor_read_async(r->q, r->tok_dev, 0, slot, sizeof(int32_t));
     if (st == VT_OK)
         r->pos++;
@@ -92,7 +91,7 @@ static vt_status decode_enqueue(vt_runner *r, const vt_sampler *s, uint64_t samp
 /* One decode step, waited for. */
 static vt_status decode_graph(vt_runner *r, const vt_sampler *s, uint64_t sample_step, int32_t *next)
 {
-    vt_status st = decode_enqueue(r, s, sample_step, next ? &r->host_io[1] : NULL);
+    vt_status st = run_decode_enqueue(r, s, sample_step, next ? &r->host_io[1] : NULL);
     vt_status sync = vt_queue_synchronize(r->q);
     if (st == VT_OK)
         st = sync;
@@ -115,9 +114,11 @@ vt_status vt_runner_step(vt_runner *r, const int32_t *tokens, uint32_t n, const 
         if (tokens[i] < 0 || (uint32_t)tokens[i] >= r->hp.V)
             return vt_set_error(VT_E_INVALID_ARG, "runner: token %d (index %u) is outside the vocabulary of %u",
                                 tokens[i], i, r->hp.V);
+    if (r->n_part)
+        return run_split_step(r, tokens, n, s, sample_step, next, logits);
     vt_status st = VT_OK;
     run_ws *last = r->ws1, *big = NULL;
-    if (!tokens && r->use_graph && !r->graph && record_decode(r) != VT_OK) {
+    if (!tokens && r->use_graph && !r->graph && run_record_decode(r) != VT_OK) {
         /* A device that cannot record: run the step op by op (nothing ran). */
         r->use_graph = false;
         snprintf(r->info.graph_note, sizeof r->info.graph_note, "%s", vt_last_error());
@@ -146,7 +147,7 @@ vt_status vt_runner_step(vt_runner *r, const int32_t *tokens, uint32_t n, const 
             st = vt_queue_synchronize(r->q);
             r->pos_on_device = false;
             if (st == VT_OK)
-                st = write_inputs(ws, tokens ? tokens + done : NULL, T, r->pos);
+                st = run_write_inputs(ws, tokens ? tokens + done : NULL, T, r->pos);
             if (st == VT_OK)
                 st = run_forward(r, ws, T, tokens == NULL);
             if (st == VT_OK) {
@@ -194,11 +195,15 @@ vt_status vt_runner_generate(vt_runner *r, const int32_t *prompt, uint32_t n_pro
     if (st != VT_OK || n_gen == 0)
         return st;
     /* The decode graph is recorded once, outside the timed passes. */
-    if (n_gen > 1 && r->use_graph && !r->graph && record_decode(r) != VT_OK) {
+    if (r->n_part) {
+        if (n_gen > 1)
+            run_split_record(r);
+    } else if (n_gen > 1 && r->use_graph && !r->graph && run_record_decode(r) != VT_OK) {
         r->use_graph = false;
         snprintf(r->info.graph_note, sizeof r->info.graph_note, "%s", vt_last_error());
     }
-    r->info.decode_graph = r->use_graph;
+    if (!r->n_part)
+        r->info.decode_graph = r->use_graph;
     double t0 = now_s();
     st = vt_runner_step(r, prompt, n_prompt, s, 0, &out[0], NULL);
     double t1 = now_s();
@@ -212,7 +217,7 @@ vt_status vt_runner_generate(vt_runner *r, const int32_t *prompt, uint32_t n_pro
          * on the device, each token read back asynchronously into ring;
          * the host waits once at the end. */
         for (uint32_t i = 1; st == VT_OK && i < n_gen; i++) {
-            st = decode_enqueue(r, s, i, &ring[i]);
+            st = run_decode_enqueue(r, s, i, &ring[i]);
             z.n_decoded += st == VT_OK;
         }
         vt_status sync = vt_queue_synchronize(r->q);

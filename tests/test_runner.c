@@ -27,6 +27,7 @@ typedef struct ref_t {
     int L, H, F, nh, nkv, hd, V, E, k, Fe, Fsh, K, nk, nv, dk, C, interval, n_rot;
     double eps, theta;
     int ctx, pos;
+    int kv_f16;                     /* store K and V rounded to f16, as the runner's default cache */
     double **kc, **vc, **conv, **S; /* per layer */
     struct {
         char name[64];
@@ -224,6 +225,10 @@ static void ref_attention(ref_t *r, int il, const double *h, double *out)
     for (int j = 0; j < nkv; j++) {
         rms(k + j * hd, kn, k + j * hd, hd, r->eps);
         rope(k + j * hd, r->n_rot, r->pos, r->theta);
+    }
+    for (int i = 0; r->kv_f16 && i < nkv * hd; i++) {
+        k[i] = vt_f16_to_f32(vt_f32_to_f16((float)k[i]));
+        v[i] = vt_f16_to_f32(vt_f32_to_f16((float)v[i]));
     }
     memcpy(r->kc[il] + (size_t)r->pos * nkv * hd, k, (size_t)nkv * hd * sizeof *k);
     memcpy(r->vc[il] + (size_t)r->pos * nkv * hd, v, (size_t)nkv * hd * sizeof *v);
@@ -472,6 +477,7 @@ static int ref_sample(const double *l, int V, const vt_sampler *s, uint64_t step
 /* ---- the runner side ---- */
 
 static char *g_dir;
+static int g_kv_type = VT_RUNNER_KV_F32; /* the runners' KV cache (the reference matches it) */
 
 static char *make_model(const char *arch, int wtype, uint64_t seed)
 {
@@ -490,7 +496,7 @@ static vt_runner *open_runner(vt_registry **reg, vt_gguf **g, const char *path, 
     vt_device *dev;
     ck_assert_int_eq(vt_registry_find_device(*reg, "cpu:0", &dev), VT_OK);
     ck_assert_int_eq(vt_gguf_open(path, g), VT_OK);
-    vt_runner_options o = {sizeof o, ctx, chunk, VT_RUNNER_KV_F32, -1, 0, 0, NULL, NULL, flags};
+    vt_runner_options o = {sizeof o, ctx, chunk, g_kv_type, -1, 0, 0, NULL, NULL, flags};
     vt_runner *r = NULL;
     ck_assert_msg(vt_runner_create(*g, dev, &o, &r) == VT_OK, "%s", vt_last_error());
     return r;
@@ -516,6 +522,7 @@ static void compare(const char *arch, int wtype, const vt_sampler *s, double tol
     vt_runner *r = open_runner(&reg, &g, path, 64, 0, "2", 0);
     ref_t ref;
     ref_open(&ref, path, 64);
+    ref.kv_f16 = g_kv_type == VT_RUNNER_KV_F16;
     int V = ref.V;
     float *lr = malloc((size_t)V * sizeof *lr);
     double *lx = malloc((size_t)V * sizeof *lx);
@@ -548,28 +555,48 @@ static void compare(const char *arch, int wtype, const vt_sampler *s, double tol
     free(path);
 }
 
+/* Tolerance of the *_matches_reference tests: 1e-5 of the largest |logit|,
+ * f32 rounding (the worst seen is 3.0e-6, qwen3next f32 step 10): the
+ * tiny models' matrices (k < 1024) take the cpu's exact f32 MatMul and
+ * the cache is f32, so any reduced-precision intermediate shows. */
 static const vt_sampler greedy = {0, 0, 1, 0};
 static const vt_sampler sampled = {0.8f, 40, 0.95f, 1234};
 
 START_TEST(qwen3_matches_reference)
 {
-    compare("qwen3", VT_F32, &greedy, 1e-4);
-    compare("qwen3", VT_Q8_0, &greedy, 1e-4);
-    compare("qwen3", VT_Q4_0, &sampled, 1e-4);
+    compare("qwen3", VT_F32, &greedy, 1e-5);
+    compare("qwen3", VT_Q8_0, &greedy, 1e-5);
+    compare("qwen3", VT_Q4_0, &sampled, 1e-5);
 }
 END_TEST
 
 START_TEST(qwen3moe_matches_reference)
 {
-    compare("qwen3moe", VT_F32, &greedy, 1e-4);
-    compare("qwen3moe", VT_Q8_0, &sampled, 1e-4);
+    compare("qwen3moe", VT_F32, &greedy, 1e-5);
+    compare("qwen3moe", VT_Q8_0, &sampled, 1e-5);
 }
 END_TEST
 
 START_TEST(qwen3next_matches_reference)
 {
-    compare("qwen3next", VT_F32, &greedy, 1e-4);
-    compare("qwen3next", VT_Q4_0, &sampled, 1e-4);
+    compare("qwen3next", VT_F32, &greedy, 1e-5);
+    compare("qwen3next", VT_Q4_0, &sampled, 1e-5);
+}
+END_TEST
+
+/* The default f16 KV cache against the reference storing K and V rounded
+ * to f16 the same way: the same tokens; the logits within 2e-4, as a
+ * last-bit difference before the rounding can move a K or V element by
+ * one f16 ulp (2^-11 relative). Against the exact reference the f16 cache
+ * alone moves qwen3 small q4_0 logits by 5.4e-4 of the largest (and its
+ * seeded sample at step 58), an f32 cache by 7e-5. */
+START_TEST(f16_kv_cache_matches_rounded_reference)
+{
+    g_kv_type = VT_RUNNER_KV_F16;
+    compare("qwen3", VT_Q4_0, &sampled, 2e-4);
+    compare("qwen3moe", VT_Q8_0, &sampled, 2e-4);
+    compare("qwen3next", VT_Q4_0, &sampled, 2e-4);
+    g_kv_type = VT_RUNNER_KV_F32;
 }
 END_TEST
 
@@ -663,7 +690,9 @@ static char *rewrite(const char *src, const char *drop, const char *reshape, con
     return path;
 }
 
-/* A refusal of check_file and of create, naming what. */
+/* A refusal of check_file, of create on cpu:0 and on a cuda-stub, and of
+ * create_split over both, naming what, before anything is allocated on
+ * or copied to the stub (its counters stay at zero). */
 static void refused(const char *path, vt_status want, const char *needle)
 {
     vt_gguf *g;
@@ -671,12 +700,27 @@ static void refused(const char *path, vt_status want, const char *needle)
     vt_status st = vt_runner_check_file(g, NULL);
     ck_assert_msg(st == want && strstr(vt_last_error(), needle), "check_file: %s (%s), wanted %s", vt_status_name(st),
                   vt_last_error(), needle);
-    vt_registry *reg = vt_test_open(NULL, "cpu", 0);
-    vt_device *dev;
+    setenv("VT_CUDA_STUB_HOST_ADDRESSABLE", "1", 1);
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    vt_device *dev, *stub;
     ck_assert_int_eq(vt_registry_find_device(reg, "cpu:0", &dev), VT_OK);
-    vt_runner *r = (vt_runner *)1;
-    st = vt_runner_create(g, dev, NULL, &r);
-    ck_assert_msg(st == want && strstr(vt_last_error(), needle) && r == NULL, "create: %s", vt_last_error());
+    ck_assert_int_eq(vt_registry_find_device(reg, "cuda-stub:0", &stub), VT_OK);
+    vt_device *both[2] = {stub, dev};
+    for (int how = 0; how < 3; how++) {
+        vt_runner *r = (vt_runner *)1;
+        st = how == 0   ? vt_runner_create(g, dev, NULL, &r)
+             : how == 1 ? vt_runner_create(g, stub, NULL, &r)
+                        : vt_runner_create_split(g, both, 2, NULL, &r);
+        ck_assert_msg(st == want && strstr(vt_last_error(), needle) && r == NULL, "create %d: %s", how,
+                      vt_last_error());
+    }
+    vt_device_stats ds;
+    memset(&ds, 0, sizeof ds);
+    ds.struct_size = sizeof ds;
+    ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
+    ck_assert_msg(ds.backend.allocs == 0 && ds.backend.peak_bytes == 0 && ds.backend.h2d_copies == 0,
+                  "the stub saw %llu allocations, %llu bytes, %llu copies", (unsigned long long)ds.backend.allocs,
+                  (unsigned long long)ds.backend.peak_bytes, (unsigned long long)ds.backend.h2d_copies);
     vt_registry_close(reg);
     vt_gguf_close(g);
 }
@@ -693,10 +737,23 @@ START_TEST(bad_files_and_inputs_are_refused_by_name)
     p = rewrite(good, NULL, "blk.3.attn_k_norm.weight", NULL, "shape");
     refused(p, VT_E_BAD_FILE, "tensor 'blk.3.attn_k_norm.weight' has ne {64");
     free(p);
+    p = rewrite(good, NULL, "token_embd.weight", NULL, "embd");
+    refused(p, VT_E_BAD_FILE, "tensor 'token_embd.weight' has ne {256");
+    free(p);
+    p = rewrite(good, "output_norm.weight", NULL, NULL, "norm");
+    refused(p, VT_E_BAD_FILE, "tensor 'output_norm.weight' is missing");
+    free(p);
 
+    /* A bad token or length is refused before any copy or launch. */
     vt_registry *reg;
     vt_gguf *g;
     vt_runner *r = open_runner(&reg, &g, good, 8, 0, "1", 0);
+    vt_device *cpu;
+    ck_assert_int_eq(vt_registry_find_device(reg, "cpu:0", &cpu), VT_OK);
+    vt_device_stats before, after;
+    memset(&before, 0, sizeof before);
+    memset(&after, 0, sizeof after);
+    ck_assert_int_eq(vt_device_stats_get(cpu, &before), VT_OK);
     int32_t bad[2] = {3, 512}, tok;
     ck_assert_int_eq(vt_runner_step(r, bad, 2, NULL, 0, &tok, NULL), VT_E_INVALID_ARG);
     ck_assert_ptr_nonnull(strstr(vt_last_error(), "token 512 (index 1) is outside the vocabulary of 512"));
@@ -706,6 +763,11 @@ START_TEST(bad_files_and_inputs_are_refused_by_name)
     ck_assert_ptr_nonnull(strstr(vt_last_error(), "exceed the context of 8"));
     int32_t out[4];
     ck_assert_int_eq(vt_runner_generate(r, nine, 6, 4, NULL, out, NULL), VT_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(vt_last_error(), "6 prompt + 4 generated tokens exceed the context of 8"));
+    ck_assert_int_eq(vt_device_stats_get(cpu, &after), VT_OK);
+    ck_assert_uint_eq(after.backend.h2d_copies, before.backend.h2d_copies);
+    ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
+    ck_assert_uint_eq(after.native_runs, before.native_runs);
     ck_assert_int_eq(vt_runner_generate(r, nine, 5, 4, NULL, out, NULL), VT_OK);
     close_runner(reg, g, r);
     free(good);
@@ -756,6 +818,230 @@ START_TEST(deferred_queue_device_matches_cpu)
 }
 END_TEST
 
+/* A tiny model with n_layers layers. */
+static char *make_layers(const char *arch, int wtype, uint64_t seed, uint32_t n_layers)
+{
+    char *path = malloc(512);
+    snprintf(path, 512, "%s/%s-%s-%llu-L%u.gguf", g_dir, arch, vt_dtype_name(wtype), (unsigned long long)seed,
+             n_layers);
+    vt_mkmodel_options o = {sizeof o, arch, "tiny", wtype, seed, n_layers};
+    ck_assert_msg(vt_mkmodel_write(&o, path) == VT_OK, "%s", vt_last_error());
+    return path;
+}
+
+/* Generate through r: the tokens, then the logits of one more step. */
+static void gen_with(vt_runner *r, const vt_sampler *s, int32_t *toks, float *logits)
+{
+    ck_assert_msg(vt_runner_generate(r, prompt, N_PROMPT, N_GEN, s, toks, NULL) == VT_OK, "%s", vt_last_error());
+    ck_assert_int_eq(vt_runner_position(r), N_PROMPT + N_GEN - 1);
+    ck_assert_msg(vt_runner_step(r, NULL, 1, NULL, 0, NULL, logits) == VT_OK, "%s", vt_last_error());
+}
+
+/* A layer split over two host-addressable cuda-stub devices whose memory
+ * holds about 40% of the model each and cpu:0: each device runs its layers
+ * (the activations copied at each boundary, the token back to the first),
+ * and the tokens are those of the model on cpu:0 alone, greedy and
+ * sampled, with the decode graph per part and op by op with the prompt in
+ * chunks of 3. One stub alone refuses the model, naming the split over it
+ * and cpu:0 that fits; two stubs without the cpu cannot place every layer. */
+static void split_case(const char *arch, int wtype)
+{
+    char *path = make_layers(arch, wtype, 9, 8);
+    vt_gguf *g;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    const uint32_t V = 512;
+    int32_t t_one[2][N_GEN], t_split[N_GEN];
+    float l_one[2][512], l_split[512];
+    const vt_sampler *samplers[2] = {&greedy, &sampled};
+    vt_runner_options o = {sizeof o, 64, 0, VT_RUNNER_KV_F16, -1, 0, 0, NULL, NULL, 0};
+
+    /* On cpu:0 alone, and what the whole model costs on one stub. */
+    unsetenv("VT_CUDA_STUB_MEMORY_BYTES");
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    vt_device *cpu, *stub0, *stub1;
+    ck_assert_int_eq(vt_registry_find_device(reg, "cpu:0", &cpu), VT_OK);
+    ck_assert_int_eq(vt_registry_find_device(reg, "cuda-stub:0", &stub0), VT_OK);
+    vt_runner *r;
+    ck_assert_msg(vt_runner_create(g, cpu, &o, &r) == VT_OK, "%s", vt_last_error());
+    for (int i = 0; i < 2; i++)
+        gen_with(r, samplers[i], t_one[i], l_one[i]);
+    vt_runner_destroy(r);
+    vt_runner_split sp;
+    vt_runner_options big = o;
+    big.budget_bytes = 1ull << 40;
+    ck_assert_int_eq(vt_runner_plan_split(g, &stub0, 1, &big, &sp), VT_OK);
+    uint64_t whole = sp.needed_bytes[0];
+    ck_assert_uint_eq(sp.first_layer[1], 8);
+    vt_registry_close(reg);
+
+    /* Stubs with 40% of that (beyond the 512 MiB headroom the budget keeps). */
+    char mem[32];
+    snprintf(mem, sizeof mem, "%llu", (unsigned long long)((512ull << 20) + whole * 2 / 5));
+    setenv("VT_CUDA_STUB_MEMORY_BYTES", mem, 1);
+    reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    ck_assert_int_eq(vt_registry_find_device(reg, "cpu:0", &cpu), VT_OK);
+    ck_assert_int_eq(vt_registry_find_device(reg, "cuda-stub:0", &stub0), VT_OK);
+    ck_assert_int_eq(vt_registry_find_device(reg, "cuda-stub:1", &stub1), VT_OK);
+
+    r = (vt_runner *)1;
+    ck_assert_int_eq(vt_runner_create(g, stub0, &o, &r), VT_E_DOES_NOT_FIT);
+    ck_assert_ptr_null(r);
+    ck_assert_msg(strstr(vt_last_error(), "does not fit on cuda-stub:0") &&
+                      strstr(vt_last_error(), "a layer split over cuda-stub:0,cpu:0 fits: layers 0-"),
+                  "%s", vt_last_error());
+
+    vt_device *two[2] = {stub0, stub1};
+    ck_assert_int_eq(vt_runner_create_split(g, two, 2, &o, &r), VT_E_DOES_NOT_FIT);
+    ck_assert_ptr_null(r);
+    ck_assert_msg(strstr(vt_last_error(), "of 8 layers fit"), "%s", vt_last_error());
+
+    vt_device *three[3] = {stub0, stub1, cpu};
+    ck_assert_int_eq(vt_runner_plan_split(g, three, 3, &o, &sp), VT_OK);
+    for (int d = 0; d < 3; d++) /* every device holds layers, none over its budget */
+        ck_assert_msg(sp.first_layer[d + 1] > sp.first_layer[d] && sp.needed_bytes[d] <= sp.budget_bytes[d],
+                      "%s: device %d: layers %u-%u, %llu of %llu bytes", arch, d, sp.first_layer[d],
+                      sp.first_layer[d + 1], (unsigned long long)sp.needed_bytes[d],
+                      (unsigned long long)sp.budget_bytes[d]);
+    ck_assert_uint_eq(sp.first_layer[3], 8);
+    for (int mode = 0; mode < 2; mode++) {
+        vt_runner_options om = o;
+        if (mode == 1) {
+            om.chunk = 3;
+            om.flags = VT_RUNNER_NO_GRAPH;
+        }
+        ck_assert_msg(vt_runner_create_split(g, three, 3, &om, &r) == VT_OK, "%s", vt_last_error());
+        const vt_runner_info *in = vt_runner_get_info(r);
+        ck_assert_uint_eq(in->n_devices, 3);
+        if (mode == 0) /* smaller chunks need smaller workspaces: more layers fit the stubs */
+            ck_assert_str_eq(in->placement, sp.placement);
+        for (int i = 0; i < 2; i++) {
+            gen_with(r, samplers[i], t_split, l_split);
+            for (int k = 0; k < N_GEN; k++)
+                ck_assert_msg(t_split[k] == t_one[i][k], "%s %s mode %d sampler %d token %d: split %d, one device %d",
+                              arch, vt_dtype_name(wtype), mode, i, k, t_split[k], t_one[i][k]);
+            for (uint32_t k = 0; k < V; k++)
+                ck_assert_msg(fabsf(l_split[k] - l_one[i][k]) <= 1e-3f * (1 + fabsf(l_one[i][k])),
+                              "%s: logit %u split %g, one device %g", arch, k, l_split[k], l_one[i][k]);
+        }
+        ck_assert_int_eq(in->decode_graph, mode == 0);
+        vt_runner_destroy(r);
+    }
+    vt_registry_close(reg);
+    unsetenv("VT_CUDA_STUB_MEMORY_BYTES");
+    vt_gguf_close(g);
+    free(path);
+}
+
+START_TEST(layer_split_matches_one_device)
+{
+    setenv("VT_CUDA_STUB_HOST_ADDRESSABLE", "1", 1);
+    setenv("VT_CUDA_STUB_DEVICES", "2", 1);
+    split_case("qwen3", VT_Q8_0);
+    split_case("qwen3moe", VT_Q8_0);
+    split_case("qwen3next", VT_Q4_0);
+    unsetenv("VT_CUDA_STUB_DEVICES");
+}
+END_TEST
+
+static bool select_blk1(void *user, const char *name)
+{
+    (void)user;
+    return !strncmp(name, "blk.1.", 6) || !strcmp(name, "output_norm.weight");
+}
+
+/* vt_load_options.select (what a part of a split loads): the plan lists
+ * and the model holds only the selected tensors, in file order, found by
+ * name; the others are not there. */
+START_TEST(load_select_plans_and_stages_a_part)
+{
+    char *path = make_model("qwen3", VT_Q8_0, 2);
+    vt_gguf *g;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    vt_registry *reg = vt_test_open(NULL, "cpu", 0);
+    vt_device *dev;
+    ck_assert_int_eq(vt_registry_find_device(reg, "cpu:0", &dev), VT_OK);
+    vt_load_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.struct_size = sizeof lo;
+    lo.select = select_blk1;
+    vt_load_plan *plan;
+    ck_assert_int_eq(vt_load_plan_create(g, dev, &lo, &plan), VT_OK);
+    size_t want = 1;
+    for (size_t i = 0; i < vt_gguf_tensor_count(g); i++)
+        want += !strncmp(vt_gguf_tensor_at(g, i)->name, "blk.1.", 6);
+    ck_assert_uint_eq(vt_load_plan_count(plan), want);
+    size_t last = 0;
+    for (size_t i = 0; i < vt_load_plan_count(plan); i++) {
+        const vt_gguf_tensor *t;
+        ck_assert_int_eq(vt_load_plan_entry(plan, i, &t, NULL, NULL), VT_OK);
+        ck_assert_msg(select_blk1(NULL, t->name) && (i == 0 || t->index > last), "entry %zu: %s", i, t->name);
+        last = t->index;
+    }
+    vt_model *m;
+    ck_assert_int_eq(vt_model_stage(plan, &lo, &m), VT_OK);
+    ck_assert_uint_eq(vt_model_tensor_count(m), want);
+    ck_assert_ptr_nonnull(vt_model_find(m, "blk.1.ffn_down.weight"));
+    ck_assert_ptr_nonnull(vt_model_find(m, "output_norm.weight"));
+    ck_assert_ptr_null(vt_model_find(m, "blk.0.ffn_down.weight"));
+    ck_assert_ptr_null(vt_model_find(m, "token_embd.weight"));
+    ck_assert_int_eq(vt_tensor_dim(vt_model_find(m, "blk.1.attn_q.weight"), 1), 128);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
+    vt_registry_close(reg);
+    vt_gguf_close(g);
+    free(path);
+}
+END_TEST
+
+/* A split whose second device fails an allocation part way (injected on
+ * cuda-stub:1) is refused naming the split and the failure, and frees
+ * what the first part had staged: both stubs end with nothing live and
+ * as many frees as allocations. The budget option forces the split. */
+START_TEST(layer_split_failure_frees_everything)
+{
+    setenv("VT_CUDA_STUB_HOST_ADDRESSABLE", "1", 1);
+    setenv("VT_CUDA_STUB_DEVICES", "2", 1);
+    setenv("VT_CUDA_STUB_FAULT_DEVICE", "1", 1);
+    setenv("VT_CUDA_STUB_FAIL_ALLOC_AT", "4", 1);
+    char *path = make_layers("qwen3", VT_Q8_0, 9, 8);
+    vt_gguf *g;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    vt_device *d[3];
+    ck_assert_int_eq(vt_registry_find_device(reg, "cuda-stub:0", &d[0]), VT_OK);
+    ck_assert_int_eq(vt_registry_find_device(reg, "cuda-stub:1", &d[1]), VT_OK);
+    ck_assert_int_eq(vt_registry_find_device(reg, "cpu:0", &d[2]), VT_OK);
+    vt_runner_options o = {sizeof o, 64, 0, VT_RUNNER_KV_F16, -1, 1ull << 40, 0, NULL, NULL, 0};
+    vt_runner_split sp;
+    ck_assert_int_eq(vt_runner_plan_split(g, d, 1, &o, &sp), VT_OK);
+    o.budget_bytes = sp.needed_bytes[0] * 2 / 5;
+    ck_assert_int_eq(vt_runner_plan_split(g, d, 3, &o, &sp), VT_OK);
+    ck_assert(sp.first_layer[1] > 0 && sp.first_layer[2] > sp.first_layer[1] && sp.first_layer[2] < 8);
+    vt_runner *r = (vt_runner *)1;
+    ck_assert_int_eq(vt_runner_create_split(g, d, 3, &o, &r), VT_E_DEVICE_OOM);
+    ck_assert_ptr_null(r);
+    ck_assert_msg(strstr(vt_last_error(), "layer split (layers 0-") &&
+                      strstr(vt_last_error(), "cuda-stub:1: injected allocation failure (allocation #4)"),
+                  "%s", vt_last_error());
+    for (int i = 0; i < 2; i++) {
+        vt_device_stats ds;
+        memset(&ds, 0, sizeof ds);
+        ds.struct_size = sizeof ds;
+        ck_assert_int_eq(vt_device_stats_get(d[i], &ds), VT_OK);
+        ck_assert_msg(ds.backend.live_bytes == 0 && ds.backend.allocs == ds.backend.frees && ds.backend.allocs > 0,
+                      "cuda-stub:%d: %llu live bytes, %llu allocations, %llu frees", i,
+                      (unsigned long long)ds.backend.live_bytes, (unsigned long long)ds.backend.allocs,
+                      (unsigned long long)ds.backend.frees);
+    }
+    vt_registry_close(reg);
+    vt_gguf_close(g);
+    free(path);
+    unsetenv("VT_CUDA_STUB_FAIL_ALLOC_AT");
+    unsetenv("VT_CUDA_STUB_FAULT_DEVICE");
+    unsetenv("VT_CUDA_STUB_DEVICES");
+}
+END_TEST
+
 /* A device without the kernels refuses the model at creation, listing
  * every refused op at once, before any weight is staged. */
 START_TEST(refused_ops_are_listed_together)
@@ -797,10 +1083,14 @@ int main(void)
     tcase_add_test(tc, qwen3_matches_reference);
     tcase_add_test(tc, qwen3moe_matches_reference);
     tcase_add_test(tc, qwen3next_matches_reference);
+    tcase_add_test(tc, f16_kv_cache_matches_rounded_reference);
     tcase_add_test(tc, deterministic_over_threads_and_chunks);
     tcase_add_test(tc, bad_files_and_inputs_are_refused_by_name);
     tcase_add_test(tc, deferred_queue_device_matches_cpu);
     tcase_add_test(tc, refused_ops_are_listed_together);
+    tcase_add_test(tc, load_select_plans_and_stages_a_part);
+    tcase_add_test(tc, layer_split_matches_one_device);
+    tcase_add_test(tc, layer_split_failure_frees_everything);
     suite_add_tcase(s, tc);
     int rc = vt_test_run_suite(s);
     vt_test_rmtree(g_dir);

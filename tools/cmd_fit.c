@@ -124,7 +124,9 @@ int vtctl_cmd_fit(int argc, char **argv)
     /* --devices A,B plans a layer split (fit_split.c); the rest as usual. */
     const char *devices = NULL;
     int kept = 0;
+    bool expand_given = false;
     for (int i = 0; i < argc; i++) {
+        expand_given |= !strncmp(argv[i], "--expand", 8);
         if (!strcmp(argv[i], "--devices") && i + 1 < argc)
             devices = argv[++i];
         else if (!strncmp(argv[i], "--devices=", 10))
@@ -137,8 +139,10 @@ int vtctl_cmd_fit(int argc, char **argv)
     int rc = vtctl_load_parse("fit", argc, argv, &a);
     if (rc >= 0)
         return rc;
+    /* The runner expands as the file's token_embd unless told. */
+    int expand = expand_given ? (int)a.options.expand : -1;
     if (devices)
-        return vtctl_fit_split(&a, devices);
+        return vtctl_fit_split(&a, expand, devices);
     vt_registry *reg = NULL;
     vt_gguf *g = NULL;
     vt_device *dev = NULL;
@@ -166,6 +170,6 @@ int vtctl_cmd_fit(int argc, char **argv)
     vt_gguf_close(g);
     vt_registry_close(reg);
     if (rc == VTCTL_EXIT_REFUSED && st == VT_E_DOES_NOT_FIT && !a.json)
-        vtctl_fit_split_hint(&a, dev_id); /* the split that would fit, by name */
+        vtctl_fit_split_hint(&a, expand, dev_id); /* the split that would fit, by name */
     return rc;
 }

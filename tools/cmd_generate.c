@@ -2,9 +2,11 @@
  * --prompt-tokens 1,2,3 -n N [--temp T --top-k K --top-p P --seed S]
  * [--ctx C] [--chunk T] [--kv f16|bf16|f32] [--no-graph] [--dump-logits F] [--json]`: token ids in, token
  * ids out through the model runner (vt_runner.h), with prefill and decode
- * tokens/s. Greedy without --temp; sampling through the Sample op. Bad
- * input (architecture, tensors, a token >= vocab, n beyond the context) is
- * refused by name before any device allocation. */
+ * tokens/s. `--devices A,B,...` instead of --backend runs the model split
+ * by layers over those devices (vt_runner_create_split), the plan named;
+ * `--budget BYTES` is every device's budget (default: each one's probe). Greedy without --temp; sampling through the
+ * Sample op. Bad input (architecture, tensors, a token >= vocab, n beyond the context) is refused by name before any
+ * device allocation. */
 #include "config.h"
 
 #include <getopt.h>
@@ -17,6 +19,7 @@
 
 #include "progress_bar.h"
 #include "vtctl.h"
+#include "vtctl_load.h"
 
 /* Parse "1,2,3" into a fresh array. */
 static int parse_tokens(const char *s, int32_t **out, uint32_t *n)
@@ -94,9 +97,11 @@ int vtctl_cmd_generate(int argc, char **argv)
                                              {"no-graph", no_argument, NULL, 'G'},
                                              {"json", no_argument, NULL, 'j'},
                                              {"dump-logits", required_argument, NULL, 'L'},
+                                             {"devices", required_argument, NULL, 'D'},
+                                             {"budget", required_argument, NULL, 'B'},
                                              {NULL, 0, NULL, 0}};
-    const char *backend = "cpu:0", *prompt_s = NULL, *logits_path = NULL;
-    double n_gen = 16, ctx = 0, chunk = 0, d;
+    const char *backend = "cpu:0", *prompt_s = NULL, *logits_path = NULL, *devices = NULL;
+    double n_gen = 16, ctx = 0, chunk = 0, budget = 0, d;
     vt_sampler s = {0, 0, 1.0f, 0};
     int kv = VT_RUNNER_KV_F16;
     bool json = false;
@@ -151,6 +156,11 @@ int vtctl_cmd_generate(int argc, char **argv)
         case 'j': json = true; break;
         case 'G': flags |= VT_RUNNER_NO_GRAPH; break;
         case 'L': logits_path = optarg; break;
+        case 'D': devices = optarg; break;
+        case 'B':
+            if ((rc = number(argv[0], "--budget", optarg, 1, 1.8e19, &budget)) >= 0)
+                return rc;
+            break;
         default: return vtctl_usage_error(argv[0], "unknown option '%s'", argv[optind - 1]);
         }
     }
@@ -192,15 +202,23 @@ int vtctl_cmd_generate(int argc, char **argv)
     }
     if (!vtctl_open(&reg))
         goto done;
-    vt_device *dev;
-    if (vt_registry_find_device(reg, backend, &dev) != VT_OK) {
+    vt_device *devs[VT_RUNNER_MAX_DEVICES];
+    uint32_t n_dev = 1;
+    if (devices) {
+        rc = vtctl_parse_devices(reg, argv[0], devices, devs, &n_dev);
+        if (rc != VTCTL_EXIT_OK)
+            goto done;
+        rc = VTCTL_EXIT_REFUSED;
+    } else if (vt_registry_find_device(reg, backend, &devs[0]) != VT_OK) {
         fprintf(stderr, "vtctl generate: %s\n", vt_last_error());
         goto done;
     }
+    vt_device *dev = devs[0];
     progress_bar bar;
-    progress_bar_init(&bar, vt_device_id(dev));
-    vt_runner_options o = {sizeof o, want_ctx, (uint32_t)chunk, kv, -1, 0, 0, progress_bar_update, &bar, flags};
-    st = vt_runner_create(g, dev, &o, &r);
+    progress_bar_init(&bar, devices ? devices : vt_device_id(dev));
+    vt_runner_options o = {sizeof o,         want_ctx, (uint32_t)chunk,     kv,   -1,
+                           (uint64_t)budget, 0,        progress_bar_update, &bar, flags};
+    st = devices ? vt_runner_create_split(g, devs, n_dev, &o, &r) : vt_runner_create(g, dev, &o, &r);
     progress_bar_end(&bar);
     if (st != VT_OK) {
         fprintf(stderr, "vtctl generate: %s\n", vt_last_error());
@@ -225,12 +243,14 @@ int vtctl_cmd_generate(int argc, char **argv)
     rec_writer rw;
     rec_start(&rw, &w, json, 0, 0);
     rec_object_begin(&rw, NULL, NULL);
-    rec_str(&rw, "device", NULL, vt_device_id(dev));
+    const char *where = devices ? devices : vt_device_id(dev);
+    rec_str(&rw, "device", NULL, where);
     rec_str(&rw, "arch", NULL, ri->arch);
     rec_int_list(&rw, "tokens", "tokens:", out, (size_t)n_gen, ",");
     rec_uint_as(&rw, "ctx", "", ri->ctx, "%s %s on %s: ctx %u, %u planned ops (%u on the CPU tier), decode %s%s",
-                ri->arch, argv[optind], vt_device_id(dev), ri->ctx, ri->n_plan_ops, ri->n_cpu_tier,
+                ri->arch, argv[optind], where, ri->ctx, ri->n_plan_ops, ri->n_cpu_tier,
                 ri->decode_graph ? "as a replayed graph" : "op by op", ri->graph_note);
+    rec_str_as(&rw, "placement", devices ? "" : NULL, ri->placement, "layer split: %s", ri->placement);
     rec_uint(&rw, "plan_ops", NULL, ri->n_plan_ops);
     rec_uint(&rw, "cpu_tier_ops", NULL, ri->n_cpu_tier);
     rec_bool(&rw, "decode_graph", NULL, ri->decode_graph);

@@ -28,7 +28,7 @@ static const struct {
      "describe an op, or run one on .npy files"},
     {"mkmodel", vtctl_cmd_mkmodel, "--arch A --preset P --wtype T --seed S OUT.gguf",
      "write a synthetic qwen3/qwen3moe/qwen3next model"},
-    {"generate", vtctl_cmd_generate, "FILE.gguf --backend B --prompt-tokens 1,2 -n N [--temp T]",
+    {"generate", vtctl_cmd_generate, "FILE.gguf --backend B|--devices A,B --prompt-tokens 1,2 -n N [--temp T]",
      "generate token ids with the model runner"},
     {"bench", vtctl_cmd_bench, "[--backend B] [--op NAME] [--shape ..]", "time ops against the copy bandwidth"},
 };

@@ -23,11 +23,16 @@ int vtctl_load_parse(const char *cmd, int argc, char **argv, vtctl_load_args *a)
  * code after printing why. On success the caller closes all three. */
 int vtctl_load_open(const vtctl_load_args *a, vt_registry **reg, vt_gguf **g, vt_device **dev);
 
-/* `vtctl fit FILE --devices A,B,...`: plan a layer split (fit_split.c). */
-int vtctl_fit_split(const vtctl_load_args *a, const char *devices);
+/* `vtctl fit FILE --devices A,B,...`: plan the runner's layer split
+ * (fit_split.c); expand is a VT_EXPAND_* or -1 (from the file). */
+int vtctl_fit_split(const vtctl_load_args *a, int expand, const char *devices);
 
 /* After a refusal on dev_id: print the split over dev_id and cpu:0 that
  * would fit, when one does (prints nothing otherwise). */
-void vtctl_fit_split_hint(const vtctl_load_args *a, const char *dev_id);
+void vtctl_fit_split_hint(const vtctl_load_args *a, int expand, const char *dev_id);
+
+/* Find the devices of "A,B,..." (at most VT_RUNNER_MAX_DEVICES) in reg;
+ * VTCTL_EXIT_OK, or an exit code after printing why. */
+int vtctl_parse_devices(vt_registry *reg, const char *cmd, const char *list, vt_device **devs, uint32_t *n);
 
 #endif

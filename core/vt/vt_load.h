@@ -62,6 +62,11 @@ typedef struct vt_load_options {
     void *progress_user;
     const vt_tensor_class *classes; /* the op class of these tensors (the runner's); others: vt_gguf_op_class */
     size_t n_classes;               /* entries of classes; each must name a tensor of the file, once */
+    /* Plan and stage only the tensors select accepts (NULL: every tensor):
+     * the plan lists only them, a model holds only them (a layer split
+     * puts each device's layers on it). Borrowed for planning only. */
+    bool (*select)(void *user, const char *name);
+    void *select_user;
 } vt_load_options;
 
 /* Op class of a GGUF tensor from its llama.cpp name and rank (the default

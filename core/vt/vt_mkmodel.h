@@ -23,7 +23,7 @@ typedef struct vt_mkmodel_options {
     uint32_t struct_size; /* sizeof(vt_mkmodel_options) */
     const char *arch;     /* "qwen3", "qwen3moe", "qwen3next" */
     const char *preset;   /* "tiny", "small", "8b-shape" */
-    vt_dtype wtype;       /* type of the matrices: f32, f16, bf16, q8_0, q4_0, iq4_nl */
+    vt_dtype wtype;       /* type of the matrices: f32, f16, bf16, q8_0, q4_0, iq4_nl, q4_k, q6_k */
     uint64_t seed;
     uint32_t n_layers; /* > 0: override the preset's block count */
 } vt_mkmodel_options;

@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 /* True when vt_quantize_row can write dtype: f32, f16, bf16, q8_0, q4_0,
- * iq4_nl. */
+ * iq4_nl, q4_k, q6_k. */
 bool vt_quantize_supported(vt_dtype dtype);
 
 /* Encode n floats of src into dst as dtype (plain types are converted,

@@ -1,7 +1,8 @@
 /* vt_runner.h - the reference model runner: token ids in, token ids out.
  *
  * Runs qwen3 (dense), qwen3moe and qwen3next GGUF files (shared/MODELS.md)
- * on one device through the public op API. vt_runner_create does all the
+ * on one device, or split by layers over several (vt_runner_create_split),
+ * through the public op API. vt_runner_create does all the
  * planning before any computation: it checks the file (architecture,
  * every tensor's name, shape and type; named errors before any device
  * allocation), plans residency and fit for the requested context
@@ -64,8 +65,10 @@ typedef struct vt_runner_info {
     uint64_t weight_bytes; /* resident weight bytes (from the load plan) */
     uint64_t state_bytes;  /* KV cache + conv + recurrent state allocated */
     uint32_t n_cpu_tier;   /* plan ops that resolved to the CPU tier */
-    bool decode_graph;     /* decode steps replay a recorded graph */
+    bool decode_graph;     /* decode steps replay a recorded graph (on every device of a split) */
     char graph_note[256];  /* why recording failed, when it did */
+    uint32_t n_devices;    /* 1, or the devices of a layer split */
+    char placement[512];   /* a split: "layers 0-3 on rocm:0 (+ token_embd), 4-35 on cpu:0 (+ output)" */
 } vt_runner_info;
 
 /* Sampling of the next token; temperature <= 0 is greedy (Argmax). */
@@ -84,9 +87,51 @@ VT_WARN_UNUSED vt_status vt_runner_check_file(vt_gguf *g, vt_runner_info *info);
 
 /* Plan, resolve, fit-check, stage and allocate (see above). The runner
  * borrows g, which must outlive it. On failure nothing stays allocated and
- * vt_last_error says why (every refused op, or the fit refusal). */
+ * vt_last_error says why (every refused op, or the fit refusal; a model too
+ * large for dev gets VT_E_DOES_NOT_FIT naming the layer split over dev and
+ * cpu:0 that would fit, when one does: vt_runner_create_split). */
 VT_WARN_UNUSED vt_status vt_runner_create(vt_gguf *g, vt_device *dev, const vt_runner_options *options,
                                           vt_runner **out);
+
+/* At most this many devices in a layer split. */
+#define VT_RUNNER_MAX_DEVICES 8
+
+/* A layer split of a model over devices (vt_runner_plan_split): the first
+ * layers (and token_embd) on the first device as far as its budget goes,
+ * the next ones on the next device, output_norm and output with the last
+ * layer. A device's cost is its layers' weights as the load plan makes
+ * them resident there (weights used in place cost nothing), their state
+ * (KV cache, or conv and recurrent state) for the context, and a bound on
+ * the workspaces; its budget is options->budget_bytes, else the device's
+ * (vt_fit_budget). */
+typedef struct vt_runner_split {
+    uint32_t n_devices, n_layer;
+    uint32_t first_layer[VT_RUNNER_MAX_DEVICES + 1]; /* device d runs layers [first_layer[d], first_layer[d + 1]) */
+    uint64_t needed_bytes[VT_RUNNER_MAX_DEVICES];    /* what device d would hold */
+    uint64_t budget_bytes[VT_RUNNER_MAX_DEVICES];
+    char budget_source[VT_RUNNER_MAX_DEVICES][96];
+    uint32_t placed; /* layers placed (n_layer when it fits) */
+    bool fits;
+    char placement[512]; /* the split in words (as vt_runner_info.placement) */
+} vt_runner_split;
+
+/* Plan the split of g over devs[0..n) for options (NULL: defaults).
+ * Allocates nothing. VT_OK when it fits, VT_E_DOES_NOT_FIT (the message
+ * says how far it got) when not; out is filled either way. Other errors:
+ * a bad file, more than VT_RUNNER_MAX_DEVICES devices. */
+vt_status vt_runner_plan_split(vt_gguf *g, vt_device *const *devs, uint32_t n, const vt_runner_options *options,
+                               vt_runner_split *out);
+
+/* Plan the split (as above) and build a runner that executes it: each
+ * device holds its layers' weights and their state and runs them on its
+ * own queue (its decode step a replayed graph where it records one); the
+ * activations cross each boundary through host memory (asynchronous
+ * read-back, then an asynchronous write on the next device's queue), the
+ * sampled token goes back from the last device to the first. The same
+ * tokens as on one device. VT_E_DOES_NOT_FIT, naming the split, when the
+ * model does not fit the devices. */
+vt_status vt_runner_create_split(vt_gguf *g, vt_device *const *devs, uint32_t n, const vt_runner_options *options,
+                                 vt_runner **out);
 
 /* Free the runner, its weights and state. NULL is ignored. */
 void vt_runner_destroy(vt_runner *r);

@@ -90,7 +90,9 @@ static vt_status apply_classes(vt_load_plan *p)
         if (vt_gguf_find_tensor(p->g, tc->name, &t) != VT_OK)
             return vt_set_error(VT_E_NOT_FOUND, "vt_load_options.classes[%zu]: %s has no tensor '%s'", c,
                                 vt_gguf_name(p->g), tc->name);
-        p->descs[t->index].op_class = tc->op_class;
+        for (size_t i = 0; i < p->n; i++) /* a tensor select left out has no entry */
+            if (p->tensors[i] == t)
+                p->descs[i].op_class = tc->op_class;
     }
     return VT_OK;
 }
@@ -112,8 +114,7 @@ vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options 
     }
     p->g = g;
     p->dev = dev;
-    p->n = vt_gguf_tensor_count(g);
-    size_t n = p->n ? p->n : 1;
+    size_t n = vt_gguf_tensor_count(g) ? vt_gguf_tensor_count(g) : 1;
     p->tensors = calloc(n, sizeof *p->tensors);
     p->descs = calloc(n, sizeof *p->descs);
     p->decisions = calloc(n, sizeof *p->decisions);
@@ -121,8 +122,11 @@ vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options 
         vt_load_plan_destroy(p);
         return vt_set_error(VT_E_NO_MEMORY, "vt_load_plan_create: out of host memory for %zu tensors", p->n);
     }
-    for (size_t i = 0; i < p->n; i++) {
-        const vt_gguf_tensor *t = vt_gguf_tensor_at(g, i);
+    for (size_t f = 0; f < vt_gguf_tensor_count(g); f++) {
+        const vt_gguf_tensor *t = vt_gguf_tensor_at(g, f);
+        if (p->options.select && !p->options.select(p->options.select_user, t->name))
+            continue;
+        size_t i = p->n++;
         p->tensors[i] = t;
         vt_weight_desc *d = &p->descs[i];
         d->name = t->name;
@@ -135,6 +139,8 @@ vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options 
     st = apply_classes(p);
     p->options.classes = NULL; /* borrowed for planning only */
     p->options.n_classes = 0;
+    p->options.select = NULL;
+    p->options.select_user = NULL;
     if (st != VT_OK) {
         vt_load_plan_destroy(p);
         return st;

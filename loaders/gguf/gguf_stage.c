@@ -445,7 +445,16 @@ vt_tensor *vt_model_find(const vt_model *m, const char *name)
     const vt_gguf_tensor *t;
     if (vt_gguf_find_tensor(m->plan->g, name, &t) != VT_OK)
         return NULL;
-    return t->index < m->n ? m->tensors[t->index] : NULL;
+    /* The plan lists tensors in file order, possibly a selection of them. */
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->plan->tensors[mid]->index < t->index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->n && m->plan->tensors[lo] == t ? m->tensors[lo] : NULL;
 }
 
 const vt_stage_stats *vt_model_stats(const vt_model *m)
