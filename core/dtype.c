@@ -36,19 +36,19 @@ static const vt_dtype_info table[VT_DTYPE_COUNT] = {
 };
 /* clang-format on */
 
-bool vt_dtype_is_removed(int id)
+bool vt_dtype_is_removed(vt_dtype id)
 {
     return id == 4 || id == 5 || (id >= 31 && id <= 33) || (id >= 36 && id <= 38);
 }
 
-const vt_dtype_info *vt_dtype_get(int id)
+const vt_dtype_info *vt_dtype_get(vt_dtype id)
 {
     if (id < 0 || id >= VT_DTYPE_COUNT || !table[id].name)
         return NULL;
     return &table[id];
 }
 
-const char *vt_dtype_name(int id)
+const char *vt_dtype_name(vt_dtype id)
 {
     static _Thread_local char buf[32];
     const vt_dtype_info *info = vt_dtype_get(id);
@@ -58,24 +58,26 @@ const char *vt_dtype_name(int id)
     return buf;
 }
 
-int vt_dtype_from_name(const char *name)
+bool vt_dtype_from_name(const char *name, vt_dtype *out)
 {
     if (!name)
-        return -1;
-    for (int id = 0; id < VT_DTYPE_COUNT; id++) {
+        return false;
+    for (vt_dtype id = 0; id < VT_DTYPE_COUNT; id++) {
         const char *n = table[id].name;
         if (!n)
             continue;
         size_t i = 0;
         while (n[i] && name[i] && tolower((unsigned char)name[i]) == n[i])
             i++;
-        if (!n[i] && !name[i])
-            return id;
+        if (!n[i] && !name[i]) {
+            *out = id;
+            return true;
+        }
     }
-    return -1;
+    return false;
 }
 
-bool vt_dtype_row_bytes(int id, int64_t n, uint64_t *bytes)
+bool vt_dtype_row_bytes(vt_dtype id, int64_t n, uint64_t *bytes)
 {
     const vt_dtype_info *info = vt_dtype_get(id);
     if (!info || n < 0 || (uint64_t)n % info->block_elems != 0)
@@ -87,7 +89,7 @@ bool vt_dtype_row_bytes(int id, int64_t n, uint64_t *bytes)
     return true;
 }
 
-vt_size_result vt_dtype_shape_size(int id, uint32_t ndim, const int64_t *shape, int64_t *elems, uint64_t *bytes)
+vt_size_result vt_dtype_shape_size(vt_dtype id, uint32_t ndim, const int64_t *shape, int64_t *elems, uint64_t *bytes)
 {
     const vt_dtype_info *info = vt_dtype_get(id);
     if (!info || ndim > 8 || (ndim && !shape))
@@ -125,7 +127,7 @@ vt_size_result vt_dtype_shape_size(int id, uint32_t ndim, const int64_t *shape, 
     return VT_SIZE_OK;
 }
 
-bool vt_dtype_tensor_bytes(int id, uint32_t ndim, const int64_t *shape, uint64_t *bytes)
+bool vt_dtype_tensor_bytes(vt_dtype id, uint32_t ndim, const int64_t *shape, uint64_t *bytes)
 {
     return ndim <= VT_MAX_DIMS && vt_dtype_shape_size(id, ndim, shape, NULL, bytes) == VT_SIZE_OK;
 }

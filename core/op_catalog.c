@@ -66,9 +66,9 @@ const char *vt_op_family_name(vt_op op)
     return NULL;
 }
 
-const vt_op_info *vt_op_get_info(int op)
+const vt_op_info *vt_op_get_info(vt_op op)
 {
-    const vt_op_def *d = op < 0 ? NULL : vt_op_def_get((uint32_t)op);
+    const vt_op_def *d = vt_op_def_get((uint32_t)op);
     return d ? &d->info : NULL;
 }
 
@@ -84,9 +84,9 @@ const vt_op_info *vt_op_catalog_entry(uint32_t i)
     return i < n_ops ? in_order[i] : NULL;
 }
 
-bool vt_op_sig_in_catalog(uint32_t op, vt_sig sig)
+bool vt_op_sig_in_catalog(vt_op op, vt_sig sig)
 {
-    const vt_op_info *info = vt_op_get_info((int)op);
+    const vt_op_info *info = vt_op_get_info(op);
     if (!info)
         return false;
     for (uint32_t i = 0; i < info->n_sigs; i++)
@@ -95,7 +95,7 @@ bool vt_op_sig_in_catalog(uint32_t op, vt_sig sig)
     return false;
 }
 
-const char *vt_op_name(int op)
+const char *vt_op_name(vt_op op)
 {
     const vt_op_info *info = vt_op_get_info(op);
     return info ? info->name : NULL;
@@ -153,7 +153,7 @@ char *vt_sig_format(vt_sig sig, char *buf, size_t size)
     return buf;
 }
 
-const vt_kernel *vt_kernel_find(const vt_kernel *table, uint32_t n, uint32_t op, vt_sig sig)
+const vt_kernel *vt_kernel_find(const vt_kernel *table, uint32_t n, vt_op op, vt_sig sig)
 {
     for (uint32_t i = 0; i < n; i++)
         if (table[i].op == op && vt_sig_equal(table[i].sig, sig))

@@ -797,8 +797,7 @@ static uint8_t *battery(size_t *size, char *why, size_t why_size)
     if (vt_registry_find_device(reg, "cpu:0", &d) != VT_OK) {
         for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
             vt_backend_info b;
-            vt_registry_backend_info(reg, i, &b);
-            if (!strcmp(b.name, "cpu"))
+            if (vt_registry_backend_info(reg, i, &b) == VT_OK && !strcmp(b.name, "cpu"))
                 snprintf(why, why_size, "%s", b.reason);
         }
         vt_registry_close(reg);
@@ -1156,7 +1155,7 @@ START_TEST(bad_simd_switch_is_named)
     int seen = 0;
     for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
         vt_backend_info b;
-        vt_registry_backend_info(reg, i, &b);
+        ck_assert_int_eq(vt_registry_backend_info(reg, i, &b), VT_OK);
         if (strcmp(b.name, "cpu") != 0)
             continue;
         seen = 1;

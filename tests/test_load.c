@@ -11,7 +11,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
+
 #include "test_util.h"
+
+/* Probes of every device, counted: this program's vt_device_probe stands
+ * in for libvt's (an executable's definition takes the calls the library
+ * makes to its exported functions) and counts before calling it. */
+static unsigned long n_probes;
+
+vt_status vt_device_probe(vt_device *dev, vt_device_caps *out)
+{
+    static vt_status (*real)(vt_device *, vt_device_caps *);
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "vt_device_probe");
+    ck_assert_msg(real != NULL, "dlsym(RTLD_NEXT, vt_device_probe): %s", dlerror());
+    n_probes++;
+    return real(dev, out);
+}
 
 static vt_device *find(vt_registry *reg, const char *spec)
 {
@@ -131,10 +148,10 @@ START_TEST(run_estimate_matches_hand_arithmetic)
     const vt_fit_report *rep = vt_load_plan_report(plan);
     ck_assert_uint_eq(rep->run_bytes, run->total);
     ck_assert_uint_eq(rep->needed_bytes, rep->weight_bytes + run->total);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     free(keep[0]);
     remove_model(path);
 }
@@ -148,20 +165,27 @@ START_TEST(hybrid_recurrent_layers_are_counted)
     vt_rng_init(&r, 52);
     vt_gguf_writer *w = NULL;
     ck_assert_int_eq(vt_gguf_writer_create(&w), VT_OK);
-    vt_gguf_writer_add_string(w, "general.architecture", "qwen3next");
-    vt_gguf_writer_add_u32(w, "qwen3next.block_count", 4);
-    vt_gguf_writer_add_u32(w, "qwen3next.embedding_length", 32);
-    vt_gguf_writer_add_u32(w, "qwen3next.attention.head_count", 4);
-    vt_gguf_writer_add_u32(w, "qwen3next.attention.head_count_kv", 1);
-    vt_gguf_writer_add_u32(w, "qwen3next.attention.key_length", 8);
-    vt_gguf_writer_add_u32(w, "qwen3next.attention.value_length", 8);
-    vt_gguf_writer_add_u32(w, "qwen3next.full_attention_interval", 4);
-    vt_gguf_writer_add_u32(w, "qwen3next.ssm.conv_kernel", 4);
-    vt_gguf_writer_add_u32(w, "qwen3next.ssm.inner_size", 64);
-    vt_gguf_writer_add_u32(w, "qwen3next.ssm.state_size", 16);
-    vt_gguf_writer_add_u32(w, "qwen3next.ssm.group_count", 2);
-    vt_gguf_writer_add_u32(w, "qwen3next.ssm.time_step_rank", 8);
-    vt_gguf_writer_add_u32(w, "qwen3next.vocab_size", 100);
+    ck_assert_int_eq(vt_gguf_writer_add_string(w, "general.architecture", "qwen3next"), VT_OK);
+    static const struct {
+        const char *key;
+        uint32_t v;
+    } hp[] = {
+        {"qwen3next.block_count", 4},
+        {"qwen3next.embedding_length", 32},
+        {"qwen3next.attention.head_count", 4},
+        {"qwen3next.attention.head_count_kv", 1},
+        {"qwen3next.attention.key_length", 8},
+        {"qwen3next.attention.value_length", 8},
+        {"qwen3next.full_attention_interval", 4},
+        {"qwen3next.ssm.conv_kernel", 4},
+        {"qwen3next.ssm.inner_size", 64},
+        {"qwen3next.ssm.state_size", 16},
+        {"qwen3next.ssm.group_count", 2},
+        {"qwen3next.ssm.time_step_rank", 8},
+        {"qwen3next.vocab_size", 100},
+    };
+    for (size_t i = 0; i < sizeof hp / sizeof hp[0]; i++)
+        ck_assert_int_eq(vt_gguf_writer_add_u32(w, hp[i].key, hp[i].v), VT_OK);
     spec s[1] = {{"output_norm.weight", VT_F32, 1, {32}}};
     void *keep[1];
     char *path = write_model(w, s, 1, keep, &r);
@@ -178,10 +202,10 @@ START_TEST(hybrid_recurrent_layers_are_counted)
     ck_assert_uint_eq(run->conv_state, 3ull * 2 * 3 * (64 + 2 * 2 * 16) * 4);  /* 3 GDN layers */
     ck_assert_uint_eq(run->recurrent_state, 3ull * 2 * 8 * 16 * (64 / 8) * 4); /* HV x dk x dv */
     ck_assert_uint_eq(run->scratch, 2ull * (100 + 4 * 32) * 4);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     free(keep[0]);
     remove_model(path);
 }
@@ -239,7 +263,7 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
     const vt_weight_plan *d;
     ck_assert_int_eq(vt_load_plan_entry(plan, 1, NULL, NULL, &d), VT_OK);
     ck_assert_int_eq(d->residency, VT_RESIDENCY_KEEP_QUANT);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     vt_test_rmtree(dir);
     free(dir);
@@ -250,7 +274,7 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
      *   output 51200, norm 1024 (all multiples of 256): 2331648 */
     reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_device *stub = find(reg, "cuda-stub:0");
-    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
     ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_ptr_nonnull(plan);
@@ -266,16 +290,16 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
     ck_assert_ptr_null(m);
     ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     /* The budget from the environment: 1 refuses anything. */
     vt_registry *breg = open_with_budget_env("1");
     ck_assert_int_eq(vt_load_plan_create(g, find(breg, "cuda-stub:0"), NULL, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_msg(strstr(vt_last_error(), "VT_DEVICE_WEIGHT_BUDGET_BYTES=1"), "%s", vt_last_error());
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(breg);
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_MOE; i++)
         free(keep[i]);
     remove_model(path);
@@ -290,6 +314,33 @@ static const spec dense_model[] = {
     {"blk.0.big.weight", VT_F16, 2, {1024, 300}},
 };
 #define N_DENSE (sizeof dense_model / sizeof dense_model[0])
+
+/* dense_model written to a temp file and opened (dense_close undoes it). */
+typedef struct dense {
+    vt_gguf_writer *w;
+    void *keep[N_DENSE]; /* the tensors' bytes */
+    char *path;
+    vt_gguf *g;
+} dense;
+
+static void dense_open(dense *d, uint64_t stream)
+{
+    vt_rng r;
+    vt_rng_init(&r, stream);
+    d->w = llama_writer();
+    d->path = write_model(d->w, dense_model, N_DENSE, d->keep, &r);
+    d->g = NULL;
+    ck_assert_int_eq(vt_gguf_open(d->path, &d->g), VT_OK);
+}
+
+static void dense_close(dense *d)
+{
+    vt_gguf_close(d->g);
+    vt_gguf_writer_destroy(d->w);
+    for (size_t i = 0; i < N_DENSE; i++)
+        free(d->keep[i]);
+    remove_model(d->path);
+}
 
 typedef struct prog {
     uint64_t last, calls, total;
@@ -307,13 +358,9 @@ static void on_progress(void *user, uint64_t done, uint64_t total, const char *t
 
 START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
 {
-    vt_rng r;
-    vt_rng_init(&r, 54);
-    vt_gguf_writer *w = llama_writer();
-    void *keep[N_DENSE];
-    char *path = write_model(w, dense_model, N_DENSE, keep, &r);
-    vt_gguf *g = NULL;
-    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    dense d;
+    dense_open(&d, 54);
+    vt_gguf *g = d.g;
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_device *stub = find(reg, "cuda-stub:0");
     prog pr = {0, 0, 0, true};
@@ -326,7 +373,7 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
     ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_OK);
     ck_assert_msg(vt_model_stage(plan, &o, &m) == VT_OK, "%s", vt_last_error());
     const vt_stage_stats *st = vt_model_stats(m);
-    ck_assert_uint_eq(st->pool_bytes, 4096); /* bounded host memory */
+    ck_assert_uint_eq(st->pool_bytes, 2 * 4096); /* bounded host memory: two chunks by default */
     ck_assert_uint_eq(st->tensors_copied, N_DENSE);
     ck_assert_uint_eq(st->tensors_expanded, 1); /* attn_k f32 -> f16 */
     ck_assert_uint_eq(st->tensors_in_place, 0);
@@ -350,11 +397,11 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
         }
         free(got);
     }
-    vt_model_free(m);
-    vt_device_stats ds = {.struct_size = sizeof ds};
+    vt_model_destroy(m);
+    vt_device_stats ds = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
     ck_assert_uint_eq(ds.backend.live_bytes, 0);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
 
     /* On the cpu nothing changes form except attn_k: the rest is used in
      * place, read-only. */
@@ -365,17 +412,251 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
     vt_tensor *norm = vt_model_find(m, "output_norm.weight");
     float v[256];
     ck_assert_int_eq(vt_tensor_read(norm, v, sizeof v), VT_OK);
-    ck_assert_int_eq(memcmp(v, keep[2], sizeof v), 0);
+    ck_assert_int_eq(memcmp(v, d.keep[2], sizeof v), 0);
     ck_assert_int_eq(vt_tensor_write(norm, v, sizeof v), VT_E_INVALID_ARG);
     ck_assert_msg(strstr(vt_last_error(), "read-only view"), "%s", vt_last_error());
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
+    vt_registry_close(reg);
+    dense_close(&d);
+}
+END_TEST
+
+/* Progress of a staging onto the stub, watched in flight: the copies put
+ * on the device (h2d_copies, counted when queued) less the host's waits
+ * on it (syncs: the stub runs queued copies only when the host waits). */
+typedef struct flight {
+    vt_device *dev;
+    uint64_t h2d0, syncs0;
+    uint64_t most, calls;
+} flight;
+
+static void on_chunk(void *user, uint64_t done, uint64_t total, const char *tensor)
+{
+    flight *f = user;
+    (void)done, (void)total, (void)tensor;
+    vt_device_stats ds = {.struct_size = sizeof ds};
+    ck_assert_int_eq(vt_device_stats_get(f->dev, &ds), VT_OK);
+    uint64_t in_flight = (ds.backend.h2d_copies - f->h2d0) - (ds.backend.syncs - f->syncs0);
+    if (in_flight > f->most)
+        f->most = in_flight;
+    f->calls++;
+}
+
+/* Every tensor of m reads back as the file holds it, or for an expanded
+ * one as cpu:0's Dequantize / Copy of the whole tensor makes it (the
+ * conversion staging always ran, before in pieces through the cpu
+ * backend's kernel table). Returns how many were expanded. */
+static size_t check_read_back(vt_registry *reg, const vt_load_plan *plan, const vt_model *m)
+{
+    vt_device *cpu = find(reg, "cpu:0");
+    size_t expanded = 0;
+    for (size_t i = 0; i < vt_model_tensor_count(m); i++) {
+        vt_tensor *t = vt_model_tensor(m, i);
+        const vt_gguf_tensor *gt;
+        ck_assert_int_eq(vt_load_plan_entry(plan, i, &gt, NULL, NULL), VT_OK);
+        size_t bytes = (size_t)vt_tensor_nbytes(t);
+        unsigned char *got = malloc(bytes), *want = malloc(bytes);
+        ck_assert_int_eq(vt_tensor_read(t, got, bytes), VT_OK);
+        if (vt_tensor_dtype(t) == gt->type) {
+            ck_assert_uint_eq(bytes, gt->n_bytes);
+            memcpy(want, gt->data, bytes);
+        } else {
+            int64_t n = gt->n_elements;
+            vt_tensor *src = NULL, *dst = NULL;
+            ck_assert_int_eq(vt_tensor_create(cpu, gt->type, 1, &n, &src), VT_OK);
+            ck_assert_int_eq(vt_tensor_create(cpu, vt_tensor_dtype(t), 1, &n, &dst), VT_OK);
+            ck_assert_int_eq(vt_tensor_write(src, gt->data, (size_t)gt->n_bytes), VT_OK);
+            const vt_tensor *in[1] = {src};
+            vt_tensor *out[1] = {dst};
+            vt_op op = vt_dtype_get(gt->type)->quantized ? VT_OP_DEQUANTIZE : VT_OP_COPY;
+            ck_assert_msg(vt_op_run(cpu, op, in, 1, out, 1, NULL, 0) == VT_OK, "%s", vt_last_error());
+            ck_assert_int_eq(vt_tensor_read(dst, want, bytes), VT_OK);
+            vt_tensor_destroy(src);
+            vt_tensor_destroy(dst);
+            expanded++;
+        }
+        ck_assert_msg(memcmp(got, want, bytes) == 0, "'%s' (%s -> %s) read back differs", gt->name,
+                      vt_dtype_name(gt->type), vt_dtype_name(vt_tensor_dtype(t)));
+        free(got);
+        free(want);
+    }
+    return expanded;
+}
+
+/* The pool is n_chunks chunks taking turns: while the copy of one chunk
+ * is still queued on the device, the next is read from the file (and
+ * converted) and queued too; a chunk is refilled only after its copy's
+ * event. With one chunk nothing overlaps. The bytes are the same. */
+START_TEST(staging_overlaps_the_file_read_with_the_copy_in_flight)
+{
+    dense d;
+    dense_open(&d, 57);
+    vt_gguf *g = d.g;
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    vt_device *stub = find(reg, "cuda-stub:0");
+    for (uint32_t chunks = 1; chunks <= 3; chunks++) {
+        vt_device_stats ds = {.struct_size = sizeof ds};
+        ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
+        flight f = {stub, ds.backend.h2d_copies, ds.backend.syncs, 0, 0};
+        vt_load_options o = {sizeof o};
+        o.chunk_bytes = 4096;
+        o.n_chunks = chunks;
+        o.progress = on_chunk;
+        o.progress_user = &f;
+        vt_load_plan *plan = NULL;
+        vt_model *m = NULL;
+        ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_OK);
+        ck_assert_msg(vt_model_stage(plan, &o, &m) == VT_OK, "%s", vt_last_error());
+        ck_assert_uint_eq(vt_model_stats(m)->pool_bytes, chunks * 4096ull);
+        ck_assert_uint_gt(f.calls, 150);
+        ck_assert_msg(f.most == chunks, "%u chunks: at most %llu copies were in flight", chunks,
+                      (unsigned long long)f.most);
+        ck_assert_uint_eq(check_read_back(reg, plan, m), 1); /* attn_k f32 -> f16 */
+        vt_model_destroy(m);
+        vt_load_plan_destroy(plan);
+    }
+    vt_registry_close(reg);
+    dense_close(&d);
+}
+END_TEST
+
+/* Every block format of the catalogue, staged through small chunks: kept
+ * as stored (raw pieces, on the cpu without zero-copy), dequantized to f16
+ * (matmul weights on the stub, which keeps none) and to f32 (1-D weights):
+ * each reads back as the file's bytes or cpu:0's conversion of the whole
+ * tensor. The data are random bytes with bit 6 of every byte clear, so no
+ * f16 or E8M0 field is NaN wherever a format puts it. */
+START_TEST(staging_every_block_format_reads_back_as_before)
+{
+    vt_rng r;
+    vt_rng_init(&r, 58);
+    vt_gguf_writer *w = llama_writer();
+    size_t n = 2 * vt_n_q_formats;
+    spec *specs = calloc(n, sizeof *specs);
+    char(*names)[64] = calloc(n, sizeof *names);
+    void **keep = calloc(n, sizeof *keep);
+    for (uint32_t f = 0; f < vt_n_q_formats; f++) {
+        const char *fname = vt_dtype_name(vt_q_formats[f]);
+        snprintf(names[2 * f], sizeof names[0], "blk.%u.ffn_up.weight", f);
+        specs[2 * f] = (spec){names[2 * f], vt_q_formats[f], 2, {1024, 9}}; /* 9 rows: pieces end mid-tensor */
+        snprintf(names[2 * f + 1], sizeof names[0], "blk.%u.%s_norm.weight", f, fname);
+        specs[2 * f + 1] = (spec){names[2 * f + 1], vt_q_formats[f], 1, {512}};
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t bytes;
+        ck_assert(
+            vt_dtype_row_bytes(specs[i].type, specs[i].ne[0] * (specs[i].n_dims > 1 ? specs[i].ne[1] : 1), &bytes));
+        unsigned char *p = malloc(bytes);
+        for (uint64_t b = 0; b < bytes; b++)
+            p[b] = (unsigned char)(vt_rng_next(&r) & 0xbf);
+        keep[i] = p;
+        ck_assert_msg(
+            vt_gguf_writer_add_tensor(w, specs[i].name, specs[i].type, specs[i].n_dims, specs[i].ne, p, bytes) == VT_OK,
+            "%s", vt_last_error());
+    }
+    char *dir = vt_test_mkdtemp();
+    char *path = malloc(strlen(dir) + 16);
+    sprintf(path, "%s/m.gguf", dir);
+    free(dir);
+    ck_assert_msg(vt_gguf_writer_write_file(w, path) == VT_OK, "%s", vt_last_error());
+    vt_gguf *g = NULL;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    const char *devs[] = {"cuda-stub:0", "cpu:0"};
+    size_t expanded[2];
+    for (int d = 0; d < 2; d++) {
+        vt_load_options o = {sizeof o};
+        o.chunk_bytes = 4096;
+        o.flags = VT_LOAD_NO_ZERO_COPY;
+        vt_load_plan *plan = NULL;
+        vt_model *m = NULL;
+        ck_assert_msg(vt_load_plan_create(g, find(reg, devs[d]), &o, &plan) == VT_OK, "%s", vt_last_error());
+        ck_assert_msg(vt_model_stage(plan, &o, &m) == VT_OK, "%s", vt_last_error());
+        ck_assert_uint_eq(vt_model_stats(m)->tensors_copied, n);
+        expanded[d] = check_read_back(reg, plan, m);
+        vt_model_destroy(m);
+        vt_load_plan_destroy(plan);
+    }
+    ck_assert_uint_eq(expanded[0], n);              /* the stub: every tensor dequantized (f16, f32) */
+    ck_assert_uint_eq(expanded[1], vt_n_q_formats); /* the cpu: the matmul weights kept, 1-D ones to f32 */
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
-    for (size_t i = 0; i < N_DENSE; i++)
+    vt_gguf_writer_destroy(w);
+    for (size_t i = 0; i < n; i++)
         free(keep[i]);
+    free(keep);
+    free(specs);
+    free(names);
     remove_model(path);
+}
+END_TEST
+
+/* One probe per plan (the fit and its budget share it) and at most one
+ * per staging (cpu:0, resolving every conversion at once), however many
+ * pieces are converted; in-place views use the plan's probe. */
+START_TEST(a_load_probes_once_to_plan_and_once_to_convert)
+{
+    dense d;
+    dense_open(&d, 59);
+    vt_gguf *g = d.g;
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    vt_device *cpu = find(reg, "cpu:0");
+    n_probes = 0;
+    size_t refused = 0;
+    ck_assert_int_eq(vt_resolve_plan(cpu, NULL, 0, 0, NULL, &refused), VT_OK); /* probes once, inside libvt */
+    ck_assert_msg(n_probes == 1, "libvt's own calls to vt_device_probe are not counted (%lu): linked -Bsymbolic?",
+                  n_probes);
+    for (int k = 0; k < 2; k++) {
+        vt_device *dev = find(reg, k ? "cpu:0" : "cuda-stub:0");
+        vt_load_options o = {sizeof o};
+        o.chunk_bytes = 4096; /* attn_k alone is 9 pieces */
+        vt_load_plan *plan = NULL;
+        vt_model *m = NULL;
+        n_probes = 0;
+        ck_assert_int_eq(vt_load_plan_create(g, dev, &o, &plan), VT_OK);
+        ck_assert_msg(n_probes == 1, "planning on %s probed %lu times", vt_device_id(dev), n_probes);
+        n_probes = 0;
+        ck_assert_msg(vt_model_stage(plan, &o, &m) == VT_OK, "%s", vt_last_error());
+        ck_assert_msg(n_probes == 1, "staging on %s probed %lu times", vt_device_id(dev), n_probes);
+        ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, k ? N_DENSE - 1 : 0);
+        vt_model_destroy(m);
+        vt_load_plan_destroy(plan);
+    }
+    vt_registry_close(reg);
+    dense_close(&d);
+}
+END_TEST
+
+/* A conversion needs cpu:0 through the public op API: without the cpu
+ * backend, or with its Copy hidden (VT_DISABLE_OPS, the tier rules),
+ * staging is refused by name and frees what it made. */
+START_TEST(a_conversion_without_the_cpu_backend_is_refused_by_name)
+{
+    dense d;
+    dense_open(&d, 60);
+    vt_gguf *g = d.g;
+    for (int c = 0; c < 2; c++) {
+        if (c)
+            setenv("VT_DISABLE_OPS", "cpu:Copy", 1);
+        vt_registry *reg = vt_test_open(NULL, c ? "cpu,cuda-stub" : "cuda-stub", 0);
+        vt_device *stub = find(reg, "cuda-stub:0");
+        vt_load_plan *plan = NULL;
+        vt_model *m = NULL;
+        ck_assert_int_eq(vt_load_plan_create(g, stub, NULL, &plan), VT_OK);
+        vt_status st = vt_model_stage(plan, NULL, &m);
+        ck_assert_int_eq(st, c ? VT_E_OP_MISSING : VT_E_UNSUPPORTED);
+        ck_assert_ptr_null(m);
+        const char *want = c ? "Copy (1) on cpu:0" : "expanding f32 to f16 on the host needs the cpu backend (cpu:0)";
+        ck_assert_msg(strstr(vt_last_error(), want), "%s", vt_last_error());
+        vt_device_stats ds = {.struct_size = sizeof ds};
+        ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
+        ck_assert_uint_eq(ds.backend.live_bytes, 0);
+        vt_load_plan_destroy(plan);
+        vt_registry_close(reg);
+        unsetenv("VT_DISABLE_OPS");
+    }
+    dense_close(&d);
 }
 END_TEST
 
@@ -383,13 +664,9 @@ END_TEST
  * load succeeds once the fault is gone. */
 static void staging_fault(const char *var, const char *value, vt_status want)
 {
-    vt_rng r;
-    vt_rng_init(&r, 55);
-    vt_gguf_writer *w = llama_writer();
-    void *keep[N_DENSE];
-    char *path = write_model(w, dense_model, N_DENSE, keep, &r);
-    vt_gguf *g = NULL;
-    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    dense d;
+    dense_open(&d, 55);
+    vt_gguf *g = d.g;
     setenv(var, value, 1);
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_device *stub = find(reg, "cuda-stub:0");
@@ -403,24 +680,20 @@ static void staging_fault(const char *var, const char *value, vt_status want)
     ck_assert_msg(strstr(vt_last_error(), "staging '") && strstr(vt_last_error(), "to cuda-stub:0 failed"), "%s",
                   vt_last_error());
     fprintf(stderr, "staging fault: %s\n", vt_last_error());
-    vt_device_stats ds = {.struct_size = sizeof ds};
+    vt_device_stats ds = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
     ck_assert_uint_eq(ds.backend.live_bytes, 0); /* every tensor made so far was freed */
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     unsetenv(var);
     reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     stub = find(reg, "cuda-stub:0");
     ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_OK);
     ck_assert_int_eq(vt_model_stage(plan, &o, &m), VT_OK);
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
-    vt_gguf_close(g);
-    vt_gguf_writer_free(w);
-    for (size_t i = 0; i < N_DENSE; i++)
-        free(keep[i]);
-    remove_model(path);
+    dense_close(&d);
 }
 
 START_TEST(a_copy_failure_while_staging_frees_everything)
@@ -445,13 +718,9 @@ END_TEST
  * with VT_E_BAD_FILE naming the tensor (pread), never SIGBUS on the map. */
 START_TEST(a_file_that_shrinks_before_staging_is_refused_by_tensor)
 {
-    vt_rng r;
-    vt_rng_init(&r, 56);
-    vt_gguf_writer *w = llama_writer();
-    void *keep[N_DENSE];
-    char *path = write_model(w, dense_model, N_DENSE, keep, &r);
-    vt_gguf *g = NULL;
-    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    dense d;
+    dense_open(&d, 56);
+    vt_gguf *g = d.g;
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_device *stub = find(reg, "cuda-stub:0");
     vt_load_options o = {sizeof o};
@@ -461,22 +730,18 @@ START_TEST(a_file_that_shrinks_before_staging_is_refused_by_tensor)
     ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_OK);
     const vt_gguf_tensor *first;
     ck_assert_int_eq(vt_load_plan_entry(plan, 0, &first, NULL, NULL), VT_OK);
-    ck_assert_int_eq(truncate(path, (off_t)(first->file_offset + first->n_bytes / 2)), 0);
+    ck_assert_int_eq(truncate(d.path, (off_t)(first->file_offset + first->n_bytes / 2)), 0);
     ck_assert_int_eq(vt_model_stage(plan, &o, &m), VT_E_BAD_FILE);
     ck_assert_ptr_null(m);
     char want[160];
     snprintf(want, sizeof want, "staging '%s'", first->name);
     ck_assert_msg(strstr(vt_last_error(), want) && strstr(vt_last_error(), "shrank"), "%s", vt_last_error());
-    vt_device_stats ds = {.struct_size = sizeof ds};
+    vt_device_stats ds = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
     ck_assert_uint_eq(ds.backend.live_bytes, 0);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
-    vt_gguf_close(g);
-    vt_gguf_writer_free(w);
-    for (size_t i = 0; i < N_DENSE; i++)
-        free(keep[i]);
-    remove_model(path);
+    dense_close(&d);
 }
 END_TEST
 
@@ -510,7 +775,7 @@ START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
     unsetenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
     unsetenv("VT_CUDA_STUB_MEMORY_BYTES");
     vt_device *stub = find(reg, "cuda-stub:0");
-    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
     vt_load_plan *plan = NULL;
     vt_status st = vt_load_plan_create(g, stub, NULL, &plan);
@@ -526,7 +791,7 @@ START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
     ck_assert_ptr_null(m);
     ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
 
     /* VT_DEVICE_WEIGHT_BUDGET_BYTES=1 refuses any load that allocates
      * device memory: on the cpu too, whose expanded copies are allocated. */
@@ -536,12 +801,12 @@ START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
     nz.flags = VT_LOAD_NO_ZERO_COPY; /* every weight copied: the cpu allocates them all */
     ck_assert_int_eq(vt_load_plan_create(g, cpu, &nz, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_msg(strstr(vt_last_error(), "does not fit on cpu:0"), "%s", vt_last_error());
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(breg);
 
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_EXPANDING; i++)
         free(keep[i]);
     remove_model(path);
@@ -583,7 +848,7 @@ START_TEST(the_loader_follows_the_staging_decisions)
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     unsetenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
     vt_device *stub = find(reg, "cuda-stub:0");
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(stub, &caps), VT_OK);
     vt_staging_decisions d = vt_caps_staging_decisions(&caps);
     ck_assert(d.weights_in_place && !d.device_fit_all_weights && !d.direct_to_device_load);
@@ -605,14 +870,14 @@ START_TEST(the_loader_follows_the_staging_decisions)
     vt_model *m = NULL;
     ck_assert_int_eq(vt_model_stage(plan, &nz, &m), VT_E_INVALID_ARG);
     ck_assert_msg(strstr(vt_last_error(), "make the plan with VT_LOAD_NO_ZERO_COPY"), "%s", vt_last_error());
-    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
     ck_assert_msg(vt_model_stage(plan, NULL, &m) == VT_OK, "%s", vt_last_error());
     ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
     ck_assert_uint_eq(after.backend.allocs - before.backend.allocs, 1); /* the expanded copy only */
     ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, 2);
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
     /* Copying everything: every weight counted. */
     ck_assert_int_eq(vt_load_plan_create(g, stub, &nz, &plan), VT_OK);
     rep = vt_load_plan_report(plan);
@@ -621,10 +886,10 @@ START_TEST(the_loader_follows_the_staging_decisions)
     ck_assert_uint_eq(rep->needed_bytes, 614400 + 32768 + 1024);
     ck_assert_msg(vt_model_stage(plan, &nz, &m) == VT_OK, "%s", vt_last_error());
     ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, 0);
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_EXPANDING; i++)
         free(keep[i]);
     remove_model(path);
@@ -646,17 +911,17 @@ START_TEST(the_loader_follows_the_staging_decisions)
     ck_assert_msg(vt_model_stage(plan, NULL, &m) == VT_OK, "%s", vt_last_error());
     ck_assert_int_eq(vt_device_stats_get(bstub, &after), VT_OK);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
     vt_load_options o = {sizeof o};
     o.ctx = 16;
     ck_assert_int_eq(vt_load_plan_create(g, bstub, &o, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_msg(strstr(vt_last_error(), "run state"), "%s", vt_last_error());
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(breg);
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_EXPANDING - 1; i++)
         free(keep[i]);
     remove_model(path);
@@ -696,7 +961,7 @@ START_TEST(load_options_take_a_per_tensor_op_class)
     ck_assert_int_eq(vt_load_plan_entry(plan, 0, NULL, &desc, &p), VT_OK);
     ck_assert_uint_eq(desc->op_class, VT_OP_CLASS_MATMUL); /* the name's default */
     ck_assert_uint_eq(p->resident_dtype, VT_F16);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
 
     vt_tensor_class cls[2] = {{"blk.0.ngram_embd.weight", VT_OP_CLASS_GATHER},
                               {"output_norm.weight", VT_OP_CLASS_NONE}};
@@ -706,14 +971,14 @@ START_TEST(load_options_take_a_per_tensor_op_class)
     ck_assert_msg(vt_load_plan_create(g, cpu, &o, &plan) == VT_OK, "%s", vt_last_error());
     ck_assert_int_eq(vt_load_plan_entry(plan, 0, NULL, &desc, &p), VT_OK);
     ck_assert_uint_eq(desc->op_class, VT_OP_CLASS_GATHER);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     cls[0].op_class = VT_OP_CLASS_NONE; /* kept f32: used in place */
     ck_assert_msg(vt_load_plan_create(g, cpu, &o, &plan) == VT_OK, "%s", vt_last_error());
     ck_assert_int_eq(vt_load_plan_entry(plan, 0, NULL, &desc, &p), VT_OK);
     ck_assert_uint_eq(desc->op_class, VT_OP_CLASS_NONE);
     ck_assert_uint_eq(p->resident_dtype, VT_F32);
     ck_assert(p->in_place);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
 
     cls[1].name = "blk.0.ngram_embd.weight";
     ck_assert_int_eq(vt_load_plan_create(g, cpu, &o, &plan), VT_E_INVALID_ARG);
@@ -729,7 +994,7 @@ START_TEST(load_options_take_a_per_tensor_op_class)
                   vt_last_error());
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     free(keep[0]);
     free(keep[1]);
     remove_model(path);
@@ -750,6 +1015,10 @@ int main(void)
     tcase_add_test(tc, hybrid_recurrent_layers_are_counted);
     tcase_add_test(tc, q4_0_experts_fit_keep_quant_and_not_expanded);
     tcase_add_test(tc, staging_copies_through_small_chunks_and_reads_back_identical);
+    tcase_add_test(tc, staging_overlaps_the_file_read_with_the_copy_in_flight);
+    tcase_add_test(tc, staging_every_block_format_reads_back_as_before);
+    tcase_add_test(tc, a_load_probes_once_to_plan_and_once_to_convert);
+    tcase_add_test(tc, a_conversion_without_the_cpu_backend_is_refused_by_name);
     tcase_add_test(tc, a_copy_failure_while_staging_frees_everything);
     tcase_add_test(tc, a_device_lost_while_staging_frees_everything);
     tcase_add_test(tc, an_allocation_failure_while_staging_frees_everything);

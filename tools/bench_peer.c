@@ -30,7 +30,7 @@ const char *bench_peer_type(vt_dtype t)
     /* A block format: vt's name, with ggml's capital K for the K-quants
      * (q4_k -> q4_K). */
     static _Thread_local char name[16];
-    snprintf(name, sizeof name, "%s", vt_dtype_name((int)t));
+    snprintf(name, sizeof name, "%s", vt_dtype_name(t));
     size_t n = strlen(name);
     if (n > 2 && name[n - 2] == '_' && name[n - 1] == 'k')
         name[n - 1] = 'K';
@@ -74,7 +74,7 @@ void bench_peer_matmul(const char *path, const char *backend, vt_dtype wtype, in
     memset(r, 0, sizeof *r);
     const char *ty = bench_peer_type(wtype);
     if (!ty) {
-        snprintf(r->error, sizeof r->error, "the peer has no type for %s", vt_dtype_name((int)wtype));
+        snprintf(r->error, sizeof r->error, "the peer has no type for %s", vt_dtype_name(wtype));
         return;
     }
     char filter[160];

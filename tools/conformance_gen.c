@@ -23,10 +23,7 @@ typedef struct rng {
 
 static uint64_t rnext(rng *r)
 {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return vt_splitmix64_next(&r->s);
 }
 
 static double runit(rng *r)
@@ -149,7 +146,7 @@ static const q_layout q_layouts[] = {VT_Q_FORMATS(Q_LAYOUT)};
  * value is finite. False when the format has no layout here. */
 static bool fill_q(gen *g, host_array *a)
 {
-    const vt_dtype_info *ti = vt_dtype_get((int)a->dtype);
+    const vt_dtype_info *ti = vt_dtype_get(a->dtype);
     const q_layout *lay = NULL;
     for (size_t i = 0; i < sizeof q_layouts / sizeof q_layouts[0]; i++)
         if (q_layouts[i].t == a->dtype)
@@ -176,7 +173,7 @@ static bool fill_q(gen *g, host_array *a)
 static void *in_weights(gen *g, uint32_t i, vt_dtype t, uint32_t nd, const int64_t *shape)
 {
     void *p = in_arr(g, i, t, nd, shape);
-    const vt_dtype_info *ti = vt_dtype_get((int)t);
+    const vt_dtype_info *ti = vt_dtype_get(t);
     if (ti && ti->quantized) {
         if (!fill_q(g, &g->c->in[i]) && g->st == VT_OK)
             g->st = VT_E_UNSUPPORTED;
@@ -212,7 +209,7 @@ static bool is_half(uint32_t t)
 
 static bool is_q(uint32_t t)
 {
-    const vt_dtype_info *ti = vt_dtype_get((int)t);
+    const vt_dtype_info *ti = vt_dtype_get(t);
     return ti && ti->quantized;
 }
 
@@ -258,7 +255,7 @@ static int64_t rows_for(gen *g, int64_t lo, int64_t hi)
 
 static void gen_copy(gen *g)
 {
-    vt_dtype st = (vt_dtype)g->c->sig.dtype[0], dt = (vt_dtype)g->c->sig.dtype[1];
+    vt_dtype st = g->c->sig.dtype[0], dt = g->c->sig.dtype[1];
     int64_t s[2] = {rows_for(g, 2, 9), irange(&g->r, 1, 700)};
     in_rand(g, 0, st, 2, s, -100.0f, 100.0f);
     g->free_dt = dt;
@@ -385,7 +382,7 @@ static void gen_rope(gen *g)
 /* k of a matmul: any size for float weights, whole blocks for q. */
 static int64_t k_for(gen *g, vt_dtype w)
 {
-    const vt_dtype_info *ti = vt_dtype_get((int)w);
+    const vt_dtype_info *ti = vt_dtype_get(w);
     if (ti && ti->block_elems > 1)
         return ti->block_elems * irange(&g->r, 1, ti->block_elems == 256 ? 6 : 40);
     return PICK(&g->r, 1, 7, 64, 257, 1024, 1531);
@@ -393,7 +390,7 @@ static int64_t k_for(gen *g, vt_dtype w)
 
 static void gen_matmul(gen *g)
 {
-    vt_dtype wt = (vt_dtype)g->c->sig.dtype[1];
+    vt_dtype wt = g->c->sig.dtype[1];
     int64_t k = k_for(g, wt), n = rows_for(g, 2, 9), m = irange(&g->r, 1, 300);
     int64_t sx[2] = {n, k}, sw[2] = {m, k};
     in_rand(g, 0, VT_F32, 2, sx, -1.0f, 1.0f);
@@ -404,7 +401,7 @@ static void gen_matmul(gen *g)
 
 static void gen_moe_expert(gen *g)
 {
-    vt_dtype wt = (vt_dtype)g->c->sig.dtype[1];
+    vt_dtype wt = g->c->sig.dtype[1];
     int64_t k = k_for(g, wt), T = rows_for(g, 2, 9), E = irange(&g->r, 2, 8), K = irange(&g->r, 1, E),
             m = irange(&g->r, 1, 80);
     bool per_slot = chance(&g->r, 50);
@@ -540,7 +537,7 @@ static void gen_conv(gen *g)
 
 static void gen_attention(gen *g)
 {
-    vt_dtype kt = (vt_dtype)g->c->sig.dtype[1];
+    vt_dtype kt = g->c->sig.dtype[1];
     int64_t Hkv = PICK(&g->r, 1, 2, 4), Hq = Hkv * PICK(&g->r, 1, 2, 3, 4), d = PICK(&g->r, 16, 32, 64, 80, 128);
     int64_t dv = chance(&g->r, 70) ? d : PICK(&g->r, 16, 48, 96), T = rows_for(g, 2, 12);
     int64_t S = g->prefill ? irange(&g->r, T, T + 90) : irange(&g->r, 1, 300);
@@ -563,7 +560,7 @@ static void gen_attention(gen *g)
 
 static void gen_kv_write(gen *g)
 {
-    vt_dtype ct = (vt_dtype)g->c->sig.dtype[1];
+    vt_dtype ct = g->c->sig.dtype[1];
     int64_t T = rows_for(g, 2, 16), H = PICK(&g->r, 1, 2, 3, 8), d = irange(&g->r, 1, 130),
             dv = chance(&g->r, 70) ? d : irange(&g->r, 1, 130), S = T + irange(&g->r, 0, 40);
     int64_t sk[3] = {T, H, d}, sv[3] = {T, H, dv}, sck[3] = {S, H, d}, scv[3] = {S, H, dv};
@@ -628,7 +625,7 @@ static void gen_gated_delta(gen *g)
 
 static void gen_dsa(gen *g)
 {
-    vt_dtype kt = (vt_dtype)g->c->sig.dtype[1];
+    vt_dtype kt = g->c->sig.dtype[1];
     int64_t T = rows_for(g, 2, 8), H = irange(&g->r, 1, 8), d = PICK(&g->r, 16, 32, 64, 128), S = irange(&g->r, 1, 300);
     int64_t sq[3] = {T, H, d}, sk[2] = {S, d}, sw[2] = {T, H};
     in_rand(g, 0, VT_F32, 3, sq, -1.0f, 1.0f);
@@ -720,8 +717,8 @@ static void gen_sample(gen *g)
 
 static void gen_get_rows(gen *g)
 {
-    vt_dtype tt = (vt_dtype)g->c->sig.dtype[0];
-    const vt_dtype_info *ti = vt_dtype_get((int)tt);
+    vt_dtype tt = g->c->sig.dtype[0];
+    const vt_dtype_info *ti = vt_dtype_get(tt);
     int64_t n = ti && ti->block_elems > 1 ? ti->block_elems * irange(&g->r, 1, 4) : irange(&g->r, 1, 300);
     int64_t R = irange(&g->r, 1, 60), I = rows_for(g, 2, 12);
     int64_t st[2] = {R, n};
@@ -731,25 +728,25 @@ static void gen_get_rows(gen *g)
     int32_t *idx = in_arr(g, 1, VT_I32, ind, si);
     for (int64_t i = 0; idx && i < si[0] * (ind == 2 ? si[1] : 1); i++)
         idx[i] = (int32_t)irange(&g->r, 0, R - 1);
-    g->free_dt = (vt_dtype)g->c->sig.dtype[2];
+    g->free_dt = g->c->sig.dtype[2];
     desc(g, "R=%lld n=%lld idx %u-d", (long long)R, (long long)n, ind);
     rule(g, 0, VTC_EXACT, 0);
 }
 
 static void gen_dequantize(gen *g)
 {
-    vt_dtype qt = (vt_dtype)g->c->sig.dtype[0];
-    const vt_dtype_info *ti = vt_dtype_get((int)qt);
+    vt_dtype qt = g->c->sig.dtype[0];
+    const vt_dtype_info *ti = vt_dtype_get(qt);
     int64_t s[2] = {rows_for(g, 2, 8), (ti ? ti->block_elems : 32) * irange(&g->r, 1, 8)};
     in_weights(g, 0, qt, 2, s);
-    g->free_dt = (vt_dtype)g->c->sig.dtype[1];
+    g->free_dt = g->c->sig.dtype[1];
     desc(g, "%lldx%lld", (long long)s[0], (long long)s[1]);
     rule(g, 0, VTC_EXACT, 0);
 }
 
 static void gen_index_select(gen *g)
 {
-    vt_dtype st = (vt_dtype)g->c->sig.dtype[0], it = (vt_dtype)g->c->sig.dtype[1];
+    vt_dtype st = g->c->sig.dtype[0], it = g->c->sig.dtype[1];
     uint32_t nd = (uint32_t)irange(&g->r, 1, 4);
     int64_t s[4];
     for (uint32_t i = 0; i < nd; i++)
@@ -851,7 +848,7 @@ vt_status vtc_case_make(uint32_t op, vt_sig sig, vtc_shape_class cls, uint64_t s
                         size_t why_size)
 {
     memset(c, 0, sizeof *c);
-    const vt_op_info *info = vt_op_get_info((int)op);
+    const vt_op_info *info = vt_op_get_info(op);
     char sb[96];
     if (!info || !vt_op_sig_in_catalog(op, sig))
         return vt_why(VT_E_UNSUPPORTED, why, why_size, "%s (%u) %s is not in the catalogue", info ? info->name : "op",

@@ -28,7 +28,7 @@ static vt_operand operand_of(const host_array *a)
 vt_status op_shapes_infer(uint32_t op, const host_array *in, uint32_t n_in, const void *params, vt_dtype free_dtype,
                           host_array *out, char *why, size_t why_size)
 {
-    const vt_op_info *info = vt_op_get_info((int)op);
+    const vt_op_info *info = vt_op_get_info(op);
     if (!info)
         return vt_why(VT_E_UNSUPPORTED, why, why_size, "op id %u is not in the catalogue", op);
     vt_operand ins[VT_MAX_INPUTS], outs[VT_MAX_OUTPUTS];

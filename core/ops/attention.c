@@ -67,8 +67,7 @@ static vt_status r_attention(chk *c, vt_sig *sig)
     TRY(need_shape(c, I(c, 1), 3, kw));
     TRY(need_shape(c, I(c, 2), 3, vw));
     if (v->dtype != k->dtype)
-        return fail(c, VT_E_SHAPE, "v_cache is %s but k_cache is %s", vt_dtype_name((int)v->dtype),
-                    vt_dtype_name((int)k->dtype));
+        return fail(c, VT_E_SHAPE, "v_cache is %s but k_cache is %s", vt_dtype_name(v->dtype), vt_dtype_name(k->dtype));
     if (Hkv <= 0 || Hq % Hkv != 0)
         return fail(c, VT_E_SHAPE, "query heads %lld are not a multiple of kv heads %lld", (long long)Hq,
                     (long long)Hkv);
@@ -80,7 +79,7 @@ static vt_status r_attention(chk *c, vt_sig *sig)
         return fail(c, VT_E_INVALID_ARG, "scale must be finite, got %g", (double)p->scale);
     if (p->window < 0)
         return fail(c, VT_E_INVALID_ARG, "window must be >= 0 (0 = none), got %d", p->window);
-    vt_dtype dd[2] = {(vt_dtype)q->dtype, (vt_dtype)k->dtype};
+    vt_dtype dd[2] = {q->dtype, k->dtype};
     *sig = vt_sig_make(2, dd);
     return VT_OK;
 }
@@ -99,9 +98,9 @@ static vt_status r_kv_write(chk *c, vt_sig *sig)
     TRY(need_shape(c, O(c, 0), 3, kcw));
     TRY(need_shape(c, O(c, 1), 3, vcw));
     if (out(c, 1)->dtype != kc->dtype)
-        return fail(c, VT_E_SHAPE, "v_cache is %s but k_cache is %s", vt_dtype_name((int)out(c, 1)->dtype),
-                    vt_dtype_name((int)kc->dtype));
-    vt_dtype d[2] = {(vt_dtype)k->dtype, (vt_dtype)kc->dtype};
+        return fail(c, VT_E_SHAPE, "v_cache is %s but k_cache is %s", vt_dtype_name(out(c, 1)->dtype),
+                    vt_dtype_name(kc->dtype));
+    vt_dtype d[2] = {k->dtype, kc->dtype};
     *sig = vt_sig_make(2, d);
     return VT_OK;
 }
@@ -167,7 +166,7 @@ static vt_status r_dsa(chk *c, vt_sig *sig)
     TRY(need_vec(c, I(c, 4), T, VT_I32));
     TRY(need_dtype(c, O(c, 0), VT_F32));
     TRY(need_shape(c, O(c, 0), 2, lw));
-    vt_dtype dd[2] = {(vt_dtype)q->dtype, (vt_dtype)k->dtype};
+    vt_dtype dd[2] = {q->dtype, k->dtype};
     *sig = vt_sig_make(2, dd);
     return VT_OK;
 }

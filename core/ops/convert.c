@@ -39,7 +39,7 @@ static vt_status r_copy(chk *c, vt_sig *sig)
     if (vt_operand_elems(in(c, 0)) != vt_operand_elems(out(c, 0)))
         return fail(c, VT_E_SHAPE, "src %s and dst %s differ in element count", shape_str(in(c, 0), b1, sizeof b1),
                     shape_str(out(c, 0), b2, sizeof b2));
-    vt_dtype d[2] = {(vt_dtype)in(c, 0)->dtype, (vt_dtype)out(c, 0)->dtype};
+    vt_dtype d[2] = {in(c, 0)->dtype, out(c, 0)->dtype};
     *sig = vt_sig_make(2, d);
     return VT_OK;
 }
@@ -48,7 +48,7 @@ static vt_status r_dequantize(chk *c, vt_sig *sig)
 {
     TRY(need_ndim(c, I(c, 0), 1, VT_MAX_DIMS));
     TRY(need_same_shape(c, O(c, 0), I(c, 0)));
-    vt_dtype d[2] = {(vt_dtype)in(c, 0)->dtype, (vt_dtype)out(c, 0)->dtype};
+    vt_dtype d[2] = {in(c, 0)->dtype, out(c, 0)->dtype};
     *sig = vt_sig_make(2, d);
     return VT_OK;
 }

@@ -51,7 +51,7 @@ static vt_status r_get_rows(chk *c, vt_sig *sig)
     want[idx->ndim] = t->shape[1];
     TRY(need_shape(c, O(c, 0), idx->ndim + 1, want));
     TRY(need_blocks(c, I(c, 0), t->shape[1]));
-    vt_dtype d[3] = {(vt_dtype)t->dtype, (vt_dtype)idx->dtype, (vt_dtype)out(c, 0)->dtype};
+    vt_dtype d[3] = {t->dtype, idx->dtype, out(c, 0)->dtype};
     *sig = vt_sig_make(3, d);
     return VT_OK;
 }
@@ -69,9 +69,9 @@ static vt_status r_index_select(chk *c, vt_sig *sig)
     int64_t want[4];
     for (int i = 0; i < nd; i++)
         want[i] = i == dim ? idx->shape[0] : src->shape[i];
-    TRY(need_dtype(c, O(c, 0), (vt_dtype)src->dtype));
+    TRY(need_dtype(c, O(c, 0), src->dtype));
     TRY(need_shape(c, O(c, 0), (uint32_t)nd, want));
-    vt_dtype d[2] = {(vt_dtype)src->dtype, (vt_dtype)idx->dtype};
+    vt_dtype d[2] = {src->dtype, idx->dtype};
     *sig = vt_sig_make(2, d);
     return VT_OK;
 }
@@ -97,7 +97,7 @@ static vt_status s_index_select(const shp_call *s)
         return shp_fail(s, "dim=%d for src with %d dims, idx must be [n]", p->dim, nd);
     shp d = shape_of(x);
     d.d[dim] = s->in[1].shape[0];
-    put(&s->out[0], (vt_dtype)x->dtype, d);
+    put(&s->out[0], x->dtype, d);
     return VT_OK;
 }
 

@@ -50,7 +50,7 @@ static vt_status r_matmul(chk *c, vt_sig *sig)
         return fail(c, VT_E_SHAPE, "want x [n,k], W [m,k], y [n,m]; got x %s, W %s, y %s", shape_str(x, b1, sizeof b1),
                     shape_str(w, b2, sizeof b2), shape_str(y, b3, sizeof b3));
     TRY(need_blocks(c, I(c, 1), k));
-    vt_dtype d[2] = {(vt_dtype)x->dtype, (vt_dtype)w->dtype};
+    vt_dtype d[2] = {x->dtype, w->dtype};
     *sig = vt_sig_make(2, d);
     return VT_OK;
 }
@@ -71,7 +71,7 @@ static vt_status r_moe_expert(chk *c, vt_sig *sig)
     TRY(need_dtype(c, O(c, 0), VT_F32));
     TRY(need_shape(c, O(c, 0), 3, y));
     TRY(need_blocks(c, I(c, 1), k));
-    vt_dtype d[2] = {(vt_dtype)x->dtype, (vt_dtype)w->dtype};
+    vt_dtype d[2] = {x->dtype, w->dtype};
     *sig = vt_sig_make(2, d);
     return VT_OK;
 }

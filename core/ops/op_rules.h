@@ -83,7 +83,7 @@ static inline ref O(chk *c, uint32_t i)
 static inline vt_status need_dtype(chk *c, ref r, vt_dtype t)
 {
     if (r.o->dtype != (uint32_t)t)
-        return fail(c, VT_E_SHAPE, "%s must be %s, got %s", r.name, vt_dtype_name(t), vt_dtype_name((int)r.o->dtype));
+        return fail(c, VT_E_SHAPE, "%s must be %s, got %s", r.name, vt_dtype_name(t), vt_dtype_name(r.o->dtype));
     return VT_OK;
 }
 
@@ -148,7 +148,7 @@ static inline const void *params(chk *c)
 static inline vt_sig sig_of(chk *c, ref r)
 {
     (void)c;
-    vt_dtype d = (vt_dtype)r.o->dtype;
+    vt_dtype d = r.o->dtype;
     return vt_sig_make(1, &d);
 }
 

@@ -7,9 +7,11 @@
  * what a run of the requested context and batch needs (KV cache, conv and
  * GDN state caches, scratch), and the fit verdict against the budget.
  * vt_model_stage then copies the weights in, through a fixed pool of
- * pinned chunks (never a copy of the whole file), or uses the file's
- * mapping in place where the device is the host's memory and nothing is
- * converted. Both name what went wrong and free everything on failure. */
+ * n_chunks pinned chunks (never a copy of the whole file; the file read of
+ * one chunk overlaps the asynchronous copy of the one before), or uses the
+ * file's mapping in place where the device is the host's memory and
+ * nothing is converted. Both name what went wrong and free everything on
+ * failure. */
 #ifndef VT_LOAD_H
 #define VT_LOAD_H
 
@@ -27,10 +29,13 @@
 extern "C" {
 #endif
 
-/* Progress of staging: bytes_done of bytes_total, the tensor being copied. */
+/* Progress of staging: bytes_done of bytes_total handed to the device so
+ * far, the tensor being copied. libvt prints nothing: a caller that wants
+ * a bar draws it from this (vtctl does). */
 typedef void (*vt_progress_fn)(void *user, uint64_t bytes_done, uint64_t bytes_total, const char *tensor);
 
-/* Draw a progress bar on stderr while staging, when stderr is a terminal. */
+/* Accepted and ignored (libvt draws nothing): kept so callers that set it
+ * still build; draw from vt_load_options.progress instead. */
 #define VT_LOAD_PROGRESS_BAR 0x1u
 /* Always copy, even where the file's mapping could be used in place. */
 #define VT_LOAD_NO_ZERO_COPY 0x2u
@@ -51,9 +56,9 @@ typedef struct vt_load_options {
     uint64_t ctx;              /* context length the run needs state for; 0: weights only */
     uint64_t batch;            /* sequences of the run; 0 means 1 */
     uint64_t chunk_bytes;      /* staging chunk size (default 64 MiB) */
-    uint32_t n_chunks;         /* chunks in the pinned pool (default 2) */
+    uint32_t n_chunks;         /* chunks in the pinned pool, 1..16 (default 2: double-buffered) */
     uint32_t flags;            /* VT_LOAD_* */
-    vt_progress_fn progress;   /* called after every chunk, may be NULL */
+    vt_progress_fn progress;   /* called after every chunk is handed to the device, may be NULL */
     void *progress_user;
     const vt_tensor_class *classes; /* the op class of these tensors (the runner's); others: vt_gguf_op_class */
     size_t n_classes;               /* entries of classes; each must name a tensor of the file, once */
@@ -83,17 +88,18 @@ typedef struct vt_load_plan vt_load_plan;
  * SPEC 6 message, and the plan still describes every tensor. Other errors
  * (a bad op class, a device that cannot be probed) leave *out NULL. The
  * plan borrows g, which must outlive it. Allocates nothing on the device. */
-vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options *options, vt_load_plan **out);
+VT_WARN_UNUSED vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options *options,
+                                             vt_load_plan **out);
 
 /* Free a plan. NULL is ignored. */
-void vt_load_plan_free(vt_load_plan *plan);
+void vt_load_plan_destroy(vt_load_plan *plan);
 
 /* Number of tensors in the plan (every tensor of the file, file order). */
 size_t vt_load_plan_count(const vt_load_plan *plan);
 
 /* Tensor i: its file entry, its descriptor and its decision. */
-vt_status vt_load_plan_entry(const vt_load_plan *plan, size_t i, const vt_gguf_tensor **tensor,
-                             const vt_weight_desc **desc, const vt_weight_plan **decision);
+VT_WARN_UNUSED vt_status vt_load_plan_entry(const vt_load_plan *plan, size_t i, const vt_gguf_tensor **tensor,
+                                            const vt_weight_desc **desc, const vt_weight_plan **decision);
 
 /* Totals and the budget (valid for the plan's life). */
 const vt_fit_report *vt_load_plan_report(const vt_load_plan *plan);
@@ -103,7 +109,7 @@ const vt_run_estimate *vt_load_plan_run(const vt_load_plan *plan);
 
 /* VT_OK when what the load allocates on the device fits (or is nothing),
  * else VT_E_DOES_NOT_FIT; message (may be NULL) gets the refusal text. */
-vt_status vt_load_plan_verdict(const vt_load_plan *plan, const char **message);
+VT_WARN_UNUSED vt_status vt_load_plan_verdict(const vt_load_plan *plan, const char **message);
 
 typedef struct vt_model vt_model;
 
@@ -111,9 +117,9 @@ typedef struct vt_model vt_model;
 typedef struct vt_stage_stats {
     uint64_t bytes_copied;   /* bytes written to the device */
     uint64_t bytes_in_place; /* bytes used from the mapping without a copy */
-    uint64_t pool_bytes;     /* host memory of the chunk pool */
+    uint64_t pool_bytes;     /* host memory of the chunk pool: n_chunks x chunk_bytes */
     uint32_t tensors_copied, tensors_in_place, tensors_expanded;
-    bool pinned; /* the pool is pinned memory of the device */
+    bool pinned; /* every chunk of the pool is pinned memory of the device */
 } vt_stage_stats;
 
 /* Stage the weights of a plan whose verdict is VT_OK onto its device,
@@ -122,11 +128,11 @@ typedef struct vt_stage_stats {
  * VT_LOAD_NO_ZERO_COPY in options when the plan was made without it. On any
  * failure every tensor made so far is freed and the message names the
  * tensor and the byte where it stopped. *out is owned by the caller
- * (vt_model_free) and borrows g, which must outlive it. */
-vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_model **out);
+ * (vt_model_destroy) and borrows g, which must outlive it. */
+VT_WARN_UNUSED vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_model **out);
 
 /* Free a model's tensors. NULL is ignored. */
-void vt_model_free(vt_model *model);
+void vt_model_destroy(vt_model *model);
 
 /* Number of tensors (file order), and tensor i (owned by the model). */
 size_t vt_model_tensor_count(const vt_model *model);

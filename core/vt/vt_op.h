@@ -75,7 +75,7 @@ char *vt_sig_format(vt_sig sig, char *buf, size_t size);
 
 /* Name of an op id as the catalogue spells it ("IndexSelect"), or NULL for
  * an id that is not in the catalogue. */
-const char *vt_op_name(int op);
+const char *vt_op_name(vt_op op);
 
 /* Op id for a catalogue name (case-insensitive), or VT_OP_NONE. */
 vt_op vt_op_from_name(const char *name);
@@ -105,7 +105,7 @@ typedef struct vt_param_info {
 /* An op of the catalogue: its operands, signatures and parameters. All
  * pointers are static. */
 typedef struct vt_op_info {
-    uint32_t op;         /* vt_op */
+    vt_op op;            /* its id */
     const char *name;    /* "IndexSelect" */
     const char *summary; /* one line */
     uint32_t n_in, n_out;
@@ -120,7 +120,7 @@ typedef struct vt_op_info {
 } vt_op_info;
 
 /* Catalogue entry of an op id, or NULL. */
-const vt_op_info *vt_op_get_info(int op);
+const vt_op_info *vt_op_get_info(vt_op op);
 
 /* Number of ops in the catalogue. */
 uint32_t vt_op_catalog_size(void);
@@ -135,7 +135,7 @@ const vt_op_info *vt_op_catalog_entry(uint32_t i);
 const char *vt_op_family_name(vt_op op);
 
 /* True when (op, sig) is one of the catalogue's signatures. */
-bool vt_op_sig_in_catalog(uint32_t op, vt_sig sig);
+bool vt_op_sig_in_catalog(vt_op op, vt_sig sig);
 
 /* The GGUF block formats the catalogue calls "q" (SPEC 7), in catalogue
  * order, written once: X(id, f) for each, id its vt_dtype and f its name

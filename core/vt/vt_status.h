@@ -10,6 +10,16 @@
 extern "C" {
 #endif
 
+/* Marks a function whose returned status must be looked at: ignoring it
+ * is a compiler warning (an error under --enable-werror). A (void) cast
+ * does not silence GCC; handle the status, or say in code why it cannot
+ * matter. */
+#if defined(__GNUC__) || defined(__clang__)
+#define VT_WARN_UNUSED __attribute__((warn_unused_result))
+#else
+#define VT_WARN_UNUSED
+#endif
+
 /* Stable numbers: they appear in logs and JSON output. */
 typedef enum vt_status {
     VT_OK = 0,
@@ -38,6 +48,17 @@ const char *vt_last_error(void);
 
 /* Forget the calling thread's last error. */
 void vt_clear_error(void);
+
+#if defined(__GNUC__)
+#define VT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define VT_PRINTF(a, b)
+#endif
+
+/* Record a failure as the calling thread's last error (printf-style text
+ * naming what and where) and return status: for libraries built on libvt,
+ * such as its GGUF loader, whose failures read like the core's. */
+vt_status vt_set_error(vt_status status, const char *fmt, ...) VT_PRINTF(2, 3);
 
 #ifdef __cplusplus
 }

@@ -26,19 +26,31 @@ typedef struct vt_tensor vt_tensor;
 
 /* Allocate a tensor of dtype and shape (ndim <= 4, innermost last) on dev.
  * The contents are undefined. *out is owned by the caller. */
-vt_status vt_tensor_create(vt_device *dev, vt_dtype dtype, uint32_t ndim, const int64_t *shape, vt_tensor **out);
+VT_WARN_UNUSED vt_status vt_tensor_create(vt_device *dev, vt_dtype dtype, uint32_t ndim, const int64_t *shape,
+                                          vt_tensor **out);
+
+/* A tensor over host memory the caller owns, e.g. a file mapping or a
+ * buffer from vt_device_host_alloc: dtype and shape as vt_tensor_create,
+ * data holding vt_dtype_tensor_bytes of them and outliving the tensor
+ * (vt_tensor_destroy never frees it). Only on a host-addressable device
+ * (vt_device_caps.host_addressable: its kernels read host memory), else
+ * VT_E_UNSUPPORTED naming the device; the device's latest probe answers,
+ * so a device already probed is not probed again. read_only refuses
+ * writes into it. *out is owned by the caller. */
+vt_status vt_tensor_wrap(vt_device *dev, vt_dtype dtype, uint32_t ndim, const int64_t *shape, void *data,
+                         bool read_only, vt_tensor **out);
 
 /* Free a tensor. NULL is ignored. */
 void vt_tensor_destroy(vt_tensor *t);
 
 /* Copy nbytes (must equal vt_tensor_nbytes) from host memory into t. */
-vt_status vt_tensor_write(vt_tensor *t, const void *src, size_t nbytes);
+VT_WARN_UNUSED vt_status vt_tensor_write(vt_tensor *t, const void *src, size_t nbytes);
 
 /* Copy nbytes from host memory into t at byte offset (bounds-checked). */
-vt_status vt_tensor_write_at(vt_tensor *t, uint64_t offset, const void *src, size_t nbytes);
+VT_WARN_UNUSED vt_status vt_tensor_write_at(vt_tensor *t, uint64_t offset, const void *src, size_t nbytes);
 
 /* Copy the whole tensor (nbytes must equal vt_tensor_nbytes) to host memory. */
-vt_status vt_tensor_read(const vt_tensor *t, void *dst, size_t nbytes);
+VT_WARN_UNUSED vt_status vt_tensor_read(const vt_tensor *t, void *dst, size_t nbytes);
 
 /* Bytes of the tensor's data. */
 uint64_t vt_tensor_nbytes(const vt_tensor *t);
@@ -60,7 +72,7 @@ vt_device *vt_tensor_device(const vt_tensor *t);
  * present operand has a non-NULL data pointer (never read); give nbytes 0
  * to skip the overlap rule. VT_OK, or the catalogue's refusal with its
  * reason in vt_last_error(). */
-vt_status vt_op_check_args(const vt_op_args *args);
+VT_WARN_UNUSED vt_status vt_op_check_args(const vt_op_args *args);
 
 /* The dtypes and shapes of a call's outputs as the catalogue derives them
  * from its inputs and params (SPEC 7), for a caller that allocates the
@@ -91,8 +103,8 @@ bool vt_op_output_dtype_free(vt_op op);
  * device's default queue and vt_queue_synchronize (vt_queue.h): an error
  * the kernel finds in the data comes back named, "GetRows (40) on rocm:0:
  * idx[1] = 7 is outside [0, 3)". */
-vt_status vt_op_run(vt_device *dev, vt_op op, const vt_tensor *const *in, uint32_t n_in, vt_tensor *const *out,
-                    uint32_t n_out, const void *params, size_t params_size);
+VT_WARN_UNUSED vt_status vt_op_run(vt_device *dev, vt_op op, const vt_tensor *const *in, uint32_t n_in,
+                                   vt_tensor *const *out, uint32_t n_out, const void *params, size_t params_size);
 
 #ifdef __cplusplus
 }

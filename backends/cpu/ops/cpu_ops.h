@@ -158,7 +158,7 @@ static inline vt_status vt_cpu_op_error(vt_status st, char *why, size_t why_size
 {
     if (!why || !why_size)
         return st;
-    const char *name = vt_op_name((int)op);
+    const char *name = vt_op_name(op);
     int n = snprintf(why, why_size, "%s (%u): ", name ? name : "op", op);
     if (n < 0 || (size_t)n >= why_size)
         return st;

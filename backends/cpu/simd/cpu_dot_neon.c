@@ -216,7 +216,7 @@ static inline __attribute__((always_inline)) void neon_tile(vt_cpu_tile *t, cons
     for (int r = 0; r < NX; r++)
         for (int i = 0; i < NW; i++)
             lo[r][i] = hi[r][i] = vdupq_n_f32(0.0f);
-    const vt_dtype_info *wi = vt_dtype_get((int)t->wtype);
+    const vt_dtype_info *wi = vt_dtype_get(t->wtype);
     if (wi->quantized) {
         /* the group-form order of cpu_dot.h; lanes 0-3 in lo, 4-7 in hi */
         const vt_cpu_qformat *f = vt_cpu_qformat_get(t->wtype);
