@@ -161,16 +161,25 @@ static inline VT_HOST_DEVICE int vt_blk_book(uint64_t lo, uint64_t hi, int n)
     return (int8_t)(uint8_t)(word >> (8 * (n & 7)));
 }
 
+/* Entry n of a code book: from the two words in device (and C++) code,
+ * from a table in C on the host (an indexed load is cheaper there than a
+ * 64-bit shift). */
+#if defined(__cplusplus) || defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define VT_BLK_BOOK_AT(book, n) vt_blk_book(VT_BLK_BOOK_LO(book), VT_BLK_BOOK_HI(book), n)
+#else
+#define VT_BLK_BOOK_AT(book, n) ((const int8_t[16]){book})[n]
+#endif
+
 /* IQ4_NL's code book at n. */
 static inline VT_HOST_DEVICE int vt_blk_iq4nl(int n)
 {
-    return vt_blk_book(VT_BLK_BOOK_LO(VT_BLK_BOOK_IQ4NL), VT_BLK_BOOK_HI(VT_BLK_BOOK_IQ4NL), n);
+    return VT_BLK_BOOK_AT(VT_BLK_BOOK_IQ4NL, n);
 }
 
 /* MXFP4's doubled E2M1 value at n. */
 static inline VT_HOST_DEVICE int vt_blk_fp4x2(int n)
 {
-    return vt_blk_book(VT_BLK_BOOK_LO(VT_BLK_BOOK_FP4X2), VT_BLK_BOOK_HI(VT_BLK_BOOK_FP4X2), n);
+    return VT_BLK_BOOK_AT(VT_BLK_BOOK_FP4X2, n);
 }
 
 /* ---- the formats: per format <f> (VT_Q_FORMATS' second column)
@@ -179,12 +188,14 @@ static inline VT_HOST_DEVICE int vt_blk_fp4x2(int n)
  *   VT_BLK_<f>_KIND, _OFF      the group form and its offset
  *   VT_BLK_<f>_D, _DMIN        byte offsets of the f16 factor fields (-1: none)
  *   VT_BLK_<f>_E8M0            byte offset of an E8M0 exponent (-1: none)
- *   vt_blk_<f>_code(b, j)      the code of element j of the block at b
- *   vt_blk_<f>_a(b, j)         the factor of element j's run
- *   vt_blk_<f>_m(b, j)         the minimum of element j's run (VT_BLK_MIN) */
+ *   vt_blk_<f>_code(b, g, l)   the code of element l (0..31) of group g
+ *                              (0..7; 0 in a 32-element format) of the
+ *                              block at b: element j = 32*g + l
+ *   vt_blk_<f>_a(b, g, l)      the factor of that element's run
+ *   vt_blk_<f>_m(b, g, l)      the minimum of that element's run (VT_BLK_MIN) */
 
 /* No minimum: formats whose KIND is not VT_BLK_MIN. */
-#define VT_BLK_NO_MIN(b, j) 0.0f
+#define VT_BLK_NO_MIN(b, g, l) 0.0f
 
 /* Q4_0 */
 #define VT_BLK_q4_0_ELEMS 32
@@ -195,12 +206,13 @@ static inline VT_HOST_DEVICE int vt_blk_fp4x2(int n)
 #define VT_BLK_q4_0_D     0
 #define VT_BLK_q4_0_DMIN  (-1)
 #define VT_BLK_q4_0_E8M0  (-1)
-static inline VT_HOST_DEVICE int vt_blk_q4_0_code(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE int vt_blk_q4_0_code(const uint8_t *b, int g, int l)
 {
-    return vt_blk_nib(b + 2, j);
+    (void)g;
+    return vt_blk_nib(b + 2, l);
 }
-#define vt_blk_q4_0_a(b, j) vt_blk_half(b)
-#define vt_blk_q4_0_m       VT_BLK_NO_MIN
+#define vt_blk_q4_0_a(b, g, l) vt_blk_half(b)
+#define vt_blk_q4_0_m          VT_BLK_NO_MIN
 
 /* Q4_1 */
 #define VT_BLK_q4_1_ELEMS 32
@@ -211,12 +223,13 @@ static inline VT_HOST_DEVICE int vt_blk_q4_0_code(const uint8_t *b, int j)
 #define VT_BLK_q4_1_D     0
 #define VT_BLK_q4_1_DMIN  2
 #define VT_BLK_q4_1_E8M0  (-1)
-static inline VT_HOST_DEVICE int vt_blk_q4_1_code(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE int vt_blk_q4_1_code(const uint8_t *b, int g, int l)
 {
-    return vt_blk_nib(b + 4, j);
+    (void)g;
+    return vt_blk_nib(b + 4, l);
 }
-#define vt_blk_q4_1_a(b, j) vt_blk_half(b)
-#define vt_blk_q4_1_m(b, j) vt_blk_half((b) + 2)
+#define vt_blk_q4_1_a(b, g, l) vt_blk_half(b)
+#define vt_blk_q4_1_m(b, g, l) vt_blk_half((b) + 2)
 
 /* Q5_0 */
 #define VT_BLK_q5_0_ELEMS 32
@@ -227,12 +240,13 @@ static inline VT_HOST_DEVICE int vt_blk_q4_1_code(const uint8_t *b, int j)
 #define VT_BLK_q5_0_D     0
 #define VT_BLK_q5_0_DMIN  (-1)
 #define VT_BLK_q5_0_E8M0  (-1)
-static inline VT_HOST_DEVICE int vt_blk_q5_0_code(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE int vt_blk_q5_0_code(const uint8_t *b, int g, int l)
 {
-    return vt_blk_nib(b + 6, j) | (vt_blk_bit(b + 2, j) << 4);
+    (void)g;
+    return vt_blk_nib(b + 6, l) | (vt_blk_bit(b + 2, l) << 4);
 }
-#define vt_blk_q5_0_a(b, j) vt_blk_half(b)
-#define vt_blk_q5_0_m       VT_BLK_NO_MIN
+#define vt_blk_q5_0_a(b, g, l) vt_blk_half(b)
+#define vt_blk_q5_0_m          VT_BLK_NO_MIN
 
 /* Q5_1 */
 #define VT_BLK_q5_1_ELEMS 32
@@ -243,12 +257,13 @@ static inline VT_HOST_DEVICE int vt_blk_q5_0_code(const uint8_t *b, int j)
 #define VT_BLK_q5_1_D     0
 #define VT_BLK_q5_1_DMIN  2
 #define VT_BLK_q5_1_E8M0  (-1)
-static inline VT_HOST_DEVICE int vt_blk_q5_1_code(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE int vt_blk_q5_1_code(const uint8_t *b, int g, int l)
 {
-    return vt_blk_nib(b + 8, j) | (vt_blk_bit(b + 4, j) << 4);
+    (void)g;
+    return vt_blk_nib(b + 8, l) | (vt_blk_bit(b + 4, l) << 4);
 }
-#define vt_blk_q5_1_a(b, j) vt_blk_half(b)
-#define vt_blk_q5_1_m(b, j) vt_blk_half((b) + 2)
+#define vt_blk_q5_1_a(b, g, l) vt_blk_half(b)
+#define vt_blk_q5_1_m(b, g, l) vt_blk_half((b) + 2)
 
 /* Q8_0 */
 #define VT_BLK_q8_0_ELEMS 32
@@ -259,12 +274,13 @@ static inline VT_HOST_DEVICE int vt_blk_q5_1_code(const uint8_t *b, int j)
 #define VT_BLK_q8_0_D     0
 #define VT_BLK_q8_0_DMIN  (-1)
 #define VT_BLK_q8_0_E8M0  (-1)
-static inline VT_HOST_DEVICE int vt_blk_q8_0_code(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE int vt_blk_q8_0_code(const uint8_t *b, int g, int l)
 {
-    return (int8_t)b[2 + j];
+    (void)g;
+    return (int8_t)b[2 + l];
 }
-#define vt_blk_q8_0_a(b, j) vt_blk_half(b)
-#define vt_blk_q8_0_m       VT_BLK_NO_MIN
+#define vt_blk_q8_0_a(b, g, l) vt_blk_half(b)
+#define vt_blk_q8_0_m          VT_BLK_NO_MIN
 
 /* Q2_K */
 #define VT_BLK_q2_k_ELEMS 256
@@ -275,18 +291,17 @@ static inline VT_HOST_DEVICE int vt_blk_q8_0_code(const uint8_t *b, int j)
 #define VT_BLK_q2_k_D     80
 #define VT_BLK_q2_k_DMIN  82
 #define VT_BLK_q2_k_E8M0  (-1)
-static inline VT_HOST_DEVICE int vt_blk_q2_k_code(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE int vt_blk_q2_k_code(const uint8_t *b, int g, int l)
 {
-    const int g = j >> 5;
-    return (b[16 + 32 * (g >> 2) + (j & 31)] >> (2 * (g & 3))) & 3;
+    return (b[16 + 32 * (g >> 2) + l] >> (2 * (g & 3))) & 3;
 }
-static inline VT_HOST_DEVICE float vt_blk_q2_k_a(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE float vt_blk_q2_k_a(const uint8_t *b, int g, int l)
 {
-    return vt_blk_half(b + 80) * (float)(b[j >> 4] & 0xF);
+    return vt_blk_half(b + 80) * (float)(b[2 * g + (l >> 4)] & 0xF);
 }
-static inline VT_HOST_DEVICE float vt_blk_q2_k_m(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE float vt_blk_q2_k_m(const uint8_t *b, int g, int l)
 {
-    return -(vt_blk_half(b + 82) * (float)(b[j >> 4] >> 4));
+    return -(vt_blk_half(b + 82) * (float)(b[2 * g + (l >> 4)] >> 4));
 }
 
 /* Q3_K */
@@ -298,25 +313,26 @@ static inline VT_HOST_DEVICE float vt_blk_q2_k_m(const uint8_t *b, int j)
 #define VT_BLK_q3_k_D     108
 #define VT_BLK_q3_k_DMIN  (-1)
 #define VT_BLK_q3_k_E8M0  (-1)
-static inline VT_HOST_DEVICE int vt_blk_q3_k_code(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE int vt_blk_q3_k_code(const uint8_t *b, int g, int l)
 {
-    const int g = j >> 5, l = j & 31;
     return ((b[32 + 32 * (g >> 2) + l] >> (2 * (g & 3))) & 3) | (((b[l] >> g) & 1) << 2);
 }
-static inline VT_HOST_DEVICE float vt_blk_q3_k_a(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE float vt_blk_q3_k_a(const uint8_t *b, int g, int l)
 {
-    return vt_blk_half(b + 108) * (float)vt_blk_q3k_scale(b + 96, j >> 4);
+    return vt_blk_half(b + 108) * (float)vt_blk_q3k_scale(b + 96, 2 * g + (l >> 4));
 }
 #define vt_blk_q3_k_m VT_BLK_NO_MIN
 
 /* Q4_K and Q5_K share their factors: d @0, dmin @2, scales @4. */
-static inline VT_HOST_DEVICE float vt_blk_k4_a(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE float vt_blk_k4_a(const uint8_t *b, int g, int l)
 {
-    return vt_blk_half(b) * (float)vt_blk_k4_scale(b + 4, j >> 5);
+    (void)l;
+    return vt_blk_half(b) * (float)vt_blk_k4_scale(b + 4, g);
 }
-static inline VT_HOST_DEVICE float vt_blk_k4_m(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE float vt_blk_k4_m(const uint8_t *b, int g, int l)
 {
-    return -(vt_blk_half(b + 2) * (float)vt_blk_k4_min(b + 4, j >> 5));
+    (void)l;
+    return -(vt_blk_half(b + 2) * (float)vt_blk_k4_min(b + 4, g));
 }
 
 /* Q4_K */
@@ -328,10 +344,9 @@ static inline VT_HOST_DEVICE float vt_blk_k4_m(const uint8_t *b, int j)
 #define VT_BLK_q4_k_D     0
 #define VT_BLK_q4_k_DMIN  2
 #define VT_BLK_q4_k_E8M0  (-1)
-static inline VT_HOST_DEVICE int vt_blk_q4_k_code(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE int vt_blk_q4_k_code(const uint8_t *b, int g, int l)
 {
-    const int g = j >> 5;
-    return (b[16 + 32 * (g >> 1) + (j & 31)] >> (4 * (g & 1))) & 0xF;
+    return (b[16 + 32 * (g >> 1) + l] >> (4 * (g & 1))) & 0xF;
 }
 #define vt_blk_q4_k_a vt_blk_k4_a
 #define vt_blk_q4_k_m vt_blk_k4_m
@@ -345,9 +360,8 @@ static inline VT_HOST_DEVICE int vt_blk_q4_k_code(const uint8_t *b, int j)
 #define VT_BLK_q5_k_D     0
 #define VT_BLK_q5_k_DMIN  2
 #define VT_BLK_q5_k_E8M0  (-1)
-static inline VT_HOST_DEVICE int vt_blk_q5_k_code(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE int vt_blk_q5_k_code(const uint8_t *b, int g, int l)
 {
-    const int g = j >> 5, l = j & 31;
     return ((b[48 + 32 * (g >> 1) + l] >> (4 * (g & 1))) & 0xF) | (((b[16 + l] >> g) & 1) << 4);
 }
 #define vt_blk_q5_k_a vt_blk_k4_a
@@ -362,15 +376,15 @@ static inline VT_HOST_DEVICE int vt_blk_q5_k_code(const uint8_t *b, int j)
 #define VT_BLK_q6_k_D     208
 #define VT_BLK_q6_k_DMIN  (-1)
 #define VT_BLK_q6_k_E8M0  (-1)
-static inline VT_HOST_DEVICE int vt_blk_q6_k_code(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE int vt_blk_q6_k_code(const uint8_t *b, int g, int l)
 {
-    const int g = j >> 5, l = j & 31, h = g >> 2, r = g & 3;
+    const int h = g >> 2, r = g & 3;
     const uint8_t *ql = b + 64 * h + 32 * (r & 1), *qh = b + 128 + 32 * h;
     return ((ql[l] >> (r >= 2 ? 4 : 0)) & 0xF) | (((qh[l] >> (2 * r)) & 3) << 4);
 }
-static inline VT_HOST_DEVICE float vt_blk_q6_k_a(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE float vt_blk_q6_k_a(const uint8_t *b, int g, int l)
 {
-    return vt_blk_half(b + 208) * (float)(int8_t)b[192 + (j >> 4)];
+    return vt_blk_half(b + 208) * (float)(int8_t)b[192 + 2 * g + (l >> 4)];
 }
 #define vt_blk_q6_k_m VT_BLK_NO_MIN
 
@@ -383,12 +397,13 @@ static inline VT_HOST_DEVICE float vt_blk_q6_k_a(const uint8_t *b, int j)
 #define VT_BLK_iq4_nl_D     0
 #define VT_BLK_iq4_nl_DMIN  (-1)
 #define VT_BLK_iq4_nl_E8M0  (-1)
-static inline VT_HOST_DEVICE int vt_blk_iq4_nl_code(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE int vt_blk_iq4_nl_code(const uint8_t *b, int g, int l)
 {
-    return vt_blk_iq4nl(vt_blk_nib(b + 2, j));
+    (void)g;
+    return vt_blk_iq4nl(vt_blk_nib(b + 2, l));
 }
-#define vt_blk_iq4_nl_a(b, j) vt_blk_half(b)
-#define vt_blk_iq4_nl_m       VT_BLK_NO_MIN
+#define vt_blk_iq4_nl_a(b, g, l) vt_blk_half(b)
+#define vt_blk_iq4_nl_m          VT_BLK_NO_MIN
 
 /* IQ4_XS */
 #define VT_BLK_iq4_xs_ELEMS 256
@@ -399,13 +414,14 @@ static inline VT_HOST_DEVICE int vt_blk_iq4_nl_code(const uint8_t *b, int j)
 #define VT_BLK_iq4_xs_D     0
 #define VT_BLK_iq4_xs_DMIN  (-1)
 #define VT_BLK_iq4_xs_E8M0  (-1)
-static inline VT_HOST_DEVICE int vt_blk_iq4_xs_code(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE int vt_blk_iq4_xs_code(const uint8_t *b, int g, int l)
 {
-    return vt_blk_iq4nl(vt_blk_nib(b + 8 + 16 * (j >> 5), j & 31));
+    return vt_blk_iq4nl(vt_blk_nib(b + 8 + 16 * g, l));
 }
-static inline VT_HOST_DEVICE float vt_blk_iq4_xs_a(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE float vt_blk_iq4_xs_a(const uint8_t *b, int g, int l)
 {
-    const int g = j >> 5, scales_h = b[2] | (b[3] << 8);
+    (void)l;
+    const int scales_h = b[2] | (b[3] << 8);
     const int ls = ((b[4 + g / 2] >> (4 * (g % 2))) & 0xF) | (((scales_h >> (2 * g)) & 3) << 4);
     return vt_blk_half(b) * (float)(ls - 32);
 }
@@ -420,12 +436,13 @@ static inline VT_HOST_DEVICE float vt_blk_iq4_xs_a(const uint8_t *b, int j)
 #define VT_BLK_mxfp4_D     (-1)
 #define VT_BLK_mxfp4_DMIN  (-1)
 #define VT_BLK_mxfp4_E8M0  0
-static inline VT_HOST_DEVICE int vt_blk_mxfp4_code(const uint8_t *b, int j)
+static inline VT_HOST_DEVICE int vt_blk_mxfp4_code(const uint8_t *b, int g, int l)
 {
-    return vt_blk_fp4x2(vt_blk_nib(b + 1, j));
+    (void)g;
+    return vt_blk_fp4x2(vt_blk_nib(b + 1, l));
 }
-#define vt_blk_mxfp4_a(b, j) vt_blk_e8m0_half((b)[0])
-#define vt_blk_mxfp4_m       VT_BLK_NO_MIN
+#define vt_blk_mxfp4_a(b, g, l) vt_blk_e8m0_half((b)[0])
+#define vt_blk_mxfp4_m          VT_BLK_NO_MIN
 
 /* ---- decoding any format ---- */
 
@@ -440,10 +457,11 @@ static inline VT_HOST_DEVICE float vt_blk_apply(int kind, int off, float a, int 
     return a * (float)c;
 }
 
-/* Element j of the block at b, of the format named f (VT_Q_FORMATS). */
-#define VT_BLK_VALUE(f, b, j)                                                                                          \
-    vt_blk_apply(VT_BLK_##f##_KIND, VT_BLK_##f##_OFF, vt_blk_##f##_a(b, j), vt_blk_##f##_code(b, j),                   \
-                 vt_blk_##f##_m(b, j))
+/* Element l of group g of the block at b, of the format named f
+ * (VT_Q_FORMATS). */
+#define VT_BLK_VALUE(f, b, g, l)                                                                                       \
+    vt_blk_apply(VT_BLK_##f##_KIND, VT_BLK_##f##_OFF, vt_blk_##f##_a(b, g, l), vt_blk_##f##_code(b, g, l),             \
+                 vt_blk_##f##_m(b, g, l))
 
 /* Element j (0 <= j < block elements) of the block at blk, of block format
  * dtype (a vt_dtype of VT_Q_FORMATS); NaN for any other dtype. */
@@ -451,7 +469,7 @@ static inline VT_HOST_DEVICE float vt_block_value(uint32_t dtype, const uint8_t 
 {
     switch (dtype) {
 #define VT_BLK_VALUE_CASE(id, f)                                                                                       \
-    case id: return VT_BLK_VALUE(f, blk, j);
+    case id: return VT_BLK_VALUE(f, blk, j >> 5, j & 31);
         VT_Q_FORMATS(VT_BLK_VALUE_CASE)
 #undef VT_BLK_VALUE_CASE
     default: break;

@@ -16,14 +16,17 @@ const int8_t vt_cpu_kvalues_mxfp4[16] = {VT_BLK_BOOK_FP4X2};
 #define FORM(id, f)                                                                                                    \
     static void form_##f(const uint8_t *blk, int sub, vt_cpu_group *g)                                                 \
     {                                                                                                                  \
-        const int j0 = VT_CPU_GROUP * sub, len = VT_CPU_GROUP / VT_BLK_##f##_RUNS;                                     \
-        (void)len; /* the factors of 32-element formats ignore j */                                                    \
+        const int len = VT_CPU_GROUP / VT_BLK_##f##_RUNS;                                                              \
+        (void)len; /* the factors of 32-element formats ignore the run */                                              \
         for (int r = 0; r < VT_BLK_##f##_RUNS; r++) {                                                                  \
-            g->a[r] = vt_blk_##f##_a(blk, j0 + r * len);                                                               \
-            g->m[r] = vt_blk_##f##_m(blk, j0 + r * len);                                                               \
+            g->a[r] = vt_blk_##f##_a(blk, sub, r * len);                                                               \
+            g->m[r] = vt_blk_##f##_m(blk, sub, r * len);                                                               \
         }                                                                                                              \
-        for (int l = 0; l < VT_CPU_GROUP; l++)                                                                         \
-            g->c[l] = (float)vt_blk_##f##_code(blk, j0 + l);                                                           \
+        /* two halves: low and high nibbles, each a branch-free loop */                                                \
+        for (int l = 0; l < VT_CPU_GROUP / 2; l++)                                                                     \
+            g->c[l] = (float)vt_blk_##f##_code(blk, sub, l);                                                           \
+        for (int l = VT_CPU_GROUP / 2; l < VT_CPU_GROUP; l++)                                                          \
+            g->c[l] = (float)vt_blk_##f##_code(blk, sub, l);                                                           \
     }
 VT_Q_FORMATS(FORM)
 #undef FORM
@@ -48,6 +51,10 @@ void vt_cpu_form_decode(const vt_cpu_qformat *f, const uint8_t *blk, int sub, fl
     const int len = VT_CPU_GROUP / f->runs;
     for (int j = 0; j < VT_CPU_GROUP; j++) {
         const int r = j / len;
-        out[j] = vt_blk_apply(f->affine, f->offset, g.a[r], (int)g.c[j], g.m[r]);
+        switch (f->affine) { /* vt_blk_apply on float codes */
+        case VT_CPU_OFFSET: out[j] = g.a[r] * (g.c[j] - (float)f->offset); break;
+        case VT_CPU_MIN: out[j] = g.a[r] * g.c[j] + g.m[r]; break;
+        default: out[j] = g.a[r] * g.c[j]; break;
+        }
     }
 }
