@@ -25,8 +25,7 @@ static vt_operand operand(vt_dtype t, uint32_t nd, const int64_t *shape)
 
 static void assert_shape(const vt_operand *o, vt_dtype t, uint32_t nd, const int64_t *want, const char *what)
 {
-    ck_assert_msg(o->dtype == t, "%s: dtype %s, want %s", what, vt_dtype_name(o->dtype),
-                  vt_dtype_name(t));
+    ck_assert_msg(o->dtype == t, "%s: dtype %s, want %s", what, vt_dtype_name(o->dtype), vt_dtype_name(t));
     ck_assert_msg(o->ndim == nd, "%s: %u dims, want %u", what, o->ndim, nd);
     for (uint32_t i = 0; i < nd; i++)
         ck_assert_msg(o->shape[i] == want[i], "%s: dim %u is %lld, want %lld", what, i, (long long)o->shape[i],
