@@ -61,14 +61,14 @@ const char *vt_op_family_name(vt_op op)
     ensure_built();
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
         for (uint32_t i = 0; i < families[f]->n_ops; i++)
-            if (families[f]->ops[i].info.op == (uint32_t)op)
+            if (families[f]->ops[i].info.op == op)
                 return families[f]->name;
     return NULL;
 }
 
 const vt_op_info *vt_op_get_info(vt_op op)
 {
-    const vt_op_def *d = vt_op_def_get((uint32_t)op);
+    const vt_op_def *d = vt_op_def_get(op);
     return d ? &d->info : NULL;
 }
 
@@ -112,7 +112,7 @@ vt_op vt_op_from_name(const char *name)
         while (n[j] && name[j] && tolower((unsigned char)n[j]) == tolower((unsigned char)name[j]))
             j++;
         if (!n[j] && !name[j])
-            return (vt_op)in_order[i]->op;
+            return in_order[i]->op;
     }
     return VT_OP_NONE;
 }
@@ -125,7 +125,7 @@ vt_sig vt_sig_make(uint32_t n, const vt_dtype *dtypes)
         n = VT_SIG_MAX;
     s.n = (uint8_t)n;
     for (uint32_t i = 0; i < n; i++)
-        s.dtype[i] = (uint8_t)dtypes[i];
+        s.dtype[i] = dtypes[i];
     return s;
 }
 

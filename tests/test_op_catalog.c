@@ -17,7 +17,7 @@ static vt_operand operand(vt_dtype t, uint32_t nd, const int64_t *shape)
     vt_operand o;
     memset(&o, 0, sizeof o);
     o.data = (void *)&present;
-    o.dtype = (uint32_t)t;
+    o.dtype = t;
     o.ndim = nd;
     memcpy(o.shape, shape, sizeof(int64_t) * nd);
     return o;
@@ -25,8 +25,7 @@ static vt_operand operand(vt_dtype t, uint32_t nd, const int64_t *shape)
 
 static void assert_shape(const vt_operand *o, vt_dtype t, uint32_t nd, const int64_t *want, const char *what)
 {
-    ck_assert_msg(o->dtype == (uint32_t)t, "%s: dtype %s, want %s", what, vt_dtype_name((int)o->dtype),
-                  vt_dtype_name(t));
+    ck_assert_msg(o->dtype == t, "%s: dtype %s, want %s", what, vt_dtype_name(o->dtype), vt_dtype_name(t));
     ck_assert_msg(o->ndim == nd, "%s: %u dims, want %u", what, o->ndim, nd);
     for (uint32_t i = 0; i < nd; i++)
         ck_assert_msg(o->shape[i] == want[i], "%s: dim %u is %lld, want %lld", what, i, (long long)o->shape[i],
@@ -42,7 +41,7 @@ START_TEST(every_op_has_a_family)
         const vt_op_info *info = vt_op_catalog_entry(i);
         if (i > 0)
             ck_assert_msg(vt_op_catalog_entry(i - 1)->op < info->op, "the catalogue is in id order");
-        const char *f = vt_op_family_name((vt_op)info->op);
+        const char *f = vt_op_family_name(info->op);
         ck_assert_msg(f != NULL, "%s has no family", info->name);
         size_t k = 0;
         while (k < 8 && strcmp(names[k], f) != 0)
@@ -56,7 +55,7 @@ START_TEST(every_op_has_a_family)
     ck_assert_str_eq(vt_op_family_name(VT_OP_ROPE), "rows");
     ck_assert_str_eq(vt_op_family_name(VT_OP_DEQUANTIZE), "convert");
     ck_assert_str_eq(vt_op_family_name(VT_OP_MOE_ROUTER), "select");
-    ck_assert_ptr_null(vt_op_family_name((vt_op)17));
+    ck_assert_ptr_null(vt_op_family_name(17));
     ck_assert(vt_op_output_dtype_free(VT_OP_COPY) && vt_op_output_dtype_free(VT_OP_GET_ROWS) &&
               vt_op_output_dtype_free(VT_OP_DEQUANTIZE));
     ck_assert(!vt_op_output_dtype_free(VT_OP_MATMUL) && !vt_op_output_dtype_free(VT_OP_INDEX_SELECT));
@@ -149,7 +148,7 @@ START_TEST(what_cannot_be_derived_is_refused_by_name)
     ck_assert_msg(strstr(vt_last_error(), "TopK (35) needs its params") != NULL, "%s", vt_last_error());
     /* the wrong number of outputs, and an op that is not in the catalogue */
     ck_assert_int_eq(vt_op_output_shapes(VT_OP_SILU, in, 1, NULL, 0, VT_F32, out, 2), VT_E_INVALID_ARG);
-    ck_assert_int_eq(vt_op_output_shapes((vt_op)17, in, 1, NULL, 0, VT_F32, out, 1), VT_E_NOT_FOUND);
+    ck_assert_int_eq(vt_op_output_shapes(17, in, 1, NULL, 0, VT_F32, out, 1), VT_E_NOT_FOUND);
 }
 END_TEST
 

@@ -45,7 +45,7 @@ static inline int64_t vt_rocm_last_dim(const vt_operand *o)
 /* Block geometry of a dtype from the type table: elements and bytes a block. */
 static inline void vt_rocm_geometry(uint32_t dtype, int *be, int *bb)
 {
-    const vt_dtype_info *t = vt_dtype_get((int)dtype);
+    const vt_dtype_info *t = vt_dtype_get(dtype);
     *be = (int)t->block_elems;
     *bb = (int)t->block_bytes;
 }

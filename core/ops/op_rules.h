@@ -82,7 +82,7 @@ static inline ref O(chk *c, uint32_t i)
 
 static inline vt_status need_dtype(chk *c, ref r, vt_dtype t)
 {
-    if (r.o->dtype != (uint32_t)t)
+    if (r.o->dtype != t)
         return fail(c, VT_E_SHAPE, "%s must be %s, got %s", r.name, vt_dtype_name(t), vt_dtype_name(r.o->dtype));
     return VT_OK;
 }
@@ -166,9 +166,9 @@ static inline vt_status r_unary(chk *c, vt_sig *sig)
 /* The innermost dim of a weight must hold whole blocks. */
 static inline vt_status need_blocks(chk *c, ref w, int64_t k)
 {
-    const vt_dtype_info *wi = vt_dtype_get((int)w.o->dtype);
+    const vt_dtype_info *wi = vt_dtype_get(w.o->dtype);
     if (!wi)
-        return fail(c, VT_E_SHAPE, "%s dtype %s is unknown", w.name, vt_dtype_name((int)w.o->dtype));
+        return fail(c, VT_E_SHAPE, "%s dtype %s is unknown", w.name, vt_dtype_name(w.o->dtype));
     if (k % wi->block_elems != 0)
         return fail(c, VT_E_SHAPE, "k=%lld is not a multiple of the %s block (%u)", (long long)k, wi->name,
                     wi->block_elems);
@@ -214,7 +214,7 @@ static inline shp shape_of(const vt_operand *a)
 
 static inline void put(vt_operand *o, vt_dtype t, shp s)
 {
-    o->dtype = (uint32_t)t;
+    o->dtype = t;
     o->ndim = s.n;
     memset(o->shape, 0, sizeof o->shape);
     memcpy(o->shape, s.d, sizeof(int64_t) * s.n);
