@@ -257,7 +257,7 @@ static vt_status resolve_conversions(stager *s)
         size_t k = s->n_conv++;
         s->conv_from[k] = gt->type;
         s->conv_to[k] = to;
-        vt_dtype sig[2] = {gt->type, (vt_dtype)to};
+        vt_dtype sig[2] = {gt->type, to};
         s->conv_op[k].op = vt_dtype_get(gt->type)->quantized ? VT_OP_DEQUANTIZE : VT_OP_COPY;
         s->conv_op[k].sig = vt_sig_make(2, sig);
     }
