@@ -78,6 +78,43 @@ __global__ void conv_prefill_kernel(const float *x, const float *w, const float 
     }
 }
 
+// CausalConv1d for W = 4 (the usual width): one thread per 4 consecutive
+// columns of a row [y, then the state], the 7 values of x~ they need in
+// registers; the same sums in the same order as conv_prefill_kernel.
+template <typename I>
+__global__ void conv_prefill_w4_kernel(const float *x, const float *w, const float *bias, const float *init, float *y,
+                                       float *state_out, I B, I D, I T, int silu)
+{
+    const I row = T + 3, groups = (row + 3) / 4, total = B * D * groups, stride = (I)gridDim.x * blockDim.x;
+    for (I e = (I)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
+        I bd = e / groups, t0 = (e % groups) * 4, d = bd % D;
+        const float *xr = x + bd * T;
+        const float *ir = init ? init + bd * 3 : nullptr;
+        float xt[7]; // x~[t0 .. t0 + 6], x~[k] = k < 3 ? init : x[k - 3]
+#pragma unroll
+        for (int j = 0; j < 7; j++) {
+            I k = t0 + j;
+            xt[j] = k < 3 ? (ir ? ir[k] : 0.0f) : k - 3 < T ? xr[k - 3] : 0.0f;
+        }
+        const float w0 = w[d * 4], w1 = w[d * 4 + 1], w2 = w[d * 4 + 2], w3 = w[d * 4 + 3];
+        const float b0 = bias ? bias[d] : 0.0f;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            I t = t0 + u;
+            if (t < T) {
+                float acc = b0;
+                acc += w0 * xt[u];
+                acc += w1 * xt[u + 1];
+                acc += w2 * xt[u + 2];
+                acc += w3 * xt[u + 3];
+                y[bd * T + t] = act(acc, silu);
+            } else if (t < row) { // state column t - T = x~[t]
+                state_out[bd * 3 + (t - T)] = xt[u];
+            }
+        }
+    }
+}
+
 // e = [S[slot, d, :], x[b, d, :]]; S becomes the last W-1 columns of e.
 __global__ void conv_update_kernel(const float *x, const float *w, const float *bias, const int32_t *slots, float *y,
                                    float *state, int64_t B, int64_t D, int64_t T, int64_t W, int silu)
@@ -131,6 +168,12 @@ extern "C" hipError_t vt_rocm_launch_conv_prefill(const float *x, const float *w
         return hipSuccess;
     int64_t total = B * D * (T + W - 1);
     dim3 grid(vt_grid_for(total, VT_ROCM_BLOCK)), block(VT_ROCM_BLOCK);
+    if (W == 4 && total < ((int64_t)1 << 31) - (int64_t)grid.x * VT_ROCM_BLOCK) {
+        dim3 grid4(vt_grid_for(B * D * ((T + 6) / 4), VT_ROCM_BLOCK));
+        hipLaunchKernelGGL(conv_prefill_w4_kernel<uint32_t>, grid4, block, 0, stream, x, w, bias, init, y, state_out,
+                           (uint32_t)B, (uint32_t)D, (uint32_t)T, silu);
+        return hipGetLastError();
+    }
     if (total < ((int64_t)1 << 31) - (int64_t)grid.x * VT_ROCM_BLOCK)
         hipLaunchKernelGGL(conv_prefill_kernel<uint32_t>, grid, block, 0, stream, x, w, bias, init, y, state_out,
                            (uint32_t)B, (uint32_t)D, (uint32_t)T, (uint32_t)W, silu);
