@@ -72,24 +72,18 @@ __global__ void gdr_kernel(const float *q, const float *k, const float *v, const
 
 // The same recurrence for dk = DK known at compile time: one block of
 // GDR_COLS threads per (sequence, value head, run of GDR_COLS columns),
-// the state columns in registers. Tokens go in chunks of GDR_TC: their q
-// and k are staged in shared memory with coalesced loads and normalised
-// there (each L2 norm a tree sum), their g, beta and v beside them, so the
-// recurrence itself runs GDR_TC tokens without a barrier; its sums over dk
-// keep four running partial sums (added in a fixed order).
+// the state columns in registers, each token's normalised q and k staged
+// once per block in shared memory (the L2 norms summed as a tree there).
 #define GDR_COLS 32
-#define GDR_TC   8
 template <int DK>
 __global__ void gdr_cols_kernel(const float *q, const float *k, const float *v, const float *g, const float *beta,
                                 const int32_t *slots, const int32_t *accepted, int per_token, float *o, float *state,
                                 int64_t T, int64_t H, int64_t HV, int64_t dv, int l2norm)
 {
-    __shared__ float4 qn4[GDR_TC][DK / 4], kn4[GDR_TC][DK / 4];
-    __shared__ float red[2 * GDR_TC][GDR_COLS], gb[2][GDR_TC], vs[GDR_TC][GDR_COLS];
+    __shared__ float qn[DK], kn[DK], red[2 * GDR_COLS];
     const int64_t groups = (dv + GDR_COLS - 1) / GDR_COLS;
     const int64_t grp = blockIdx.x % groups, hv = (blockIdx.x / groups) % HV, b = blockIdx.x / (groups * HV);
     const int64_t h = hv / (HV / H), c = grp * GDR_COLS + threadIdx.x;
-    const int tid = threadIdx.x;
     const bool col = c < dv;
     const float qscale = 1.0f / sqrtf((float)DK);
     int32_t rs = per_token ? slots[b * T + accepted[b] - 1] : slots[b];
@@ -103,94 +97,64 @@ __global__ void gdr_cols_kernel(const float *q, const float *k, const float *v, 
 #pragma unroll
     for (int i = 0; i < DK; i++)
         S[i] = col ? src[i * dv + c] : 0.0f;
-    for (int64_t t0 = 0; t0 < T; t0 += GDR_TC) {
-        const int nt = T - t0 < GDR_TC ? (int)(T - t0) : GDR_TC;
-        float *qn = (float *)qn4, *kn = (float *)kn4;
-        // stage q, k (rows of DK), g, beta and this block's v columns
-        for (int e = tid; e < nt * DK; e += GDR_COLS) {
-            int u = e / DK, i = e % DK;
-            int64_t row = ((b * T + t0 + u) * H + h) * DK;
-            qn[u * DK + i] = q[row + i];
-            kn[u * DK + i] = k[row + i];
+    for (int64_t t = 0; t < T; t++) {
+        int64_t bt = b * T + t;
+        const float *qv = q + (bt * H + h) * DK, *kv = k + (bt * H + h) * DK;
+        float qs = 0.0f, ks = 0.0f;
+        for (int i = threadIdx.x; i < DK; i += GDR_COLS) {
+            float a = qv[i], bk = kv[i];
+            qn[i] = a;
+            kn[i] = bk;
+            qs += a * a;
+            ks += bk * bk;
         }
-        for (int u = tid; u < nt; u += GDR_COLS) {
-            int64_t bt = b * T + t0 + u;
-            gb[0][u] = expf(g[bt * HV + hv]);
-            gb[1][u] = beta[bt * HV + hv];
-        }
-        for (int u = 0; u < nt; u++)
-            vs[u][tid] = col ? v[((b * T + t0 + u) * HV + hv) * dv + c] : 0.0f;
-        __syncthreads();
-        if (l2norm) { // per token: sum of squares of q and of k, as trees
-            for (int u = 0; u < nt; u++) {
-                float qs = 0.0f, ks = 0.0f;
-                for (int i = tid; i < DK; i += GDR_COLS) {
-                    qs += qn[u * DK + i] * qn[u * DK + i];
-                    ks += kn[u * DK + i] * kn[u * DK + i];
-                }
-                red[2 * u][tid] = qs;
-                red[2 * u + 1][tid] = ks;
-            }
+        float qinv = 1.0f, kinv = 1.0f;
+        if (l2norm) {
+            red[threadIdx.x] = qs;
+            red[GDR_COLS + threadIdx.x] = ks;
             __syncthreads();
             for (int st = GDR_COLS / 2; st > 0; st >>= 1) {
-                for (int r = 0; r < 2 * nt; r++)
-                    if (tid < st)
-                        red[r][tid] += red[r][tid + st];
+                if ((int)threadIdx.x < st) {
+                    red[threadIdx.x] += red[threadIdx.x + st];
+                    red[GDR_COLS + threadIdx.x] += red[GDR_COLS + threadIdx.x + st];
+                }
                 __syncthreads();
             }
-        }
-        for (int e = tid; e < nt * DK; e += GDR_COLS) {
-            int u = e / DK;
-            float qinv = l2norm ? 1.0f / sqrtf(red[2 * u][0] + 1e-6f) : 1.0f;
-            float kinv = l2norm ? 1.0f / sqrtf(red[2 * u + 1][0] + 1e-6f) : 1.0f;
-            qn[e] = (qn[e] * qinv) * qscale;
-            kn[e] = kn[e] * kinv;
+            qinv = 1.0f / sqrtf(red[0] + 1e-6f);
+            kinv = 1.0f / sqrtf(red[GDR_COLS] + 1e-6f);
         }
         __syncthreads();
-        for (int u = 0; u < nt; u++) {
-            const float decay = gb[0][u], bb = gb[1][u];
-            float p0 = 0.0f, p1 = 0.0f, p2 = 0.0f, p3 = 0.0f;
+        for (int i = threadIdx.x; i < DK; i += GDR_COLS) {
+            qn[i] = (qn[i] * qinv) * qscale;
+            kn[i] = kn[i] * kinv;
+        }
+        __syncthreads();
+        float decay = expf(g[bt * HV + hv]), bb = beta[bt * HV + hv];
+        float sk = 0.0f;
 #pragma unroll
-            for (int i = 0; i < DK; i += 4) {
-                float4 kv = kn4[u][i / 4];
-                S[i] *= decay;
-                S[i + 1] *= decay;
-                S[i + 2] *= decay;
-                S[i + 3] *= decay;
-                p0 += S[i] * kv.x;
-                p1 += S[i + 1] * kv.y;
-                p2 += S[i + 2] * kv.z;
-                p3 += S[i + 3] * kv.w;
-            }
-            float sk = (p0 + p1) + (p2 + p3);
-            float uu = bb * (vs[u][tid] - sk);
-            p0 = p1 = p2 = p3 = 0.0f;
+        for (int i = 0; i < DK; i++) {
+            S[i] = S[i] * decay;
+            sk += S[i] * kn[i];
+        }
+        float u = bb * ((col ? v[(bt * HV + hv) * dv + c] : 0.0f) - sk);
+        float out = 0.0f;
 #pragma unroll
-            for (int i = 0; i < DK; i += 4) {
-                float4 kv = kn4[u][i / 4], qv = qn4[u][i / 4];
-                S[i] += kv.x * uu;
-                S[i + 1] += kv.y * uu;
-                S[i + 2] += kv.z * uu;
-                S[i + 3] += kv.w * uu;
-                p0 += S[i] * qv.x;
-                p1 += S[i + 1] * qv.y;
-                p2 += S[i + 2] * qv.z;
-                p3 += S[i + 3] * qv.w;
-            }
-            int64_t bt = b * T + t0 + u;
-            if (col)
-                o[(bt * HV + hv) * dv + c] = (p0 + p1) + (p2 + p3);
-            if (per_token && col) {
-                int32_t ws = slots[bt];
-                if (ws >= 0) {
-                    float *dst = state + ((int64_t)ws * HV + hv) * DK * dv;
+        for (int i = 0; i < DK; i++) {
+            S[i] += kn[i] * u;
+            out += S[i] * qn[i];
+        }
+        if (col)
+            o[(bt * HV + hv) * dv + c] = out;
+        if (per_token && col) {
+            int32_t ws = slots[bt];
+            if (ws >= 0) {
+                float *dst = state + ((int64_t)ws * HV + hv) * DK * dv;
 #pragma unroll
-                    for (int i = 0; i < DK; i++)
-                        dst[i * dv + c] = S[i];
-                }
+                for (int i = 0; i < DK; i++)
+                    dst[i * dv + c] = S[i];
             }
         }
-        __syncthreads(); // the staged tokens are rewritten by the next chunk
+        __syncthreads(); // qn, kn are rewritten for the next token
     }
     if (!per_token && col) {
         float *dst = state + ((int64_t)rs * HV + hv) * DK * dv;
