@@ -20,14 +20,14 @@ vt_status vt_fit_budget(vt_device *dev, uint64_t *budget, char *source, size_t s
         source = dummy;
         source_size = sizeof dummy;
     }
-    const char *env = getenv("VT_DEVICE_WEIGHT_BUDGET_BYTES");
-    if (env && *env) {
-        uint64_t v = 0;
-        if (!vt_parse_u64(env, &v) || v == 0)
-            return vt_set_error(VT_E_INVALID_ARG,
-                                "VT_DEVICE_WEIGHT_BUDGET_BYTES='%s' is not a positive number of bytes", env);
-        *budget = v;
-        snprintf(source, source_size, "VT_DEVICE_WEIGHT_BUDGET_BYTES=%llu", (unsigned long long)v);
+    if (!dev || !budget)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_fit_budget: NULL argument");
+    const vt_registry *reg = dev->reg; /* its budget setting was read at open */
+    if (reg->weight_budget_error)
+        return vt_set_error(VT_E_INVALID_ARG, "%s", reg->weight_budget_error);
+    if (reg->weight_budget) {
+        *budget = reg->weight_budget;
+        snprintf(source, source_size, "%s", reg->weight_budget_source);
         return VT_OK;
     }
     vt_device_caps caps = {.struct_size = sizeof caps};

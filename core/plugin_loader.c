@@ -1,4 +1,6 @@
-/* plugin_loader.c - loading one backend plugin with libltdl.
+/* plugin_loader.c - the life of one backend plugin: loaded with libltdl,
+ * its devices vetted, optionally first in an isolated child process, and
+ * unloaded.
  *
  * Order of checks, each a named reason when it fails:
  *   1. the file and every directory on its resolved path are trusted
@@ -24,6 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "vt_internal.h"
@@ -88,9 +93,8 @@ static void close_handle(vt_plugin *p)
     p->iface = NULL;
 }
 
-bool vt_op_disabled(const char *backend, uint32_t op)
+bool vt_op_disabled(const char *spec, const char *backend, uint32_t op)
 {
-    const char *spec = getenv("VT_DISABLE_OPS");
     const char *name = vt_op_name((int)op);
     size_t blen = strlen(backend);
     for (const char *e = spec; e && *e;) {
@@ -109,14 +113,14 @@ bool vt_op_disabled(const char *backend, uint32_t op)
 
 /* The plugin's kernel table less the rows VT_DISABLE_OPS hides (a test and
  * triage switch: a hidden kernel resolves as missing). */
-static bool effective_table(vt_plugin *p, bool debug)
+static bool effective_table(vt_plugin *p, const char *disable_ops, bool debug)
 {
     const vt_backend_iface *f = p->iface;
     p->kernels = f->kernels;
     p->n_kernels = f->n_kernels;
     uint32_t keep = 0;
     for (uint32_t i = 0; i < f->n_kernels; i++)
-        keep += !vt_op_disabled(p->name, f->kernels[i].op);
+        keep += !vt_op_disabled(disable_ops, p->name, f->kernels[i].op);
     if (keep == f->n_kernels)
         return true;
     p->filtered = malloc(sizeof *p->filtered * (keep ? keep : 1));
@@ -124,7 +128,7 @@ static bool effective_table(vt_plugin *p, bool debug)
         return false;
     keep = 0;
     for (uint32_t i = 0; i < f->n_kernels; i++)
-        if (!vt_op_disabled(p->name, f->kernels[i].op))
+        if (!vt_op_disabled(disable_ops, p->name, f->kernels[i].op))
             p->filtered[keep++] = f->kernels[i];
     vt_loader_log(debug, "%s: VT_DISABLE_OPS hides %u of %u kernels", p->path, f->n_kernels - keep, f->n_kernels);
     p->kernels = p->filtered;
@@ -182,7 +186,8 @@ static char *vtable_problem(const vt_plugin *p, const vt_backend_iface *f)
     return NULL;
 }
 
-void vt_plugin_stage(int fd, const char *name)
+/* Write "stage NAME\n" to fd when fd >= 0. */
+static void report_stage(int fd, const char *name)
 {
     if (fd < 0)
         return;
@@ -208,9 +213,13 @@ static char *dlopen_failure(const char *path, const char *lt_text)
                             lt_text ? lt_text : "unknown error");
 }
 
-void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd)
+/* Load one candidate: ELF check, dlopen, ABI word, entry, vtable checks,
+ * init, device count. Fills p->state/reason; never fatal. When stage_fd
+ * >= 0, "stage NAME\n" is written to it before each step (isolated
+ * probes report where a crash happened). */
+static void load_steps(const vt_registry *reg, vt_plugin *p, bool debug, int stage_fd)
 {
-    vt_plugin_stage(stage_fd, "trust check");
+    report_stage(stage_fd, "trust check");
     char *problem = vt_plugin_trust_problem(p->path, false);
     if (problem) {
         char *why = vt_strdup_printf("untrusted: %s", problem);
@@ -219,7 +228,7 @@ void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd)
         set_reason(p, VT_BACKEND_SKIPPED, why);
         return;
     }
-    vt_plugin_stage(stage_fd, "ELF check");
+    report_stage(stage_fd, "ELF check");
     uint32_t file_abi = 0;
     problem = vt_plugin_elf_abi(p->path, &file_abi);
     if (problem) {
@@ -236,7 +245,7 @@ void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd)
     }
 
     lt_dladvise advise;
-    vt_plugin_stage(stage_fd, "dlopen");
+    report_stage(stage_fd, "dlopen");
     vt_ltdl_lock();
     lt_dlhandle h = NULL;
     if (lt_dladvise_init(&advise) == 0) {
@@ -272,7 +281,7 @@ void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd)
         return;
     }
     vt_loader_log(debug, "%s: ABI %u matches; calling %s", p->path, p->abi_found, VT_PLUGIN_ENTRY_SYMBOL);
-    vt_plugin_stage(stage_fd, VT_PLUGIN_ENTRY_SYMBOL);
+    report_stage(stage_fd, VT_PLUGIN_ENTRY_SYMBOL);
     const vt_backend_iface *f = entry_from_symbol(entry_sym)();
     char *bad = f ? vtable_problem(p, f) : vt_strdup_printf("%s returned NULL", VT_PLUGIN_ENTRY_SYMBOL);
     if (bad) {
@@ -282,7 +291,7 @@ void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd)
         return;
     }
     p->iface = f;
-    if (!effective_table(p, debug)) {
+    if (!effective_table(p, reg->disable_ops, debug)) {
         close_handle(p);
         set_reason(p, VT_BACKEND_SKIPPED, vt_strdup("out of memory filtering the kernel table"));
         return;
@@ -297,7 +306,7 @@ void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd)
 
     char why[VT_WHY_SIZE] = "";
     vt_loader_log(debug, "%s: calling init of backend %s", p->path, p->name);
-    vt_plugin_stage(stage_fd, "init");
+    report_stage(stage_fd, "init");
     vt_status st = f->init(&p->ctx, why, sizeof why);
     if (st != VT_OK) {
         p->ctx = NULL;
@@ -308,7 +317,7 @@ void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd)
         return;
     }
     why[0] = '\0';
-    vt_plugin_stage(stage_fd, "device_count");
+    report_stage(stage_fd, "device_count");
     int n = f->device_count(p->ctx, why, sizeof why);
     if (n <= 0) {
         p->n_devices = 0;
@@ -336,4 +345,165 @@ void vt_plugin_unload(vt_plugin *p)
         p->iface->fini(p->ctx);
     p->ctx = NULL;
     close_handle(p);
+}
+
+/* SPEC 4 consistency: a device that is not host-addressable must stage
+ * weights. Returns NULL or a malloc'd reason. */
+char *vt_staging_claim_problem(const char *dev_id, const vt_device_caps *c)
+{
+    if (!c->host_addressable && !c->needs_weight_staging)
+        return vt_strdup_printf("device %s claims needs_weight_staging=false while not host-addressable (%s); "
+                                "a discrete device must stage weights",
+                                dev_id, c->host_addressable_reason[0] ? c->host_addressable_reason : "no reason given");
+    return NULL;
+}
+
+/* Probe every device of a freshly loaded plugin once and refuse the plugin
+ * if any answer breaks the staging rule or the probe fails. */
+static void vet_devices(vt_plugin *p, bool debug, int stage_fd)
+{
+    report_stage(stage_fd, "probe");
+    for (uint32_t i = 0; i < p->n_devices; i++) {
+        vt_device_caps caps;
+        memset(&caps, 0, sizeof caps);
+        caps.struct_size = sizeof caps;
+        char why[VT_WHY_SIZE] = "";
+        char id[96];
+        snprintf(id, sizeof id, "%s:%u", p->name, i);
+        vt_status st = p->iface->probe(p->ctx, (int)i, &caps, why, sizeof why);
+        char *bad = st != VT_OK ? vt_strdup_printf("probe of %s failed: %s: %s", id, vt_status_name(st), why)
+                                : vt_staging_claim_problem(id, &caps);
+        if (!bad && caps.type != p->iface->device_type)
+            bad = vt_strdup_printf("device %s reports type %u but the backend declares %u", id, caps.type,
+                                   p->iface->device_type);
+        if (!bad && caps.kernels_unavailable[0]) {
+            caps.kernels_unavailable[sizeof caps.kernels_unavailable - 1] = '\0';
+            if (!p->no_kernels)
+                p->no_kernels = calloc(p->n_devices, sizeof *p->no_kernels);
+            if (!p->no_kernels || !(p->no_kernels[i] = vt_strdup(caps.kernels_unavailable)))
+                bad = vt_strdup_printf("out of memory recording why %s runs no kernel", id);
+            else
+                vt_loader_log(debug, "%s: device %s runs none of its kernels: %s", p->path, id, p->no_kernels[i]);
+        }
+        if (bad) {
+            vt_plugin_unload(p);
+            free(p->reason);
+            p->reason = bad;
+            p->state = VT_BACKEND_SKIPPED;
+            p->n_devices = 0;
+            vt_loader_log(debug, "%s: refused: %s", p->path, bad);
+            return;
+        }
+    }
+}
+
+/* A note on a candidate that does not change its verdict: a registry
+ * warning naming the plugin file. */
+static void warn_plugin(vt_registry *reg, const vt_plugin *p, const char *fmt, ...) VT_PRINTF(3, 4);
+static void warn_plugin(vt_registry *reg, const vt_plugin *p, const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    vt_registry_warn(reg, "%s: %s", p->path, text);
+}
+
+/* Load one pending candidate in this process. */
+void vt_plugin_open(const vt_registry *reg, vt_plugin *p, bool debug)
+{
+    p->pending = false;
+    load_steps(reg, p, debug, -1);
+    if (p->state == VT_BACKEND_READY)
+        vet_devices(p, debug, -1);
+}
+
+/* Load a candidate in a child process first (VT_REGISTRY_ISOLATE): the
+ * child reports each stage on a pipe, so a crash or hang is attributed to
+ * the stage it happened in, and the plugin is then not loaded here. */
+void vt_plugin_probe_isolated(vt_registry *reg, vt_plugin *p, bool debug)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        warn_plugin(reg, p, "cannot isolate: pipe failed (%s); loading in process", strerror(errno));
+        return;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        warn_plugin(reg, p, "cannot isolate: fork failed (%s); loading in process", strerror(errno));
+        return;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        load_steps(reg, p, debug, fds[1]);
+        if (p->state == VT_BACKEND_READY)
+            vet_devices(p, debug, fds[1]);
+        report_stage(fds[1], "fini");
+        vt_plugin_unload(p);
+        report_stage(fds[1], "done");
+        _exit(0);
+    }
+    close(fds[1]);
+    char buf[4096], stage[64] = "start";
+    size_t have = 0;
+    int timeout_ms = (int)reg->isolate_timeout_s * 1000, waited = 0;
+    bool hung = false;
+    for (;;) {
+        struct pollfd pfd = {fds[0], POLLIN, 0};
+        int r = poll(&pfd, 1, 200);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0) {
+            waited += 200;
+            if (waited >= timeout_ms) {
+                hung = true;
+                kill(pid, SIGKILL);
+                break;
+            }
+            continue;
+        }
+        ssize_t got = read(fds[0], buf + have, sizeof buf - 1 - have);
+        if (got <= 0)
+            break;
+        have += (size_t)got;
+        buf[have] = '\0';
+        /* Remember the last complete "stage X" line. */
+        char *line = buf, *nl;
+        while ((nl = strchr(line, '\n'))) {
+            *nl = '\0';
+            if (!strncmp(line, "stage ", 6))
+                snprintf(stage, sizeof stage, "%s", line + 6);
+            line = nl + 1;
+        }
+        have = strlen(line);
+        memmove(buf, line, have + 1);
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    char *why = NULL;
+    if (hung)
+        why = vt_strdup_printf("hung for %d s during %s in an isolated probe process (killed); not loaded",
+                               (int)reg->isolate_timeout_s, stage);
+    else if (WIFSIGNALED(status))
+        why = vt_strdup_printf("crashed with signal %d (%s) during %s in an isolated probe process; not loaded",
+                               WTERMSIG(status), strsignal(WTERMSIG(status)), stage);
+    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || strcmp(stage, "done") != 0)
+        why = vt_strdup_printf("exited with status %d during %s in an isolated probe process; not loaded",
+                               WIFEXITED(status) ? WEXITSTATUS(status) : -1, stage);
+    if (why) {
+        free(p->reason);
+        p->reason = why;
+        p->state = VT_BACKEND_SKIPPED;
+        p->pending = false;
+        vt_loader_log(debug, "%s: %s", p->path, why);
+    } else {
+        vt_loader_log(debug, "%s: isolated probe passed", p->path);
+    }
 }

@@ -255,8 +255,11 @@ static void run_on_host(vt_queue *q, const vt_work *w)
         return;
     }
     atomic_fetch_add(&dev->cpu_tier_runs, 1);
-    if (dev->reg->tier_log) /* read at open: no getenv on the run path */
-        fprintf(stderr, "vt: %s (%u) on %s ran on the portable CPU tier\n", name, w->args.op, dev->id);
+    if (dev->reg->on_cpu_tier) { /* reported, not printed: the caller decides what to show */
+        char text[160];
+        snprintf(text, sizeof text, "%s (%u) on %s ran on the portable CPU tier", name, w->args.op, dev->id);
+        dev->reg->on_cpu_tier(dev->reg->on_cpu_tier_user, dev, (vt_op)w->args.op, text);
+    }
 }
 
 /* A device-to-device copy for a backend without copy_async: through host memory. */

@@ -86,7 +86,7 @@ static vt_status resolve_one(vt_device *dev, vt_op op, vt_sig sig, const vt_op_a
     }
     char sigbuf[160];
     vt_sig_format(sig, sigbuf, sizeof sigbuf);
-    if (vt_op_disabled(dev->plugin->name, op)) {
+    if (vt_op_disabled(dev->reg->disable_ops, dev->plugin->name, op)) {
         size_t len = strlen(sigbuf);
         snprintf(sigbuf + len, sizeof sigbuf - len, " (hidden by VT_DISABLE_OPS)");
     }

@@ -68,11 +68,18 @@ struct vt_registry {
     vt_plugin *cpu;    /* the cpu backend (for the CPU tier), or NULL */
     char **warnings;
     size_t n_warnings;
-    bool debug;              /* VT_LOADER_DEBUG */
-    uint32_t tier_flags;     /* VT_RESOLVE_STRICT when the tier policy is strict (fixed at open) */
-    vt_status policy_status; /* VT_OK, or VT_E_INVALID_ARG for a bad $VT_TIER_POLICY */
-    char *policy_error;      /* its message, or NULL */
-    bool tier_log;           /* $VT_TIER_LOG at open: log CPU-tier runs to stderr */
+    bool debug;                 /* VT_LOADER_DEBUG */
+    uint32_t tier_flags;        /* VT_RESOLVE_STRICT when the tier policy is strict (fixed at open) */
+    vt_status policy_status;    /* VT_OK, or VT_E_INVALID_ARG for a bad $VT_TIER_POLICY */
+    char *policy_error;         /* its message, or NULL */
+    vt_cpu_tier_fn on_cpu_tier; /* options.on_cpu_tier: told of every CPU-tier run, or NULL */
+    void *on_cpu_tier_user;
+    /* Settings read once at open: the option, else the environment. */
+    char *disable_ops;             /* VT_DISABLE_OPS: kernels hidden, or NULL */
+    uint32_t isolate_timeout_s;    /* VT_LOADER_ISOLATE_TIMEOUT: 1..3599, default 60 */
+    uint64_t weight_budget;        /* VT_DEVICE_WEIGHT_BUDGET_BYTES: > 0 replaces the probe */
+    char weight_budget_source[96]; /* how weight_budget was given */
+    char *weight_budget_error;     /* a malformed $VT_DEVICE_WEIGHT_BUDGET_BYTES, reported by every fit */
 };
 
 struct vt_tensor {
@@ -103,12 +110,6 @@ void vt_ltdl_unlock(void);
 /* Loader debug line to stderr ("vt-loader: ..."), when enabled. */
 void vt_loader_log(bool enabled, const char *fmt, ...) VT_PRINTF(2, 3);
 
-/* Load one candidate: ELF check, dlopen, ABI word, entry, vtable checks,
- * init, device count. Fills p->state/reason; never fatal. When stage_fd
- * >= 0, "stage NAME\n" is written to it before each step (isolated
- * probes report where a crash happened). */
-void vt_plugin_load(vt_plugin *p, bool debug, int stage_fd);
-
 /* Read the ABI word of the plugin file at path from the file itself,
  * without loading it (plugin_elf.c): NULL and *abi set, or a malloc'd
  * reason (not an ELF64 shared object for this machine, no or a malformed
@@ -121,12 +122,35 @@ char *vt_plugin_elf_abi(const char *path, uint32_t *abi);
  * malloc'd reason naming the object and the rule it breaks. */
 char *vt_plugin_trust_problem(const char *path, bool want_dir);
 
-/* Write "stage NAME\n" to fd when fd >= 0. */
-void vt_plugin_stage(int fd, const char *name);
+/* The life of one plugin (plugin_loader.c). Load a pending candidate in
+ * this process and vet its devices: each is probed once, and the plugin is
+ * refused (unloaded, VT_BACKEND_SKIPPED) when a probe fails or breaks the
+ * staging rule. */
+void vt_plugin_open(const vt_registry *reg, vt_plugin *p, bool debug);
 
-/* True when VT_DISABLE_OPS hides op on backend (entries "backend:Op" or
- * "backend:*"). */
-bool vt_op_disabled(const char *backend, uint32_t op);
+/* Load and vet a pending candidate in a child process first
+ * (VT_REGISTRY_ISOLATE): a crash or hang there, attributed to its stage,
+ * marks the plugin skipped, and it is then not loaded here. A probe that
+ * cannot start (no pipe, no fork) is a warning of reg. */
+void vt_plugin_probe_isolated(vt_registry *reg, vt_plugin *p, bool debug);
+
+/* SPEC 4 consistency: a device that is not host-addressable must stage
+ * weights. NULL, or a malloc'd reason naming dev_id. */
+char *vt_staging_claim_problem(const char *dev_id, const vt_device_caps *c);
+
+/* Discovery (plugin_discovery.c): the search path (plugin_path, then the
+ * build tree's plugin directories or pkglibdir unless only_plugin_path)
+ * recorded in reg->search_path, and every vt_<name>.so candidate appended
+ * to reg->plugins: shadowed, excluded by the backends allow-list, or
+ * pending. Problems become registry warnings. */
+vt_status vt_discover(vt_registry *reg, const char *plugin_path, const char *backends, bool only_plugin_path);
+
+/* Add a warning to the registry's list (and a loader debug line). */
+void vt_registry_warn(vt_registry *reg, const char *fmt, ...) VT_PRINTF(2, 3);
+
+/* True when spec (the registry's VT_DISABLE_OPS list, or NULL) hides op on
+ * backend (entries "backend:Op" or "backend:*"). */
+bool vt_op_disabled(const char *spec, const char *backend, uint32_t op);
 
 /* Unload a loaded candidate (fini, dlclose). */
 void vt_plugin_unload(vt_plugin *p);

@@ -12,7 +12,7 @@ void oh_open(oh *h, uint64_t stream)
 {
     memset(h, 0, sizeof *h);
     h->reg = vt_test_open(NULL, "cpu", 0);
-    ck_assert_msg(vt_registry_find_device(h->reg, "cpu:0", &h->dev) == VT_OK, "%s", vt_last_error());
+    h->dev = vt_test_device(h->reg, "cpu:0");
     vt_rng_init(&h->r, stream);
 }
 
@@ -24,12 +24,9 @@ void oh_close(oh *h)
 
 vt_tensor *oh_tensor(oh *h, vt_dtype t, uint32_t nd, const int64_t *shape, const void *data)
 {
-    vt_tensor *x = NULL;
-    ck_assert_msg(vt_tensor_create(h->dev, t, nd, shape, &x) == VT_OK, "vt_tensor_create: %s", vt_last_error());
-    size_t n = (size_t)vt_tensor_nbytes(x);
-    if (data) {
-        ck_assert_msg(vt_tensor_write(x, data, n) == VT_OK, "%s", vt_last_error());
-    } else {
+    vt_tensor *x = vt_test_tensor(h->dev, t, nd, shape, data);
+    if (!data) {
+        size_t n = (size_t)vt_tensor_nbytes(x);
         void *p = malloc(n ? n : 1);
         ck_assert_ptr_nonnull(p);
         vt_poison(p, n);
@@ -118,17 +115,5 @@ int64_t oh_irange(oh *h, int64_t lo, int64_t hi)
 
 double oh_decode(const void *p, vt_dtype t, int64_t i)
 {
-    if (t == VT_F16) {
-        uint16_t x = ((const uint16_t *)p)[i];
-        int s = x >> 15, e = (x >> 10) & 31, m = x & 1023;
-        double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
-        return s ? -v : v;
-    }
-    if (t == VT_BF16) {
-        uint32_t b = (uint32_t)((const uint16_t *)p)[i] << 16;
-        float f;
-        memcpy(&f, &b, 4);
-        return f;
-    }
-    return ((const float *)p)[i];
+    return vt_test_decode(p, t, i);
 }

@@ -41,10 +41,7 @@ static void fixture_open(fixture *f)
 
 static vt_tensor *make(vt_device *d, vt_dtype t, uint32_t nd, const int64_t *shape)
 {
-    vt_tensor *x = NULL;
-    vt_status st = vt_tensor_create(d, t, nd, shape, &x);
-    ck_assert_msg(st == VT_OK, "vt_tensor_create: %s", vt_last_error());
-    return x;
+    return vt_test_tensor(d, t, nd, shape, NULL);
 }
 
 static void put(vt_tensor *t, const void *src)
@@ -238,23 +235,6 @@ END_TEST
 
 /* ---- kernels against independent references ---- */
 
-static double ref_load(const void *p, vt_dtype t, int64_t i)
-{
-    if (t == VT_F16) {
-        uint16_t h = ((const uint16_t *)p)[i];
-        int s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
-        double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
-        return s ? -v : v;
-    }
-    if (t == VT_BF16) {
-        uint32_t b = (uint32_t)((const uint16_t *)p)[i] << 16;
-        float f;
-        memcpy(&f, &b, 4);
-        return f;
-    }
-    return ((const float *)p)[i];
-}
-
 /* Random values of dtype t (f32/f16/bf16/i32) into a host buffer. */
 static void *random_values(vt_rng *r, vt_dtype t, int64_t n, float lo, float hi)
 {
@@ -301,7 +281,7 @@ static void check_copy(vt_device *d, vt_sig sig, vt_rng *r)
             ck_assert_int_eq(((int32_t *)got)[i], ((int32_t *)src)[i]);
             continue;
         }
-        float v = (float)ref_load(src, st, i);
+        float v = (float)vt_test_decode(src, st, i);
         uint32_t want_bits, got_bits = 0;
         if (dt == VT_F16) {
             want_bits = vt_f32_to_f16(v);
@@ -373,7 +353,7 @@ static void check_matmul_shape(vt_device *d, vt_dtype wt, int64_t rows, int64_t 
         for (int64_t j = 0; j < m; j++) {
             double acc = 0;
             for (int64_t l = 0; l < k; l++)
-                acc += (double)x[i * k + l] * ref_load(w, wt, j * k + l);
+                acc += (double)x[i * k + l] * vt_test_decode(w, wt, j * k + l);
             ref[i * m + j] = acc;
         }
     double tol = k >= 1024 ? 1e-4 : 1e-5;
@@ -646,9 +626,5 @@ int main(int argc, char **argv)
         tcase_add_test(tc, softmax_refuses_plus_inf_by_name);
     }
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }

@@ -156,9 +156,5 @@ static Suite *code_object_suite(void)
 int main(void)
 {
     vt_test_seed();
-    SRunner *sr = srunner_create(code_object_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(code_object_suite());
 }

@@ -18,9 +18,7 @@
 
 static vt_device *device(vt_registry *reg, const char *spec)
 {
-    vt_device *d = NULL;
-    ck_assert_msg(vt_registry_find_device(reg, spec, &d) == VT_OK, "%s", vt_last_error());
-    return d;
+    return vt_test_device(reg, spec);
 }
 
 /* Every (op, sig) has a generator whose call the core accepts: it runs,
@@ -196,9 +194,5 @@ int main(void)
     tcase_add_test(tc, the_comparison_catches_what_spec_7_forbids);
     tcase_add_test(tc, check_outcomes_by_device);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }

@@ -3,9 +3,12 @@
  * bit-identical outputs with VT_NUM_THREADS=1, 2 and 3, on the
  * conformance generators' decode and prefill calls for three seeds. The
  * pool reads VT_NUM_THREADS when the registry is opened, so each thread
- * count opens its own registry. Exit 77 when another backend is selected. */
+ * count opens its own registry, and the device reports the pool's size
+ * (caps.host_threads). Exit 77 when another backend is selected. */
 #include "config.h"
 
+#include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,10 @@ static size_t run_all(int n_threads, run_out **outs)
     vt_registry *reg = vt_test_open(NULL, "cpu", 0);
     vt_device *dev = NULL;
     ck_assert_msg(vt_registry_find_device(reg, "cpu:0", &dev) == VT_OK, "%s", vt_last_error());
+    /* the runs below really use n_threads: the device says so */
+    vt_device_caps caps = {.struct_size = sizeof caps};
+    ck_assert_int_eq(vt_device_probe(dev, &caps), VT_OK);
+    ck_assert_uint_eq(caps.host_threads, (uint32_t)n_threads);
     const vt_kernel *k;
     uint32_t nk;
     ck_assert_int_eq(vt_device_kernels(dev, &k, &nk), VT_OK);
@@ -104,6 +111,56 @@ START_TEST(every_kernel_is_bit_identical_over_thread_counts)
 }
 END_TEST
 
+/* The pool's size is the cpu device's to say (caps.host_threads): the
+ * $VT_NUM_THREADS it read at open, else the CPUs this process may run on;
+ * a caller whose struct ends before the member gets nothing written there,
+ * and a GPU-like device (cuda-stub) says 0. */
+START_TEST(the_cpu_device_reports_its_pool_size)
+{
+    const char *saved = getenv("VT_NUM_THREADS");
+    char *keep = saved ? strdup(saved) : NULL;
+
+    setenv("VT_NUM_THREADS", "5", 1);
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    setenv("VT_NUM_THREADS", "2", 1); /* read at open only: no effect now */
+    vt_device *dev = NULL;
+    ck_assert_msg(vt_registry_find_device(reg, "cpu:0", &dev) == VT_OK, "%s", vt_last_error());
+    vt_device_caps caps = {.struct_size = sizeof caps};
+    ck_assert_int_eq(vt_device_probe(dev, &caps), VT_OK);
+    ck_assert_uint_eq(caps.host_threads, 5);
+
+    vt_device_caps old;
+    memset(&old, 0xab, sizeof old);
+    old.struct_size = (uint32_t)offsetof(vt_device_caps, host_threads);
+    ck_assert_int_eq(vt_device_probe(dev, &old), VT_OK);
+    ck_assert_uint_eq(old.host_threads, 0xababababu);
+
+    vt_device *stub = NULL;
+    if (vt_registry_find_device(reg, "cuda-stub:0", &stub) == VT_OK) {
+        vt_device_caps sc = {.struct_size = sizeof sc};
+        ck_assert_int_eq(vt_device_probe(stub, &sc), VT_OK);
+        ck_assert_uint_eq(sc.host_threads, 0);
+    }
+    vt_registry_close(reg);
+
+    unsetenv("VT_NUM_THREADS");
+    reg = vt_test_open(NULL, "cpu", 0);
+    ck_assert_msg(vt_registry_find_device(reg, "cpu:0", &dev) == VT_OK, "%s", vt_last_error());
+    caps = (vt_device_caps){.struct_size = sizeof caps};
+    ck_assert_int_eq(vt_device_probe(dev, &caps), VT_OK);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    ck_assert_int_eq(sched_getaffinity(0, sizeof set, &set), 0);
+    ck_assert_uint_eq(caps.host_threads, (uint32_t)CPU_COUNT(&set));
+    ck_assert_uint_eq(caps.compute_units, (uint32_t)CPU_COUNT(&set));
+    vt_registry_close(reg);
+
+    if (keep)
+        setenv("VT_NUM_THREADS", keep, 1);
+    free(keep);
+}
+END_TEST
+
 int main(void)
 {
     int gate = vt_test_backend_gate("cpu");
@@ -113,11 +170,8 @@ int main(void)
     Suite *s = suite_create("cpu determinism");
     TCase *tc = tcase_create("threads");
     tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, the_cpu_device_reports_its_pool_size);
     tcase_add_test(tc, every_kernel_is_bit_identical_over_thread_counts);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }

@@ -455,9 +455,5 @@ int main(void)
     tcase_add_test(tc, moe_router_refuses_nan);
     tcase_add_test(tc, moe_combine);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }

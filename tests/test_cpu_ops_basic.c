@@ -535,9 +535,5 @@ int main(void)
     tcase_add_test(tc, softmax_refuses_plus_inf_by_name);
     tcase_add_test(tc, rope_normal_neox_partial);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }

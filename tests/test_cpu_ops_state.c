@@ -698,9 +698,5 @@ int main(void)
     tcase_add_test(tc, gated_delta_rule_slots_gva_l2);
     tcase_add_test(tc, gated_delta_rule_bad_slots_are_refused);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }

@@ -262,24 +262,18 @@ static uint8_t *random_blocks(vt_rng *r, vt_dtype t, int64_t n, int mode)
 static vt_registry *open_cpu(vt_device **dev)
 {
     vt_registry *reg = vt_test_open(NULL, "cpu", 0);
-    vt_status st = vt_registry_find_device(reg, "cpu:0", dev);
-    ck_assert_msg(st == VT_OK, "cpu:0: %s", vt_last_error());
+    *dev = vt_test_device(reg, "cpu:0");
     return reg;
 }
 
 static vt_tensor *make(vt_device *d, vt_dtype t, uint32_t nd, const int64_t *shape)
 {
-    vt_tensor *x = NULL;
-    vt_status st = vt_tensor_create(d, t, nd, shape, &x);
-    ck_assert_msg(st == VT_OK, "vt_tensor_create %s: %s", vt_dtype_name(t), vt_last_error());
-    return x;
+    return vt_test_tensor(d, t, nd, shape, NULL);
 }
 
 static vt_tensor *make_from(vt_device *d, vt_dtype t, uint32_t nd, const int64_t *shape, const void *src)
 {
-    vt_tensor *x = make(d, t, nd, shape);
-    ck_assert_msg(vt_tensor_write(x, src, vt_tensor_nbytes(x)) == VT_OK, "write: %s", vt_last_error());
-    return x;
+    return vt_test_tensor(d, t, nd, shape, src);
 }
 
 static void poison(vt_tensor *t)
@@ -324,19 +318,6 @@ static uint32_t got_bits(const void *p, vt_dtype dt, int64_t i)
     uint32_t b;
     memcpy(&b, (const uint8_t *)p + 4 * i, 4);
     return b;
-}
-
-static double ref_value(const void *p, vt_dtype t, int64_t i)
-{
-    if (t == VT_F16)
-        return ref_half((const uint8_t *)p + 2 * i);
-    if (t == VT_BF16) {
-        uint32_t b = (uint32_t)((const uint16_t *)p)[i] << 16;
-        float f;
-        memcpy(&f, &b, 4);
-        return f;
-    }
-    return ((const float *)p)[i];
 }
 
 /* ---- tests ---- */
@@ -477,7 +458,7 @@ START_TEST(get_rows_is_exact)
                     ((float *)table)[i] = v;
                 else
                     ((uint16_t *)table)[i] = tt == VT_F16 ? vt_f32_to_f16(v) : vt_f32_to_bf16(v);
-                decoded[i] = (float)ref_value(table, tt, i);
+                decoded[i] = (float)vt_test_decode(table, tt, i);
             }
         }
         vt_tensor *tab = make_from(d, tt, 2, tshape, table);
@@ -580,7 +561,7 @@ static weights random_weights(vt_rng *r, vt_dtype t, int64_t rows, int64_t k)
             ((float *)w.data)[i] = v;
         else
             ((uint16_t *)w.data)[i] = t == VT_F16 ? vt_f32_to_f16(v) : vt_f32_to_bf16(v);
-        w.values[i] = (float)ref_value(w.data, t, i);
+        w.values[i] = (float)vt_test_decode(w.data, t, i);
     }
     return w;
 }
@@ -979,7 +960,7 @@ START_TEST(same_bits_for_any_threads_and_simd_path)
 END_TEST
 
 /* The int16-activation path of MatMul for q weights with k >= 1024
- * (backends/cpu/cpu_qx.h), recomputed here from its definition for Q8_0
+ * (backends/cpu/simd/cpu_qx.h), recomputed here from its definition for Q8_0
  * and Q4_0 (one run of 32, scale and offset): x per 32-element block as
  * q = rint(x * (32767 / amax)) with dx = amax / 32767, exact integer lane
  * sums P[l] over positions 2l, 2l+1, 16+2l, 17+2l of sum (c - o) * q, one
@@ -1165,9 +1146,5 @@ int main(void)
     tcase_add_test(tc, matmul_int16_path_is_canonical);
     tcase_add_test(tc, idle_pool_burns_no_cpu);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }

@@ -253,9 +253,5 @@ int main(void)
     tcase_add_test(tc, f16_encode_rounds_to_nearest_even);
     tcase_add_test(tc, bf16_rounds_to_nearest_even);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }

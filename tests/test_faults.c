@@ -13,16 +13,12 @@
 
 static vt_device *find(vt_registry *reg, const char *spec)
 {
-    vt_device *d = NULL;
-    ck_assert_msg(vt_registry_find_device(reg, spec, &d) == VT_OK, "%s", vt_last_error());
-    return d;
+    return vt_test_device(reg, spec);
 }
 
 static uint64_t live_bytes(vt_device *d)
 {
-    vt_device_stats s = {.struct_size = sizeof s};
-    ck_assert_int_eq(vt_device_stats_get(d, &s), VT_OK);
-    return s.backend.live_bytes;
+    return vt_test_stats(d).backend.live_bytes;
 }
 
 /* The cpu device still works end to end. */
@@ -240,9 +236,5 @@ int main(void)
     tcase_add_test(tc, the_cpu_tier_reports_a_lost_device);
     tcase_add_test(tc, bad_fault_settings_fail_the_plugin_by_name);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }

@@ -1355,9 +1355,5 @@ int main(void)
     tcase_add_test(bad, hostile_text_in_messages_is_escaped);
     tcase_add_test(bad, fuzz_regression_zero_dim_hides_overflow);
     suite_add_tcase(s, bad);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }

@@ -15,9 +15,7 @@
 
 static vt_device *find(vt_registry *reg, const char *spec)
 {
-    vt_device *d = NULL;
-    ck_assert_msg(vt_registry_find_device(reg, spec, &d) == VT_OK, "%s", vt_last_error());
-    return d;
+    return vt_test_device(reg, spec);
 }
 
 /* A writer with llama-style metadata: 2 layers, 4 heads, 2 kv heads,
@@ -197,6 +195,16 @@ static const spec moe_model[] = {
 };
 #define N_MOE (sizeof moe_model / sizeof moe_model[0])
 
+/* A registry opened with $VT_DEVICE_WEIGHT_BUDGET_BYTES=bytes: the core
+ * reads it once, at open (unset again right after). */
+static vt_registry *open_with_budget_env(const char *bytes)
+{
+    setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", bytes, 1);
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES");
+    return reg;
+}
+
 START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
 {
     vt_rng r;
@@ -260,11 +268,11 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
     vt_load_plan_free(plan);
     /* The budget from the environment: 1 refuses anything. */
-    setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1);
-    ck_assert_int_eq(vt_load_plan_create(g, stub, NULL, &plan), VT_E_DOES_NOT_FIT);
+    vt_registry *breg = open_with_budget_env("1");
+    ck_assert_int_eq(vt_load_plan_create(g, find(breg, "cuda-stub:0"), NULL, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_msg(strstr(vt_last_error(), "VT_DEVICE_WEIGHT_BUDGET_BYTES=1"), "%s", vt_last_error());
     vt_load_plan_free(plan);
-    unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES");
+    vt_registry_close(breg);
     vt_registry_close(reg);
     vt_gguf_close(g);
     vt_gguf_writer_free(w);
@@ -522,14 +530,14 @@ START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
 
     /* VT_DEVICE_WEIGHT_BUDGET_BYTES=1 refuses any load that allocates
      * device memory: on the cpu too, whose expanded copies are allocated. */
-    setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1);
-    vt_device *cpu = find(reg, "cpu:0");
+    vt_registry *breg = open_with_budget_env("1");
+    vt_device *cpu = find(breg, "cpu:0");
     vt_load_options nz = {sizeof nz};
     nz.flags = VT_LOAD_NO_ZERO_COPY; /* every weight copied: the cpu allocates them all */
     ck_assert_int_eq(vt_load_plan_create(g, cpu, &nz, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_msg(strstr(vt_last_error(), "does not fit on cpu:0"), "%s", vt_last_error());
     vt_load_plan_free(plan);
-    unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES");
+    vt_registry_close(breg);
 
     vt_registry_close(reg);
     vt_gguf_close(g);
@@ -626,23 +634,26 @@ START_TEST(the_loader_follows_the_staging_decisions)
     w = llama_writer();
     path = write_model(w, expanding_model + 1, N_EXPANDING - 1, keep, &r);
     ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
-    setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1);
-    ck_assert_msg(vt_load_plan_create(g, stub, NULL, &plan) == VT_OK, "%s", vt_last_error());
+    setenv("VT_CUDA_STUB_HOST_ADDRESSABLE", "1", 1);
+    vt_registry *breg = open_with_budget_env("1");
+    unsetenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
+    vt_device *bstub = find(breg, "cuda-stub:0");
+    ck_assert_msg(vt_load_plan_create(g, bstub, NULL, &plan) == VT_OK, "%s", vt_last_error());
     rep = vt_load_plan_report(plan);
     ck_assert(!rep->checked && rep->fits);
     ck_assert_uint_eq(rep->needed_bytes, 0);
-    ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
+    ck_assert_int_eq(vt_device_stats_get(bstub, &before), VT_OK);
     ck_assert_msg(vt_model_stage(plan, NULL, &m) == VT_OK, "%s", vt_last_error());
-    ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
+    ck_assert_int_eq(vt_device_stats_get(bstub, &after), VT_OK);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
     vt_model_free(m);
     vt_load_plan_free(plan);
     vt_load_options o = {sizeof o};
     o.ctx = 16;
-    ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_E_DOES_NOT_FIT);
+    ck_assert_int_eq(vt_load_plan_create(g, bstub, &o, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_msg(strstr(vt_last_error(), "run state"), "%s", vt_last_error());
     vt_load_plan_free(plan);
-    unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES");
+    vt_registry_close(breg);
     vt_registry_close(reg);
     vt_gguf_close(g);
     vt_gguf_writer_free(w);
@@ -748,9 +759,5 @@ int main(void)
     tcase_add_test(tc, the_loader_follows_the_staging_decisions);
     tcase_add_test(tc, load_options_take_a_per_tensor_op_class);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }

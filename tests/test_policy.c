@@ -34,16 +34,12 @@ static vt_device *device0(vt_registry *reg)
 {
     char spec[64];
     snprintf(spec, sizeof spec, "%s:0", backend);
-    vt_device *d = NULL;
-    ck_assert_msg(vt_registry_find_device(reg, spec, &d) == VT_OK, "%s", vt_last_error());
-    return d;
+    return vt_test_device(reg, spec);
 }
 
 static vt_tensor *make(vt_device *d, vt_dtype t, uint32_t nd, const int64_t *shape)
 {
-    vt_tensor *x = NULL;
-    ck_assert_msg(vt_tensor_create(d, t, nd, shape, &x) == VT_OK, "%s", vt_last_error());
-    return x;
+    return vt_test_tensor(d, t, nd, shape, NULL);
 }
 
 static bool contains(const char *hay, const char *needle)
@@ -255,10 +251,35 @@ static bool refuses_without_managed(vt_device *d, const vt_device_caps *caps)
     return false;
 }
 
+/* What the registry's on_cpu_tier callback was told. */
+typedef struct tier_notes {
+    int n;
+    const vt_device *dev;
+    vt_op op;
+    char text[200];
+} tier_notes;
+
+static void note_cpu_tier(void *user, const vt_device *dev, vt_op op, const char *text)
+{
+    tier_notes *t = user;
+    t->n++;
+    t->dev = dev;
+    t->op = op;
+    snprintf(t->text, sizeof t->text, "%s", text);
+}
+
 START_TEST(cpu_tier_serves_a_host_addressable_device)
 {
     host_addressable_mode();
-    vt_registry *reg = vt_test_open(NULL, NULL, 0);
+    /* CPU-tier runs are reported to the callback and counted; the library
+     * prints nothing, whatever $VT_TIER_LOG says (vtctl prints the lines). */
+    setenv("VT_TIER_LOG", "1", 1);
+    tier_notes notes = {0};
+    vt_registry_options ro = {.struct_size = sizeof ro, .loader_debug = 0};
+    ro.on_cpu_tier = note_cpu_tier;
+    ro.on_cpu_tier_user = &notes;
+    vt_registry *reg = NULL;
+    ck_assert_msg(vt_registry_open(&reg, &ro) == VT_OK, "%s", vt_last_error());
     vt_device *d = device0(reg);
     vt_device_caps caps = {.struct_size = sizeof caps};
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
@@ -289,6 +310,12 @@ START_TEST(cpu_tier_serves_a_host_addressable_device)
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     vt_rng r;
     vt_rng_init(&r, 41);
+    char err_path[] = "/tmp/vt-policy-stderr-XXXXXX";
+    int err_fd = mkstemp(err_path);
+    ck_assert_int_ge(err_fd, 0);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(err_fd, 2);
     if (oc.op == VT_OP_INDEX_SELECT) {
         index_select_case(d, &r, 0, VT_I32);
         index_select_case(d, &r, 1, VT_I64);
@@ -298,8 +325,22 @@ START_TEST(cpu_tier_serves_a_host_addressable_device)
         argmax_case(d, &r, VT_OK);
         argmax_case(d, &r, VT_OK);
     }
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    off_t printed = lseek(err_fd, 0, SEEK_END);
+    close(err_fd);
+    unlink(err_path);
+    unsetenv("VT_TIER_LOG");
     ck_assert_int_eq(vt_device_stats_get(d, &after), VT_OK);
     ck_assert_uint_eq(after.cpu_tier_runs, before.cpu_tier_runs + 3); /* counted, never silent */
+    ck_assert_int_eq(notes.n, 3);                                     /* and reported, once a run */
+    ck_assert_ptr_eq(notes.dev, d);
+    ck_assert_int_eq(notes.op, oc.op);
+    char want[200];
+    snprintf(want, sizeof want, "%s on %s:0 ran on the portable CPU tier", oc.head, backend);
+    ck_assert_str_eq(notes.text, want);
+    ck_assert_int_eq(printed, 0);
     vt_registry_close(reg);
 }
 END_TEST
@@ -441,9 +482,10 @@ static const vt_weight_desc model[] = {
 
 START_TEST(budget_one_refuses_without_allocating)
 {
-    vt_registry *reg = vt_test_open(NULL, NULL, 0);
-    vt_device *d = device0(reg);
     setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1);
+    vt_registry *reg = vt_test_open(NULL, NULL, 0);
+    unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES"); /* read once, at open */
+    vt_device *d = device0(reg);
     vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     /* Every weight copied onto the device (what a device that stages
@@ -465,10 +507,22 @@ START_TEST(budget_one_refuses_without_allocating)
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
     ck_assert_uint_eq(after.backend.live_bytes, before.backend.live_bytes);
     fprintf(stderr, "fit refusal: %s\n", m);
+    vt_registry_close(reg);
     /* A malformed environment value is named, not guessed at. */
     setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "12x", 1);
+    reg = vt_test_open(NULL, NULL, 0);
+    d = device0(reg);
     ck_assert_int_eq(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep), VT_E_INVALID_ARG);
     ck_assert_msg(contains(vt_last_error(), "VT_DEVICE_WEIGHT_BUDGET_BYTES='12x'"), "%s", vt_last_error());
+    vt_registry_close(reg);
+    /* The registry option overrides the environment. */
+    vt_registry_options ro = {.struct_size = sizeof ro, .loader_debug = 0, .weight_budget_bytes = 1};
+    ck_assert_msg(vt_registry_open(&reg, &ro) == VT_OK, "%s", vt_last_error());
+    unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES");
+    d = device0(reg);
+    ck_assert_int_eq(vt_fit_plan(d, model, N_MODEL, &o, plans, &rep), VT_E_DOES_NOT_FIT);
+    ck_assert_msg(contains(vt_last_error(), "budget 1 bytes (1 B) from vt_registry_options.weight_budget_bytes=1"),
+                  "%s", vt_last_error());
     vt_registry_close(reg);
 }
 END_TEST
@@ -626,6 +680,7 @@ END_TEST
  * allocate. */
 static void fit_follows_staging(void)
 {
+    setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1); /* read at open; used where the fit options leave it */
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     vt_device *d = device0(reg);
     vt_device_caps caps = {.struct_size = sizeof caps};
@@ -660,7 +715,6 @@ static void fit_follows_staging(void)
         ck_assert_uint_eq(in_place, 0);
     if (!strcmp(backend, "cuda-stub") && caps.host_addressable) /* no format admitted: q4_0 expands, f16/f32 stay */
         ck_assert(n_in_place == 3 && copied > 0);
-    setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1);
     o.budget_bytes = 0;
     vt_status st = vt_fit_plan(d, model, N_MODEL, &o, plans, &rep);
     ck_assert_msg(st == (copied ? VT_E_DOES_NOT_FIT : VT_OK), "%s: %s", vt_status_name(st), vt_last_error());
@@ -737,9 +791,5 @@ int main(int argc, char **argv)
     if (!strcmp(backend, "cuda-stub"))
         tcase_add_test(tc, q4_0_experts_fit_keep_quant_but_not_expanded);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }

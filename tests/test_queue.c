@@ -26,24 +26,18 @@ static vt_registry *open_reg(void)
 
 static vt_device *dev_of(vt_registry *reg, const char *spec)
 {
-    vt_device *d = NULL;
-    ck_assert_msg(vt_registry_find_device(reg, spec, &d) == VT_OK, "%s: %s", spec, vt_last_error());
-    return d;
+    return vt_test_device(reg, spec);
 }
 
 static vt_tensor *mk(vt_device *d, vt_dtype t, uint32_t nd, int64_t a, int64_t b)
 {
     int64_t shape[2] = {a, b};
-    vt_tensor *x = NULL;
-    ck_assert_msg(vt_tensor_create(d, t, nd, shape, &x) == VT_OK, "%s", vt_last_error());
-    return x;
+    return vt_test_tensor(d, t, nd, shape, NULL);
 }
 
 static vt_device_stats stats(vt_device *d)
 {
-    vt_device_stats s = {.struct_size = sizeof s};
-    ck_assert_int_eq(vt_device_stats_get(d, &s), VT_OK);
-    return s;
+    return vt_test_stats(d);
 }
 
 /* Occurrences of needle in hay. */
@@ -554,9 +548,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(suite());
 }

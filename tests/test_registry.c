@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -353,6 +354,135 @@ START_TEST(isolation_contains_a_crashing_and_a_hanging_plugin)
     ck_assert_int_eq(find_backend(reg, "cpu").state, VT_BACKEND_READY);
     ck_assert_uint_eq(vt_registry_device_count(reg), 1);
     vt_registry_close(reg);
+    vt_test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Begin catching fd 2 in dir/name; returns the saved fd for stderr_end. */
+static int stderr_begin(const char *dir, const char *name)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(saved, 0);
+    ck_assert_int_ge(fd, 0);
+    dup2(fd, 2);
+    close(fd);
+    return saved;
+}
+
+/* Restore fd 2; returns how many bytes were written to it meanwhile. */
+static long stderr_end(int saved, const char *dir, const char *name)
+{
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    return (long)st.st_size;
+}
+
+/* An isolated probe that cannot start (no descriptors left for its pipe)
+ * loads the plugin in process, and says so in the registry's warnings, not
+ * on stderr: the library does not print. */
+START_TEST(isolation_that_cannot_start_is_a_registry_warning)
+{
+    char *dir = vt_test_mkdtemp();
+    link_into(dir, TEST_CPU_PLUGIN, "vt_cpu.so");
+    int saved = stderr_begin(dir, "stderr.txt");
+    /* One descriptor left: enough for reading a directory or a file at a
+     * time, not for a pipe's two. */
+    int lowest = dup(0);
+    ck_assert_int_ge(lowest, 0);
+    close(lowest);
+    struct rlimit old, tight;
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+    tight = old;
+    tight.rlim_cur = (rlim_t)lowest + 1;
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &tight), 0);
+    vt_registry_options o = {sizeof o, dir, NULL, 0, VT_REGISTRY_ONLY_PLUGIN_PATH | VT_REGISTRY_ISOLATE};
+    vt_registry *reg = NULL;
+    vt_status st = vt_registry_open(&reg, &o);
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+    long printed = stderr_end(saved, dir, "stderr.txt");
+    ck_assert_int_eq(st, VT_OK);
+    ck_assert_int_eq(find_backend(reg, "cpu").state, VT_BACKEND_READY);
+    ck_assert_uint_eq(vt_registry_warning_count(reg), 1);
+    const char *w = vt_registry_warning(reg, 0);
+    ck_assert_msg(strstr(w, "/vt_cpu.so: cannot isolate: pipe failed (") && strstr(w, "); loading in process"), "%s",
+                  w);
+    ck_assert_int_eq(printed, 0);
+    vt_registry_close(reg);
+    vt_test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Rows of op in dev's kernel table. */
+static int rows_of(vt_device *dev, vt_op op)
+{
+    const vt_kernel *k = NULL;
+    uint32_t n = 0;
+    ck_assert_int_eq(vt_device_kernels(dev, &k, &n), VT_OK);
+    int rows = 0;
+    for (uint32_t i = 0; i < n; i++)
+        rows += k[i].op == (uint32_t)op;
+    return rows;
+}
+
+/* The core's settings are read once, at open: the environment is the
+ * default, an option overrides it, and changing the environment later
+ * changes nothing. */
+START_TEST(settings_are_read_at_open_and_options_override_them)
+{
+    vt_dtype f32 = VT_F32;
+    vt_sig s1 = vt_sig_make(1, &f32);
+    setenv("VT_DISABLE_OPS", "cpu:Argmax", 1);
+    vt_registry *reg = vt_test_open(NULL, "cpu", 0);
+    unsetenv("VT_DISABLE_OPS");
+    vt_device *cpu = NULL;
+    ck_assert_int_eq(vt_registry_find_device(reg, "cpu:0", &cpu), VT_OK);
+    ck_assert_int_eq(rows_of(cpu, VT_OP_ARGMAX), 0);
+    vt_resolution res;
+    ck_assert_int_eq(vt_resolve(cpu, VT_OP_ARGMAX, s1, 0, &res), VT_E_OP_MISSING);
+    ck_assert_msg(strstr(res.reason, "no native kernel for (f32) (hidden by VT_DISABLE_OPS)"), "%s", res.reason);
+    vt_registry_close(reg);
+
+    setenv("VT_DISABLE_OPS", "cpu:Argmax", 1);
+    vt_registry_options o = {.struct_size = sizeof o, .backends = "cpu", .loader_debug = 0, .disable_ops = "cpu:TopK"};
+    ck_assert_msg(vt_registry_open(&reg, &o) == VT_OK, "%s", vt_last_error());
+    unsetenv("VT_DISABLE_OPS");
+    ck_assert_int_eq(vt_registry_find_device(reg, "cpu:0", &cpu), VT_OK);
+    ck_assert_int_gt(rows_of(cpu, VT_OP_ARGMAX), 0);
+    ck_assert_int_eq(rows_of(cpu, VT_OP_TOPK), 0);
+    ck_assert_int_eq(vt_resolve(cpu, VT_OP_ARGMAX, s1, 0, &res), VT_OK);
+    ck_assert_int_eq(res.tier, VT_TIER_NATIVE);
+    vt_registry_close(reg);
+
+    /* The isolated probe's time limit: the option over the environment. */
+    char *dir = vt_test_mkdtemp();
+    link_test_plugin(dir, "vt_test_hang.so");
+    setenv("VT_LOADER_ISOLATE_TIMEOUT", "30", 1);
+    vt_registry_options iso = {.struct_size = sizeof iso,
+                               .plugin_path = dir,
+                               .loader_debug = 0,
+                               .flags = VT_REGISTRY_ONLY_PLUGIN_PATH | VT_REGISTRY_ISOLATE,
+                               .isolate_timeout_s = 1};
+    ck_assert_msg(vt_registry_open(&reg, &iso) == VT_OK, "%s", vt_last_error());
+    vt_backend_info b = find_backend(reg, "test-hang");
+    ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
+    ck_assert_msg(strstr(b.reason, "hung for 1 s during init"), "%s", b.reason);
+    vt_registry_close(reg);
+    iso.isolate_timeout_s = 3600;
+    ck_assert_int_eq(vt_registry_open(&reg, &iso), VT_E_INVALID_ARG);
+    ck_assert_ptr_null(reg);
+    ck_assert_msg(strstr(vt_last_error(), "options.isolate_timeout_s 3600 is not in 1..3599"), "%s", vt_last_error());
+    unsetenv("VT_LOADER_ISOLATE_TIMEOUT");
     vt_test_rmtree(dir);
     free(dir);
 }
@@ -817,6 +947,8 @@ static Suite *registry_suite(void)
     tcase_add_test(tc, options_are_validated);
     tcase_add_test(tc, foreign_and_truncated_objects_are_named);
     tcase_add_test(tc, isolation_contains_a_crashing_and_a_hanging_plugin);
+    tcase_add_test(tc, isolation_that_cannot_start_is_a_registry_warning);
+    tcase_add_test(tc, settings_are_read_at_open_and_options_override_them);
     tcase_add_test(tc, refused_abi_runs_no_plugin_code);
     tcase_add_test(tc, hostile_elf_files_are_refused_by_name);
     tcase_add_test(tc, dlopen_failure_names_the_linker_error);
@@ -828,9 +960,5 @@ static Suite *registry_suite(void)
 int main(void)
 {
     vt_test_seed();
-    SRunner *sr = srunner_create(registry_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(registry_suite());
 }

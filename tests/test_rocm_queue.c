@@ -519,9 +519,5 @@ int main(void)
     tcase_add_test(tc, graph_replays_a_step_without_host_syncs);
     tcase_add_test(tc, accepts_refuses_kernel_limits_by_name);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vt_test_run_suite(s);
 }

@@ -803,11 +803,8 @@ int main(void)
     tcase_add_test(tc, deferred_queue_device_matches_cpu);
     tcase_add_test(tc, refused_ops_are_listed_together);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int rc = vt_test_run_suite(s);
     vt_test_rmtree(g_dir);
     free(g_dir);
-    return failed ? 1 : 0;
+    return rc;
 }

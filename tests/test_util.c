@@ -164,3 +164,56 @@ int vt_test_backend_gate(const char *backend)
     fprintf(stderr, "FAIL: the presence probe of %s crashed\n", backend);
     return 1;
 }
+
+vt_device *vt_test_device(vt_registry *reg, const char *spec)
+{
+    vt_device *d = NULL;
+    ck_assert_msg(vt_registry_find_device(reg, spec, &d) == VT_OK, "%s: %s", spec, vt_last_error());
+    return d;
+}
+
+vt_tensor *vt_test_tensor(vt_device *d, vt_dtype t, uint32_t nd, const int64_t *shape, const void *data)
+{
+    vt_tensor *x = NULL;
+    vt_status st = vt_tensor_create(d, t, nd, shape, &x);
+    ck_assert_msg(st == VT_OK, "vt_tensor_create %s: %s", vt_dtype_name(t), vt_last_error());
+    if (data)
+        ck_assert_msg(vt_tensor_write(x, data, (size_t)vt_tensor_nbytes(x)) == VT_OK, "vt_tensor_write %s: %s",
+                      vt_dtype_name(t), vt_last_error());
+    return x;
+}
+
+vt_device_stats vt_test_stats(vt_device *d)
+{
+    vt_device_stats s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    ck_assert_msg(vt_device_stats_get(d, &s) == VT_OK, "vt_device_stats_get: %s", vt_last_error());
+    return s;
+}
+
+double vt_test_decode(const void *p, vt_dtype t, int64_t i)
+{
+    if (t == VT_F16) {
+        uint16_t x = ((const uint16_t *)p)[i];
+        int s = x >> 15, e = (x >> 10) & 31, m = x & 1023;
+        double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+        return s ? -v : v;
+    }
+    if (t == VT_BF16) {
+        uint32_t b = (uint32_t)((const uint16_t *)p)[i] << 16;
+        float f;
+        memcpy(&f, &b, 4);
+        return f;
+    }
+    return ((const float *)p)[i];
+}
+
+int vt_test_run_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

@@ -58,4 +58,24 @@ int vt_test_backend_gate(const char *backend);
 /* Open a registry with loader debug off, failing the test on error. */
 vt_registry *vt_test_open(const char *plugin_path, const char *backends, uint32_t flags);
 
+/* The device spec names ("cpu:0"), failing the test (with the registry's
+ * reason) when there is none. */
+vt_device *vt_test_device(vt_registry *reg, const char *spec);
+
+/* A tensor on d; when data is not NULL, its vt_tensor_nbytes bytes are
+ * written from data. Fails the test (naming the dtype) on error. Owned by
+ * the caller (vt_tensor_destroy). */
+vt_tensor *vt_test_tensor(vt_device *d, vt_dtype t, uint32_t nd, const int64_t *shape, const void *data);
+
+/* The device's counters now (vt_device_stats_get), failing the test on error. */
+vt_device_stats vt_test_stats(vt_device *d);
+
+/* Exact value of element i of an f32, f16 or bf16 buffer, decoded here
+ * (independently of the library's converters). */
+double vt_test_decode(const void *p, vt_dtype t, int64_t i);
+
+/* Run every test of s, free the runner, and return the suite's exit
+ * status (0 when every test passed, 1 otherwise). */
+int vt_test_run_suite(Suite *s);
+
 #endif

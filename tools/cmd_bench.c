@@ -755,7 +755,9 @@ int vtctl_cmd_bench(int argc, char **argv)
     memset(&caps, 0, sizeof caps);
     vt_device_probe(dev, &caps);
     uint64_t llc = host_llc_bytes(), working = 4 * llc > MIN_WORKING ? 4 * llc : MIN_WORKING;
-    const char *threads = getenv("VT_NUM_THREADS");
+    /* The threads the device's kernels run on, as the device reports them
+     * (the cpu backend's pool; 0 for a device that does not say). */
+    const uint32_t threads = caps.host_threads;
 
     /* The copy bandwidth first, the same way. */
     bench_case copy = {spec_of(VT_OP_COPY), VT_F32, {(int64_t)(COPY_BYTES / 4)}};
@@ -777,11 +779,8 @@ int vtctl_cmd_bench(int argc, char **argv)
         jw_string(&w, caps.arch);
         jw_key(&w, "compute_units");
         jw_uint(&w, caps.compute_units);
-        jw_key(&w, "vt_num_threads");
-        if (threads)
-            jw_string(&w, threads);
-        else
-            jw_null(&w);
+        jw_key(&w, "host_threads");
+        jw_uint(&w, threads);
         jw_key(&w, "mode");
         jw_string(&w, sync_mode ? "sync" : "stream");
         jw_key(&w, "working_set_bytes");
@@ -791,8 +790,11 @@ int vtctl_cmd_bench(int argc, char **argv)
         jw_key(&w, "results");
         jw_array_begin(&w);
     } else {
-        printf("vtctl bench on %s (%s, %s, %u compute units%s%s)\n", vt_device_id(dev), caps.name, caps.arch,
-               caps.compute_units, threads ? ", VT_NUM_THREADS=" : "", threads ? threads : "");
+        char thr[40] = "";
+        if (threads)
+            snprintf(thr, sizeof thr, ", %u host threads", threads);
+        printf("vtctl bench on %s (%s, %s, %u compute units%s)\n", vt_device_id(dev), caps.name, caps.arch,
+               caps.compute_units, thr);
         printf("median of %d runs after %d warm-up runs (%s); inputs rotate over >= %.0f MiB\n", reps, warmup,
                sync_mode ? "--sync: vt_op_run and a fence read each"
                          : "stream: enqueued, an event after each, one wait",

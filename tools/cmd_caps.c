@@ -60,6 +60,8 @@ void vtctl_json_caps(json_writer *w, vt_device *dev, const vt_device_caps *c)
     jw_uint(w, c->warp_size);
     jw_key(w, "compute_units");
     jw_uint(w, c->compute_units);
+    jw_key(w, "host_threads");
+    jw_uint(w, c->host_threads);
     jw_key(w, "memory_total");
     jw_uint(w, c->memory_total);
     jw_key(w, "memory_free");
@@ -130,6 +132,8 @@ static void text_caps(vt_device *dev, const vt_device_caps *c, const vt_backend_
     printf("  %-26s %s\n", "arch", c->arch);
     printf("  %-26s %u\n", "warp size", c->warp_size);
     printf("  %-26s %u\n", "compute units", c->compute_units);
+    if (c->host_threads)
+        printf("  %-26s %u\n", "host threads", c->host_threads);
     printf("  %-26s %llu bytes (%s)\n", "memory total", (unsigned long long)c->memory_total,
            vt_format_bytes(c->memory_total, t, sizeof t));
     printf("  %-26s %llu bytes (%s)\n", "memory free", (unsigned long long)c->memory_free,

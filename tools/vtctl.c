@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vtctl.h"
@@ -39,7 +40,7 @@ static void usage(FILE *f)
         fprintf(f, "  %-13s %-56s %s\n", commands[i].name, commands[i].args, commands[i].summary);
     fprintf(f, "  %-13s %-56s %s\n", "version", "", "print the vt version and plugin ABI");
     fprintf(f, "\nenvironment: VT_PLUGIN_PATH, VT_BACKENDS, VT_LOADER_DEBUG, VT_LOADER_ISOLATE, VT_TIER_POLICY,\n"
-               "             VT_NUM_THREADS, VT_CPU_SIMD\n"
+               "             VT_TIER_LOG, VT_NUM_THREADS, VT_CPU_SIMD\n"
                "exit status: 0 success (zero devices included), 1 refusal or failed check, 2 bad usage\n");
 }
 
@@ -59,9 +60,21 @@ bool vtctl_open(vt_registry **reg)
     return vtctl_open_flags(reg, 0);
 }
 
+/* $VT_TIER_LOG=1: the library reports every CPU-tier run; vtctl prints it. */
+static void print_cpu_tier_run(void *user, const vt_device *dev, vt_op op, const char *text)
+{
+    (void)user;
+    (void)dev;
+    (void)op;
+    fprintf(stderr, "vt: %s\n", text);
+}
+
 bool vtctl_open_flags(vt_registry **reg, uint32_t flags)
 {
     vt_registry_options o = {sizeof o, NULL, NULL, -1, flags};
+    const char *tier_log = getenv("VT_TIER_LOG");
+    if (tier_log && *tier_log && strcmp(tier_log, "0") != 0)
+        o.on_cpu_tier = print_cpu_tier_run;
     vt_status st = vt_registry_open(reg, &o);
     if (st != VT_OK) {
         fprintf(stderr, "vtctl: cannot open the backend registry: %s: %s\n", vt_status_name(st), vt_last_error());

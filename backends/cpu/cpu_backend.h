@@ -24,18 +24,11 @@ struct vt_backend_ctx {
     const struct vt_cpu_isa *isa; /* SIMD path of the quant and MatMul kernels (cpu_dot.h, VT_CPU_SIMD) */
 };
 
-/* Fill caps for the host CPU from /proc and the CPU's feature bits. */
-vt_status vt_cpu_probe(vt_device_caps *caps, char *why, size_t why_size);
+/* Fill caps for the host CPU from /proc and the CPU's feature bits, and
+ * the size of ctx's thread pool (host_threads). */
+vt_status vt_cpu_probe(const vt_backend_ctx *ctx, vt_device_caps *caps, char *why, size_t why_size);
 
 /* The kernel table, assembled once from the family tables (cpu_kernels.c). */
 const vt_kernel *vt_cpu_kernel_table(uint32_t *n);
-
-/* Family tables: each op family file set lists its own rows. */
-extern const vt_kernel vt_cpu_kernels_basic[];
-extern const uint32_t vt_cpu_n_kernels_basic;
-extern const vt_kernel vt_cpu_kernels_nn[];
-extern const uint32_t vt_cpu_n_kernels_nn;
-extern const vt_kernel vt_cpu_kernels_quant[];
-extern const uint32_t vt_cpu_n_kernels_quant;
 
 #endif

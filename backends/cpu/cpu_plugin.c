@@ -50,10 +50,9 @@ static int cpu_device_count(vt_backend_ctx *ctx, char *why, size_t why_size)
 
 static vt_status cpu_probe(vt_backend_ctx *ctx, int dev, vt_device_caps *caps, char *why, size_t why_size)
 {
-    (void)ctx;
     if (dev != 0)
         return vt_why(VT_E_NOT_FOUND, why, why_size, "cpu has one device, asked for %d", dev);
-    return vt_cpu_probe(caps, why, why_size);
+    return vt_cpu_probe(ctx, caps, why, why_size);
 }
 
 /* Ask for transparent huge pages over the whole 2 MiB pages inside a large

@@ -1,7 +1,7 @@
 /* cpu_probe.c - what the host CPU is: name, ISA features, cores, memory. */
 #include "config.h"
 
-#include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +54,7 @@ static bool meminfo_bytes(const char *key, uint64_t *bytes)
     return true;
 }
 
-vt_status vt_cpu_probe(vt_device_caps *caps, char *why, size_t why_size)
+vt_status vt_cpu_probe(const vt_backend_ctx *ctx, vt_device_caps *caps, char *why, size_t why_size)
 {
     caps->type = VT_DEVICE_CPU;
     snprintf(caps->platform, sizeof caps->platform, "host");
@@ -87,14 +87,10 @@ vt_status vt_cpu_probe(vt_device_caps *caps, char *why, size_t why_size)
     snprintf(caps->arch, sizeof caps->arch, "%.15s%.47s", machine, features);
     caps->warp_size = lanes;
 
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        caps->compute_units = (uint32_t)CPU_COUNT(&set);
-    else {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        caps->compute_units = n > 0 ? (uint32_t)n : 1;
-    }
+    caps->compute_units = (uint32_t)vt_cpu_online_cores();
+    /* The pool's size, as chosen at init (cpu_threads.h holds the rule). */
+    if (caps->struct_size >= offsetof(vt_device_caps, host_threads) + sizeof caps->host_threads)
+        caps->host_threads = (uint32_t)vt_cpu_pool_size(ctx->pool);
 
     uint64_t total = 0, avail = 0;
     if (!meminfo_bytes("MemTotal", &total)) {

@@ -110,6 +110,11 @@ int vt_cpu_default_threads(void)
         if (!*end && v >= 1 && v <= 1024)
             return (int)v;
     }
+    return vt_cpu_online_cores();
+}
+
+int vt_cpu_online_cores(void)
+{
     cpu_set_t set;
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)

@@ -36,7 +36,13 @@ void vt_cpu_parallel(vt_cpu_pool *pool, int64_t n, int64_t min_chunk, vt_cpu_ran
  * (a, b >= 0), so no shape divides by zero or overflows. */
 int64_t vt_cpu_grain(int64_t base, int64_t a, int64_t b);
 
-/* Thread count from $VT_NUM_THREADS or the affinity mask. */
+/* The one rule for the pool's size: $VT_NUM_THREADS (1..1024), else
+ * vt_cpu_online_cores(). The backend reports the size it chose through its
+ * caps (host_threads); nothing outside this backend restates the rule. */
 int vt_cpu_default_threads(void);
+
+/* CPUs this process may run on: its affinity mask, else the online CPUs
+ * (sysconf), at least 1. */
+int vt_cpu_online_cores(void);
 
 #endif

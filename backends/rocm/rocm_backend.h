@@ -75,8 +75,9 @@ struct vt_backend_ctx {
     rocm_device *dev;
 };
 
-/* "hipErrorNoDevice (no ROCm-capable device is detected)": the error's
- * name, and its text when the runtime gives more than the name. */
+/* HIP runtime helpers (rocm_runtime.c). "hipErrorNoDevice (no
+ * ROCm-capable device is detected)": the error's name, and its text when
+ * the runtime gives more than the name. */
 void vt_rocm_error_text(hipError_t e, char *buf, size_t size);
 
 /* "hipMalloc: hipErrorOutOfMemory (out of memory)"-style status from a HIP

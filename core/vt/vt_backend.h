@@ -1,5 +1,11 @@
 /* vt_backend.h - the plugin contract (SPEC 3): what a backend .so exports.
  *
+ * Writing a new backend? Start from backends/example/: example_plugin.c is
+ * a complete backend (one device, Add on f32) explained line by line, with
+ * its configure.m4 and Makefile.am (README "Contributing" says what goes
+ * where); tests/test_example.c loads it and runs it. This header is the
+ * reference for everything it does not use (queues, events, graphs).
+ *
  * A backend is a libtool module vt_<name>.so that exports two symbols:
  *
  *   const uint32_t vt_plugin_abi;                     data: VT_PLUGIN_ABI

@@ -68,6 +68,15 @@ typedef struct vt_device_caps {
      * every op on it is refused with this text (no native kernel, no CPU
      * tier: the fix is a rebuild). Written only when struct_size covers it. */
     char kernels_unavailable[VT_CAPS_TEXT];
+    /* ---- version 3: appended; a backend writes a member below only when
+     * the struct_size the core passed covers it, and vt_device_probe copies
+     * only what the caller's struct_size covers (an older caller never sees
+     * it, an older backend leaves it 0) ---- */
+    /* Host threads the backend's kernels run on for this device: the cpu
+     * backend's pool size, fixed when its registry opened ($VT_NUM_THREADS,
+     * else the CPUs this process may run on). 0: the backend does not say
+     * (kernels that run on a GPU, or a backend built before this member). */
+    uint32_t host_threads;
 } vt_device_caps;
 
 /* True when dtype is in the keep-quant set of op_class. */

@@ -63,7 +63,7 @@ typedef struct vt_weight_plan {
 typedef struct vt_fit_options {
     uint32_t struct_size;      /* sizeof(vt_fit_options) */
     uint32_t expand;           /* VT_EXPAND_F16 (default), VT_EXPAND_BF16, VT_EXPAND_F32 */
-    uint64_t budget_bytes;     /* > 0: use this budget; 0: $VT_DEVICE_WEIGHT_BUDGET_BYTES, else the probe */
+    uint64_t budget_bytes;     /* > 0: use this budget; 0: the registry's (vt_fit_budget) */
     const char *budget_origin; /* how budget_bytes was given ("--budget"); NULL: "options" */
     uint64_t run_bytes;        /* device bytes the run needs besides weights (KV cache, states, scratch) */
     const char *model;         /* model name for messages; NULL: "model" */
@@ -108,8 +108,10 @@ typedef struct vt_fit_report {
 vt_status vt_fit_plan(vt_device *dev, const vt_weight_desc *weights, size_t n, const vt_fit_options *options,
                       vt_weight_plan *plans, vt_fit_report *report);
 
-/* The device budget alone: $VT_DEVICE_WEIGHT_BUDGET_BYTES when set, else
- * probed free memory minus headroom (5% of total or 512 MiB, the larger).
+/* The device budget alone: the registry's (vt_registry_options.
+ * weight_budget_bytes, else $VT_DEVICE_WEIGHT_BUDGET_BYTES as read when the
+ * registry opened) when set, else probed free memory minus headroom (5% of
+ * total or 512 MiB, the larger).
  * source (may be NULL) receives how it was derived. */
 vt_status vt_fit_budget(vt_device *dev, uint64_t *budget, char *source, size_t source_size);
 

@@ -46,7 +46,7 @@ typedef struct vt_tensor_class {
 typedef struct vt_load_options {
     uint32_t struct_size;      /* sizeof(vt_load_options) */
     uint32_t expand;           /* VT_EXPAND_F16 (default), VT_EXPAND_BF16, VT_EXPAND_F32 */
-    uint64_t budget_bytes;     /* > 0: this budget; 0: $VT_DEVICE_WEIGHT_BUDGET_BYTES, else the probe */
+    uint64_t budget_bytes;     /* > 0: this budget; 0: the registry's (vt_fit_budget), else the probe */
     const char *budget_origin; /* how budget_bytes was given ("--budget") */
     uint64_t ctx;              /* context length the run needs state for; 0: weights only */
     uint64_t batch;            /* sequences of the run; 0 means 1 */

@@ -27,8 +27,19 @@ extern "C" {
 typedef struct vt_registry vt_registry;
 typedef struct vt_device vt_device;
 
-/* How open finds plugins. Zero-initialise, set struct_size, override what
- * you need; NULL options mean "everything from the environment". */
+/* Called once for every op that ran on the portable CPU tier (SPEC 5),
+ * right after it ran, on the thread that ran it (with the queue's lock
+ * held: do not call vt on that queue from here): the device, the op and a
+ * line naming both ("IndexSelect (90) on rocm:0 ran on the portable CPU
+ * tier"), valid during the call. Such runs are also counted
+ * (vt_device_stats.cpu_tier_runs); the library itself prints nothing. */
+typedef void (*vt_cpu_tier_fn)(void *user, const vt_device *dev, vt_op op, const char *text);
+
+/* How open finds plugins, and the registry's settings. Zero-initialise,
+ * set struct_size, override what you need; NULL options mean "everything
+ * from the environment". The environment is read here, once, at open: a
+ * field left at its default takes the variable named beside it, a field
+ * set overrides it. */
 typedef struct vt_registry_options {
     uint32_t struct_size;    /* sizeof(vt_registry_options) */
     const char *plugin_path; /* colon list searched first; NULL: $VT_PLUGIN_PATH */
@@ -37,6 +48,12 @@ typedef struct vt_registry_options {
     uint32_t flags;          /* VT_REGISTRY_* below */
     /* ---- appended in version 2 ---- */
     uint32_t tier_policy; /* VT_TIER_POLICY_*: fixed for the registry's life; 0: $VT_TIER_POLICY */
+    /* ---- appended in version 3 ---- */
+    vt_cpu_tier_fn on_cpu_tier;   /* NULL: CPU-tier runs are only counted */
+    void *on_cpu_tier_user;       /* passed to on_cpu_tier */
+    const char *disable_ops;      /* "backend:Op,backend:*" kernels hidden; NULL: $VT_DISABLE_OPS */
+    uint32_t isolate_timeout_s;   /* 1..3599; 0: $VT_LOADER_ISOLATE_TIMEOUT, else 60 */
+    uint64_t weight_budget_bytes; /* vt_fit_budget's answer; 0: $VT_DEVICE_WEIGHT_BUDGET_BYTES, else probed */
 } vt_registry_options;
 
 /* Tier policy of a registry (vt_resolve.h): taken from $VT_TIER_POLICY at
@@ -50,9 +67,10 @@ typedef struct vt_registry_options {
 #define VT_REGISTRY_ONLY_PLUGIN_PATH 0x1u
 
 /* Probe every plugin in a child process first (also $VT_LOADER_ISOLATE=1):
- * a plugin that crashes or hangs (beyond $VT_LOADER_ISOLATE_TIMEOUT s,
- * default 60) while loading, initialising or probing is skipped with the
- * signal and the stage named, and never loaded into this process. */
+ * a plugin that crashes or hangs (beyond options.isolate_timeout_s, else
+ * $VT_LOADER_ISOLATE_TIMEOUT, else 60 s) while loading, initialising or
+ * probing is skipped with the signal and the stage named, and never loaded
+ * into this process. */
 #define VT_REGISTRY_ISOLATE 0x2u
 
 /* What became of one plugin candidate. */
@@ -92,7 +110,8 @@ void vt_registry_close(vt_registry *reg);
 const char *vt_registry_search_path(const vt_registry *reg);
 
 /* Number of warnings raised while opening (a refused directory, a relative
- * path entry, a VT_BACKENDS name that matched nothing). */
+ * path entry, a VT_BACKENDS name that matched nothing, an isolated probe
+ * that could not start). The library records them; it prints nothing. */
 size_t vt_registry_warning_count(const vt_registry *reg);
 
 /* Warning i, owned by reg; NULL when out of range. */

@@ -9,7 +9,6 @@
 
 #include "cpu_dot.h"
 #include "cpu_ops.h"
-#include "cpu_ops_quant.h"
 #include "cpu_quant.h"
 
 typedef struct gr_job {

@@ -8,7 +8,7 @@
 
 #include <math.h>
 
-#include "cpu_ops_nn.h"
+#include "cpu_ops.h"
 
 typedef struct dsa_job {
     const float *q, *w;
@@ -41,7 +41,7 @@ static void dsa_range(void *arg, int64_t i0, int64_t i1)
     }
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_dsa_indexer_logits)
+VT_CPU_KERNEL(vt_cpu_dsa_indexer_logits)
 {
     (void)dev;
     const vt_operand *q = &a->in[0], *k = &a->in[1];

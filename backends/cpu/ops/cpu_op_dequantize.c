@@ -7,7 +7,6 @@
 
 #include "cpu_dot.h"
 #include "cpu_ops.h"
-#include "cpu_ops_quant.h"
 #include "cpu_quant.h"
 
 typedef struct dq_job {

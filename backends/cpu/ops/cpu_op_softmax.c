@@ -14,7 +14,7 @@
 
 #include <math.h>
 
-#include "cpu_ops_nn.h"
+#include "cpu_ops.h"
 
 typedef struct softmax_job {
     const float *x, *mask; /* mask optional */
@@ -89,7 +89,7 @@ static vt_status refuse_inf(const softmax_job *j, int64_t rows, char *why, size_
     return VT_OK;
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_softmax)
+VT_CPU_KERNEL(vt_cpu_softmax)
 {
     (void)dev;
     const vt_operand *x = &a->in[0];

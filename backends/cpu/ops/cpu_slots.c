@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-#include "cpu_ops_nn.h"
+#include "cpu_ops.h"
 
 vt_status vt_cpu_check_slots(uint32_t op, const char *operand, const int32_t *slots, int64_t rows, int64_t per_row,
                              int64_t n_slots, const unsigned char *row_active, char *why, size_t why_size)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_ops_nn.h"
+#include "cpu_ops.h"
 
 typedef struct rope_job {
     const float *x;
@@ -57,7 +57,7 @@ static void rope_range(void *arg, int64_t t0, int64_t t1)
     free(cs);
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_rope)
+VT_CPU_KERNEL(vt_cpu_rope)
 {
     (void)dev;
     const vt_operand *x = &a->in[0];

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_ops_nn.h"
+#include "cpu_ops.h"
 
 typedef struct gdr_job {
     const float *q, *k, *v, *g, *beta;
@@ -112,7 +112,7 @@ static void gdr_range(void *arg, int64_t i0, int64_t i1)
     free(S);
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_gated_delta_rule)
+VT_CPU_KERNEL(vt_cpu_gated_delta_rule)
 {
     (void)dev;
     const vt_operand *q = &a->in[0], *v = &a->in[2], *sl = &a->in[5], *st = &a->out[1];

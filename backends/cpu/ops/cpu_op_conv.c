@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_ops_nn.h"
+#include "cpu_ops.h"
 
 typedef enum conv_kind { CONV_SPEC = 7, CONV_PREFILL = 8, CONV_UPDATE = 9 } conv_kind;
 
@@ -135,19 +135,19 @@ static vt_status conv_run(vt_backend_ctx *ctx, const vt_op_args *a, conv_kind ki
     return VT_OK;
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_conv_spec_update)
+VT_CPU_KERNEL(vt_cpu_conv_spec_update)
 {
     (void)dev;
     return conv_run(ctx, a, CONV_SPEC, why, why_size);
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_conv)
+VT_CPU_KERNEL(vt_cpu_conv)
 {
     (void)dev;
     return conv_run(ctx, a, CONV_PREFILL, why, why_size);
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_conv_update)
+VT_CPU_KERNEL(vt_cpu_conv_update)
 {
     (void)dev;
     return conv_run(ctx, a, CONV_UPDATE, why, why_size);

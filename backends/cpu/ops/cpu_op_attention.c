@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_ops_nn.h"
+#include "cpu_ops.h"
 
 /* q . k[off .. off+n) with k f32/f16/bf16, double accumulation in index
  * order (each product of two floats is exact in double). */
@@ -125,7 +125,7 @@ static void attn_range(void *arg, int64_t i0, int64_t i1)
     free(logit);
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_attention)
+VT_CPU_KERNEL(vt_cpu_attention)
 {
     (void)dev;
     const vt_operand *q = &a->in[0], *k = &a->in[1], *v = &a->in[2];
@@ -179,7 +179,7 @@ static void kv_range(void *arg, int64_t h0, int64_t h1)
     }
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_kv_cache_write)
+VT_CPU_KERNEL(vt_cpu_kv_cache_write)
 {
     (void)dev;
     const vt_operand *k = &a->in[0], *kc = &a->out[0];

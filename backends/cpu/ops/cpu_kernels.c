@@ -5,12 +5,14 @@
 
 #include <pthread.h>
 
-#include "cpu_backend.h"
+#include "cpu_ops.h"
 
+/* The catalogue's op families, in its order (core/ops/<family>.c). */
 static const vt_kernel_family families[] = {
-    {vt_cpu_kernels_basic, &vt_cpu_n_kernels_basic},
-    {vt_cpu_kernels_nn, &vt_cpu_n_kernels_nn},
-    {vt_cpu_kernels_quant, &vt_cpu_n_kernels_quant},
+    {vt_cpu_kernels_convert, &vt_cpu_n_kernels_convert}, {vt_cpu_kernels_elementwise, &vt_cpu_n_kernels_elementwise},
+    {vt_cpu_kernels_rows, &vt_cpu_n_kernels_rows},       {vt_cpu_kernels_conv, &vt_cpu_n_kernels_conv},
+    {vt_cpu_kernels_matmul, &vt_cpu_n_kernels_matmul},   {vt_cpu_kernels_attention, &vt_cpu_n_kernels_attention},
+    {vt_cpu_kernels_select, &vt_cpu_n_kernels_select},   {vt_cpu_kernels_gather, &vt_cpu_n_kernels_gather},
 };
 
 #define MAX_ROWS 1024

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_ops_nn.h"
+#include "cpu_ops.h"
 
 typedef struct cand {
     float v;
@@ -126,7 +126,7 @@ static void topk_range(void *arg, int64_t r0, int64_t r1)
     free(c);
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_topk)
+VT_CPU_KERNEL(vt_cpu_topk)
 {
     (void)dev;
     topk_job j;
@@ -172,7 +172,7 @@ static void argmax_range(void *arg, int64_t r0, int64_t r1)
         j->idx[r] = argmax_row(j->x + r * j->n, j->n);
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_argmax)
+VT_CPU_KERNEL(vt_cpu_argmax)
 {
     (void)dev;
     argmax_job j = {a->in[0].data, a->out[0].data, 0};
@@ -249,7 +249,7 @@ static void sample_range(void *arg, int64_t r0, int64_t r1)
     free(prob);
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_sample)
+VT_CPU_KERNEL(vt_cpu_sample)
 {
     (void)dev;
     sample_job j;

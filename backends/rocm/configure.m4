@@ -1,5 +1,6 @@
-# VT_CHECK_HIP
-# ------------
+# backends/rocm/configure.m4 - detection of the rocm backend (m4_include'd
+# by configure.ac; see m4/vt_backend.m4 for the folder convention).
+#
 # The rocm backend is HIP. It builds for AMD with hipcc, or for NVIDIA with
 # nvcc through the project's own HIP->CUDA header (backends/rocm/hip_cuda.h).
 #
@@ -236,3 +237,9 @@ AC_DEFUN([VT_CHECK_HIP], [
   AM_CONDITIONAL([VT_HIP_AMD], [test "x$HIP_PLATFORM" = xamd])
   AM_CONDITIONAL([VT_HIP_NVIDIA], [test "x$HIP_PLATFORM" = xnvidia])
 ])
+
+dnl Run the detection here, where configure.ac includes this file, and
+dnl register the folder: built (and searched from the build tree) only when
+dnl a device compiler was found.
+VT_CHECK_HIP
+VT_BACKEND([rocm], [backends/rocm], [test -n "$HIP_PLATFORM"])

@@ -12,7 +12,6 @@
 
 #include "cpu_mm.h"
 #include "cpu_ops.h"
-#include "cpu_ops_quant.h"
 
 typedef struct moe_job {
     const vt_cpu_isa *isa;

@@ -6,7 +6,7 @@
 
 #include <math.h>
 
-#include "cpu_ops_nn.h"
+#include "cpu_ops.h"
 
 /* Elements per parallel chunk: small enough to split mid-size tensors. */
 #define EW_CHUNK 2048
@@ -76,7 +76,7 @@ static vt_status ew_run(vt_backend_ctx *ctx, const vt_op_args *a, ew_kind kind)
     return VT_OK;
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_mul)
+VT_CPU_KERNEL(vt_cpu_mul)
 {
     (void)dev;
     (void)why;
@@ -84,7 +84,7 @@ VT_CPU_NN_KERNEL(vt_cpu_mul)
     return ew_run(ctx, a, EW_MUL);
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_scale)
+VT_CPU_KERNEL(vt_cpu_scale)
 {
     (void)dev;
     (void)why;
@@ -92,7 +92,7 @@ VT_CPU_NN_KERNEL(vt_cpu_scale)
     return ew_run(ctx, a, EW_SCALE);
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_silu)
+VT_CPU_KERNEL(vt_cpu_silu)
 {
     (void)dev;
     (void)why;
@@ -100,7 +100,7 @@ VT_CPU_NN_KERNEL(vt_cpu_silu)
     return ew_run(ctx, a, EW_SILU);
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_gelu)
+VT_CPU_KERNEL(vt_cpu_gelu)
 {
     (void)dev;
     (void)why;
@@ -108,7 +108,7 @@ VT_CPU_NN_KERNEL(vt_cpu_gelu)
     return ew_run(ctx, a, EW_GELU);
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_sigmoid)
+VT_CPU_KERNEL(vt_cpu_sigmoid)
 {
     (void)dev;
     (void)why;
@@ -116,7 +116,7 @@ VT_CPU_NN_KERNEL(vt_cpu_sigmoid)
     return ew_run(ctx, a, EW_SIGMOID);
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_swiglu)
+VT_CPU_KERNEL(vt_cpu_swiglu)
 {
     (void)dev;
     (void)why;
@@ -149,7 +149,7 @@ static void gate_range(void *arg, int64_t i0, int64_t i1)
     }
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_gdn_gate)
+VT_CPU_KERNEL(vt_cpu_gdn_gate)
 {
     (void)dev;
     (void)why;

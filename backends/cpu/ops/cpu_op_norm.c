@@ -7,7 +7,7 @@
 
 #include <math.h>
 
-#include "cpu_ops_nn.h"
+#include "cpu_ops.h"
 
 typedef enum norm_kind { NORM_RMS, NORM_L2, NORM_GATED_RMS } norm_kind;
 
@@ -68,7 +68,7 @@ static vt_status norm_run(vt_backend_ctx *ctx, const vt_op_args *a, norm_kind ki
     return VT_OK;
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_rms_norm)
+VT_CPU_KERNEL(vt_cpu_rms_norm)
 {
     (void)dev;
     (void)why;
@@ -76,7 +76,7 @@ VT_CPU_NN_KERNEL(vt_cpu_rms_norm)
     return norm_run(ctx, a, NORM_RMS);
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_l2_norm)
+VT_CPU_KERNEL(vt_cpu_l2_norm)
 {
     (void)dev;
     (void)why;
@@ -84,7 +84,7 @@ VT_CPU_NN_KERNEL(vt_cpu_l2_norm)
     return norm_run(ctx, a, NORM_L2);
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_gated_rms_norm)
+VT_CPU_KERNEL(vt_cpu_gated_rms_norm)
 {
     (void)dev;
     (void)why;

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_ops_nn.h"
+#include "cpu_ops.h"
 
 typedef struct router_job {
     const float *logits, *bias; /* bias optional */
@@ -86,7 +86,7 @@ static void router_range(void *arg, int64_t t0, int64_t t1)
     free(taken);
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_moe_router)
+VT_CPU_KERNEL(vt_cpu_moe_router)
 {
     (void)dev;
     const vt_operand *lg = &a->in[0];
@@ -140,7 +140,7 @@ static void combine_range(void *arg, int64_t t0, int64_t t1)
     }
 }
 
-VT_CPU_NN_KERNEL(vt_cpu_moe_combine)
+VT_CPU_KERNEL(vt_cpu_moe_combine)
 {
     (void)dev;
     (void)why;
