@@ -1,6 +1,8 @@
 // kernels_state.hip - gathers, caches and attention of the rocm backend:
-// IndexSelect, KvCacheWrite, Attention (online softmax over key chunks)
-// and DsaIndexerLogits. Indices are validated on the host before launch.
+// IndexSelect, KvCacheWrite, Attention (decode: split over chunks of keys
+// and combined; many queries: one block per head, online softmax over key
+// chunks) and DsaIndexerLogits. Indices are validated on the host before
+// launch.
 #include "rocm_device.h"
 #include "rocm_launch.h"
 
