@@ -5,7 +5,7 @@
 
 #include "vt_internal.h"
 
-const char *vt_device_type_name(int type)
+const char *vt_device_type_name(vt_device_type type)
 {
     switch (type) {
     case VT_DEVICE_CPU: return "CPU";
@@ -68,7 +68,7 @@ void vt_caps_derive_keep_quant(vt_device_caps *caps, const vt_kernel *table, uin
             if (table[i].op != class_ops[j].op || table[i].sig.n <= class_ops[j].slot)
                 continue;
             uint32_t dt = table[i].sig.dtype[class_ops[j].slot];
-            const vt_dtype_info *info = vt_dtype_get((int)dt);
+            const vt_dtype_info *info = vt_dtype_get(dt);
             if (info && info->quantized && dt < 64)
                 caps->keep_quant[class_ops[j].op_class] |= (uint64_t)1 << dt;
         }

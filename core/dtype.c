@@ -5,31 +5,25 @@
 #include <stdio.h>
 
 #include "vt_internal.h"
+#include <vt/vt_blocks.h>
+
+/* A block format of VT_Q_FORMATS: its geometry from vt_blocks.h. */
+#define Q_ROW(id, f) [id] = {#f, VT_BLK_##f##_ELEMS, VT_BLK_##f##_BYTES, true, false, false},
 
 /* name, block elements, block bytes, quantized, float, int */
+/* clang-format off */
 static const vt_dtype_info table[VT_DTYPE_COUNT] = {
+    VT_Q_FORMATS(Q_ROW)
     [VT_F32] = {"f32", 1, 4, false, true, false},
     [VT_F16] = {"f16", 1, 2, false, true, false},
-    [VT_Q4_0] = {"q4_0", 32, 18, true, false, false},
-    [VT_Q4_1] = {"q4_1", 32, 20, true, false, false},
-    [VT_Q5_0] = {"q5_0", 32, 22, true, false, false},
-    [VT_Q5_1] = {"q5_1", 32, 24, true, false, false},
-    [VT_Q8_0] = {"q8_0", 32, 34, true, false, false},
     [VT_Q8_1] = {"q8_1", 32, 36, true, false, false},
-    [VT_Q2_K] = {"q2_k", 256, 84, true, false, false},
-    [VT_Q3_K] = {"q3_k", 256, 110, true, false, false},
-    [VT_Q4_K] = {"q4_k", 256, 144, true, false, false},
-    [VT_Q5_K] = {"q5_k", 256, 176, true, false, false},
-    [VT_Q6_K] = {"q6_k", 256, 210, true, false, false},
     [VT_Q8_K] = {"q8_k", 256, 292, true, false, false},
     [VT_IQ2_XXS] = {"iq2_xxs", 256, 66, true, false, false},
     [VT_IQ2_XS] = {"iq2_xs", 256, 74, true, false, false},
     [VT_IQ3_XXS] = {"iq3_xxs", 256, 98, true, false, false},
     [VT_IQ1_S] = {"iq1_s", 256, 50, true, false, false},
-    [VT_IQ4_NL] = {"iq4_nl", 32, 18, true, false, false},
     [VT_IQ3_S] = {"iq3_s", 256, 110, true, false, false},
     [VT_IQ2_S] = {"iq2_s", 256, 82, true, false, false},
-    [VT_IQ4_XS] = {"iq4_xs", 256, 136, true, false, false},
     [VT_I8] = {"i8", 1, 1, false, false, true},
     [VT_I16] = {"i16", 1, 2, false, false, true},
     [VT_I32] = {"i32", 1, 4, false, false, true},
@@ -39,22 +33,22 @@ static const vt_dtype_info table[VT_DTYPE_COUNT] = {
     [VT_BF16] = {"bf16", 1, 2, false, true, false},
     [VT_TQ1_0] = {"tq1_0", 256, 54, true, false, false},
     [VT_TQ2_0] = {"tq2_0", 256, 66, true, false, false},
-    [VT_MXFP4] = {"mxfp4", 32, 17, true, false, false},
 };
+/* clang-format on */
 
-bool vt_dtype_is_removed(int id)
+bool vt_dtype_is_removed(vt_dtype id)
 {
     return id == 4 || id == 5 || (id >= 31 && id <= 33) || (id >= 36 && id <= 38);
 }
 
-const vt_dtype_info *vt_dtype_get(int id)
+const vt_dtype_info *vt_dtype_get(vt_dtype id)
 {
     if (id < 0 || id >= VT_DTYPE_COUNT || !table[id].name)
         return NULL;
     return &table[id];
 }
 
-const char *vt_dtype_name(int id)
+const char *vt_dtype_name(vt_dtype id)
 {
     static _Thread_local char buf[32];
     const vt_dtype_info *info = vt_dtype_get(id);
@@ -64,24 +58,26 @@ const char *vt_dtype_name(int id)
     return buf;
 }
 
-int vt_dtype_from_name(const char *name)
+bool vt_dtype_from_name(const char *name, vt_dtype *out)
 {
     if (!name)
-        return -1;
-    for (int id = 0; id < VT_DTYPE_COUNT; id++) {
+        return false;
+    for (vt_dtype id = 0; id < VT_DTYPE_COUNT; id++) {
         const char *n = table[id].name;
         if (!n)
             continue;
         size_t i = 0;
         while (n[i] && name[i] && tolower((unsigned char)name[i]) == n[i])
             i++;
-        if (!n[i] && !name[i])
-            return id;
+        if (!n[i] && !name[i]) {
+            *out = id;
+            return true;
+        }
     }
-    return -1;
+    return false;
 }
 
-bool vt_dtype_row_bytes(int id, int64_t n, uint64_t *bytes)
+bool vt_dtype_row_bytes(vt_dtype id, int64_t n, uint64_t *bytes)
 {
     const vt_dtype_info *info = vt_dtype_get(id);
     if (!info || n < 0 || (uint64_t)n % info->block_elems != 0)
@@ -93,7 +89,7 @@ bool vt_dtype_row_bytes(int id, int64_t n, uint64_t *bytes)
     return true;
 }
 
-vt_size_result vt_dtype_shape_size(int id, uint32_t ndim, const int64_t *shape, int64_t *elems, uint64_t *bytes)
+vt_size_result vt_dtype_shape_size(vt_dtype id, uint32_t ndim, const int64_t *shape, int64_t *elems, uint64_t *bytes)
 {
     const vt_dtype_info *info = vt_dtype_get(id);
     if (!info || ndim > 8 || (ndim && !shape))
@@ -131,7 +127,7 @@ vt_size_result vt_dtype_shape_size(int id, uint32_t ndim, const int64_t *shape, 
     return VT_SIZE_OK;
 }
 
-bool vt_dtype_tensor_bytes(int id, uint32_t ndim, const int64_t *shape, uint64_t *bytes)
+bool vt_dtype_tensor_bytes(vt_dtype id, uint32_t ndim, const int64_t *shape, uint64_t *bytes)
 {
     return ndim <= VT_MAX_DIMS && vt_dtype_shape_size(id, ndim, shape, NULL, bytes) == VT_SIZE_OK;
 }

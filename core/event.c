@@ -199,7 +199,7 @@ vt_status vt_event_synchronize(vt_event *e)
     if (qe != VT_OK)
         return vt_set_error(qe, "%s", text);
     if (st != VT_OK) {
-        const char *name = vt_op_name((int)failed);
+        const char *name = vt_op_name(failed);
         if (name)
             return vt_set_error(st, "%s (%u) on %s: %s", name, failed, dev->id, vt_why_strip_op(why, failed));
         return vt_set_error(st, "waiting for an event on %s failed: %s", dev->id, why[0] ? why : vt_status_name(st));

@@ -66,10 +66,10 @@ static vt_status plan_one(const vt_weight_desc *w, size_t i, const vt_device_cap
                           vt_weight_plan *p)
 {
     const char *name = w->name ? w->name : "(unnamed)";
-    const vt_dtype_info *info = vt_dtype_get((int)w->dtype);
+    const vt_dtype_info *info = vt_dtype_get(w->dtype);
     memset(p, 0, sizeof *p);
     if (!info)
-        return vt_set_error(VT_E_INVALID_ARG, "weight %zu '%s': dtype %s", i, name, vt_dtype_name((int)w->dtype));
+        return vt_set_error(VT_E_INVALID_ARG, "weight %zu '%s': dtype %s", i, name, vt_dtype_name(w->dtype));
     if (w->ndim > VT_MAX_DIMS)
         return vt_set_error(VT_E_INVALID_ARG, "weight %zu '%s': %u dims, at most %d", i, name, w->ndim, VT_MAX_DIMS);
     uint64_t n = 1;
@@ -79,7 +79,7 @@ static vt_status plan_one(const vt_weight_desc *w, size_t i, const vt_device_cap
                                 name, d, (long long)w->shape[d]);
         n *= (uint64_t)w->shape[d];
     }
-    if (!vt_dtype_tensor_bytes((int)w->dtype, w->ndim, w->shape, &p->stored_bytes))
+    if (!vt_dtype_tensor_bytes(w->dtype, w->ndim, w->shape, &p->stored_bytes))
         return vt_set_error(VT_E_INVALID_ARG, "weight %zu '%s': %s shape is not whole blocks or overflows", i, name,
                             info->name);
     uint64_t elem_bytes;
@@ -87,7 +87,7 @@ static vt_status plan_one(const vt_weight_desc *w, size_t i, const vt_device_cap
         p->residency = VT_RESIDENCY_EXPAND;
         p->resident_dtype = info->is_int ? w->dtype : VT_F32;
     } else if (w->op_class < VT_OP_CLASS_COUNT) {
-        if (info->quantized && vt_caps_keeps_quant(caps, (int)w->op_class, (int)w->dtype)) {
+        if (info->quantized && vt_caps_keeps_quant(caps, (int)w->op_class, w->dtype)) {
             p->residency = VT_RESIDENCY_KEEP_QUANT;
             p->resident_dtype = w->dtype;
         } else {
@@ -106,13 +106,12 @@ static vt_status plan_one(const vt_weight_desc *w, size_t i, const vt_device_cap
         return vt_set_error(VT_E_UNSUPPORTED,
                             "weight %zu '%s' is %s: no native kernel on this device consumes it for %s, and vt cannot "
                             "convert it to %s at load (only f32/f16/bf16 and SPEC 7's block formats expand)",
-                            i, name, info->name, vt_op_class_name((int)w->op_class),
-                            vt_dtype_name((int)p->resident_dtype));
+                            i, name, info->name, vt_op_class_name((int)w->op_class), vt_dtype_name(p->resident_dtype));
     if (p->residency == VT_RESIDENCY_KEEP_QUANT) {
         p->resident_bytes = p->stored_bytes;
     } else {
         /* Expanded: every element at the resident dtype's size. */
-        elem_bytes = vt_dtype_get((int)p->resident_dtype)->block_bytes;
+        elem_bytes = vt_dtype_get(p->resident_dtype)->block_bytes;
         if (n > UINT64_MAX / elem_bytes)
             return vt_set_error(VT_E_INVALID_ARG, "weight %zu '%s': expanded size overflows", i, name);
         p->resident_bytes = n * elem_bytes;
@@ -174,7 +173,7 @@ static void refusal(vt_device *dev, const vt_device_caps *caps, const vt_weight_
     APPEND("; budget %llu bytes (%s) from %s", (unsigned long long)r->budget_bytes,
            vt_format_bytes(r->budget_bytes, b[5], 32), r->budget_source);
     if (r->forced_formats) {
-        APPEND("; expansion to %s forced for", vt_dtype_name((int)r->expand_dtype));
+        APPEND("; expansion to %s forced for", vt_dtype_name(r->expand_dtype));
         for (int t = 0; t < 64; t++) {
             if (!((r->forced_formats >> t) & 1u))
                 continue;
@@ -197,9 +196,9 @@ static void refusal(vt_device *dev, const vt_device_caps *caps, const vt_weight_
             const vt_weight_plan *p = &plans[r->largest[j]];
             const vt_weight_desc *d = &w[r->largest[j]];
             APPEND("%s %s %s (%s%s%s)", j ? "," : "", d->name ? d->name : "(unnamed)",
-                   vt_format_bytes(p->resident_bytes, b[6], 32), vt_dtype_name((int)d->dtype),
+                   vt_format_bytes(p->resident_bytes, b[6], 32), vt_dtype_name(d->dtype),
                    p->residency == VT_RESIDENCY_KEEP_QUANT ? " kept" : " -> ",
-                   p->residency == VT_RESIDENCY_KEEP_QUANT ? "" : vt_dtype_name((int)p->resident_dtype));
+                   p->residency == VT_RESIDENCY_KEEP_QUANT ? "" : vt_dtype_name(p->resident_dtype));
         }
     }
     APPEND("; nothing was allocated");

@@ -76,11 +76,10 @@ static vt_status prepare(vt_device *dev, const vt_resolution *r, vt_op op, const
     } else {
         char want[96], got[96];
         if (r->device != dev || r->op != (uint32_t)op || !vt_sig_equal(r->sig, sig))
-            return vt_set_error(VT_E_INVALID_ARG,
-                                "%s (%d) on %s: the resolution is for %s %s on %s, the operands are %s", name, (int)op,
-                                dev->id, vt_op_name((int)r->op) ? vt_op_name((int)r->op) : "?",
-                                vt_sig_format(r->sig, want, sizeof want), r->device ? r->device->id : "no device",
-                                vt_sig_format(sig, got, sizeof got));
+            return vt_set_error(
+                VT_E_INVALID_ARG, "%s (%d) on %s: the resolution is for %s %s on %s, the operands are %s", name,
+                (int)op, dev->id, vt_op_name(r->op) ? vt_op_name(r->op) : "?", vt_sig_format(r->sig, want, sizeof want),
+                r->device ? r->device->id : "no device", vt_sig_format(sig, got, sizeof got));
         if (r->tier == VT_TIER_REFUSED || !r->kernel) {
             atomic_fetch_add(&dev->refusals, 1);
             return vt_set_error(VT_E_OP_MISSING, "%s", r->reason);
@@ -125,7 +124,7 @@ vt_status vt_op_enqueue_resolved(vt_queue *q, const vt_resolution *r, const vt_t
     if (!q || !r)
         return vt_set_error(VT_E_INVALID_ARG, "vt_op_enqueue_resolved: NULL queue or resolution");
     vt_work w;
-    vt_status st = prepare(q->dev, r, (vt_op)r->op, in, n_in, out, n_out, params, params_size, &w);
+    vt_status st = prepare(q->dev, r, r->op, in, n_in, out, n_out, params, params_size, &w);
     if (st != VT_OK)
         return st;
     if (vt_op_outputs_empty(&w.args))
@@ -156,7 +155,7 @@ static vt_status run_now(vt_device *dev, const vt_work *w)
     vt_status st;
     if (q->recording != VT_REC_NONE)
         st = vt_set_error(VT_E_INVALID_ARG, "%s (%u) on %s: the default queue is recording a graph (use vt_op_enqueue)",
-                          vt_op_name((int)w->args.op), w->args.op, dev->id);
+                          vt_op_name(w->args.op), w->args.op, dev->id);
     else
         st = vt_queue_submit_locked(q, w);
     if (st == VT_OK)
@@ -185,7 +184,7 @@ vt_status vt_op_run_resolved(const vt_resolution *r, const vt_tensor *const *in,
     if (!r || !r->device)
         return vt_set_error(VT_E_INVALID_ARG, "vt_op_run_resolved: NULL resolution or one without a device");
     vt_work w;
-    vt_status st = prepare(r->device, r, (vt_op)r->op, in, n_in, out, n_out, params, params_size, &w);
+    vt_status st = prepare(r->device, r, r->op, in, n_in, out, n_out, params, params_size, &w);
     if (st != VT_OK)
         return st;
     if (vt_op_outputs_empty(&w.args))

@@ -95,7 +95,7 @@ static void close_handle(vt_plugin *p)
 
 bool vt_op_disabled(const char *spec, const char *backend, uint32_t op)
 {
-    const char *name = vt_op_name((int)op);
+    const char *name = vt_op_name(op);
     size_t blen = strlen(backend);
     for (const char *e = spec; e && *e;) {
         const char *end = strchr(e, ',');
@@ -175,12 +175,12 @@ static char *vtable_problem(const vt_plugin *p, const vt_backend_iface *f)
         return vt_strdup_printf("vtable lists %u kernels but no table", f->n_kernels);
     for (uint32_t i = 0; i < f->n_kernels; i++) {
         const vt_kernel *k = &f->kernels[i];
-        if (!vt_op_name((int)k->op) || !k->run || k->sig.n > VT_SIG_MAX)
+        if (!vt_op_name(k->op) || !k->run || k->sig.n > VT_SIG_MAX)
             return vt_strdup_printf("kernel table row %u is malformed (op %u)", i, k->op);
         if (!vt_op_sig_in_catalog(k->op, k->sig)) {
             char sig[96];
             return vt_strdup_printf("kernel table row %u: %s (%u) %s is not a signature of the catalogue", i,
-                                    vt_op_name((int)k->op), k->op, vt_sig_format(k->sig, sig, sizeof sig));
+                                    vt_op_name(k->op), k->op, vt_sig_format(k->sig, sig, sizeof sig));
         }
     }
     return NULL;

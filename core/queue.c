@@ -47,7 +47,7 @@ char *vt_iface_v2_problem(const vt_backend_iface *f)
 
 const char *vt_why_strip_op(const char *why, uint32_t op)
 {
-    const char *name = vt_op_name((int)op);
+    const char *name = vt_op_name(op);
     if (!why || !name)
         return why ? why : "";
     char head[96];
@@ -164,7 +164,7 @@ vt_device *vt_queue_device(const vt_queue *q)
 /* Name a failure the plugin reported for failed_op on dev. */
 static vt_status named(vt_status st, const vt_device *dev, uint32_t failed_op, const char *why)
 {
-    const char *name = vt_op_name((int)failed_op);
+    const char *name = vt_op_name(failed_op);
     if (name)
         return vt_set_error(st, "%s (%u) on %s: %s", name, failed_op, dev->id, vt_why_strip_op(why, failed_op));
     return vt_set_error(st, "work on %s failed: %s", dev->id, why[0] ? why : vt_status_name(st));
@@ -214,7 +214,7 @@ static void run_on_host(vt_queue *q, const vt_work *w)
 {
     vt_device *dev = q->dev;
     const vt_backend_iface *f = dev->plugin->iface;
-    const char *name = vt_op_name((int)w->args.op);
+    const char *name = vt_op_name(w->args.op);
     char why[VT_WHY_SIZE] = "";
     vt_op_args a;
     vt_op_args_fold_offsets(&w->args, &a); /* a pointer-based kernel: addresses formed here */
@@ -238,7 +238,7 @@ static void run_on_host(vt_queue *q, const vt_work *w)
     else
         st = f->synchronize(dev->plugin->ctx, dev->index, why, sizeof why);
     if (st != VT_OK) {
-        const char *fname = vt_op_name((int)failed);
+        const char *fname = vt_op_name(failed);
         if (fname)
             vt_queue_record_error(q, st, "%s (%u) on %s: %s", fname, failed, dev->id, vt_why_strip_op(why, failed));
         else
@@ -258,7 +258,7 @@ static void run_on_host(vt_queue *q, const vt_work *w)
     if (dev->reg->on_cpu_tier) { /* reported, not printed: the caller decides what to show */
         char text[160];
         snprintf(text, sizeof text, "%s (%u) on %s ran on the portable CPU tier", name, w->args.op, dev->id);
-        dev->reg->on_cpu_tier(dev->reg->on_cpu_tier_user, dev, (vt_op)w->args.op, text);
+        dev->reg->on_cpu_tier(dev->reg->on_cpu_tier_user, dev, w->args.op, text);
     }
 }
 
@@ -288,7 +288,7 @@ vt_status vt_queue_submit_locked(vt_queue *q, const vt_work *w)
     char why[VT_WHY_SIZE] = "";
     vt_status st = VT_OK;
     if (w->kind == VT_WORK_OP) {
-        const char *name = vt_op_name((int)w->args.op);
+        const char *name = vt_op_name(w->args.op);
         if (w->tier == VT_TIER_NATIVE && q->bq) {
             vt_op_args a = w->args;
             a.queue = q->bq;

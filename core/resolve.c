@@ -180,7 +180,7 @@ static bool operand_from_shape(vt_operand *o, const vt_shape *s)
             return false;
         o->shape[i] = s->shape[i];
     }
-    return vt_dtype_get((vt_dtype)s->dtype) && vt_dtype_tensor_bytes((vt_dtype)s->dtype, s->ndim, s->shape, &o->nbytes);
+    return vt_dtype_get(s->dtype) && vt_dtype_tensor_bytes(s->dtype, s->ndim, s->shape, &o->nbytes);
 }
 
 vt_status vt_resolve_call(vt_device *dev, vt_op op, const vt_shape *const *in, uint32_t n_in,
@@ -239,7 +239,7 @@ vt_status vt_resolve_plan(vt_device *dev, const vt_plan_op *ops, size_t n_ops, u
     if (st != VT_OK)
         return st;
     for (size_t i = 0; i < n_ops; i++) {
-        vt_status s = resolve_one(dev, (vt_op)ops[i].op, ops[i].sig, NULL, flags | env_flags, &caps, &results[i]);
+        vt_status s = resolve_one(dev, ops[i].op, ops[i].sig, NULL, flags | env_flags, &caps, &results[i]);
         if (s != VT_OK)
             (*n_refused)++;
     }

@@ -102,7 +102,7 @@ enum { FILL_UNIFORM, FILL_NORM, FILL_SSM_A };
 /* The writer and everything it borrows. */
 typedef struct mk {
     vt_gguf_writer *w;
-    int wtype;
+    vt_dtype wtype;
     uint64_t seed;
     int share; /* one buffer per tensor kind */
     void **bufs;
@@ -124,10 +124,7 @@ static uint64_t hash_str(const char *s)
 
 static uint64_t next_u64(uint64_t *s)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return vt_splitmix64_next(s);
 }
 
 /* Uniform in [-1, 1). */
@@ -185,7 +182,7 @@ static void *fill_rows(void *arg)
         return NULL;
     }
     for (int64_t r = j->r0; r < j->r1 && j->st == VT_OK; r++) {
-        uint64_t s = j->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(r + 1));
+        uint64_t s = j->seed ^ (VT_SPLITMIX64_GAMMA * (uint64_t)(r + 1));
         for (int64_t i = 0; i < j->n; i++) {
             float u = next_sym(&s);
             if (j->fill == FILL_NORM)
@@ -205,7 +202,7 @@ static void *fill_rows(void *arg)
  * as the model's weight type when quant (else f32). */
 static vt_status add(mk *m, const char *name, uint32_t n_dims, const int64_t *ne, int fill, float scale, int quant)
 {
-    int type = quant ? m->wtype : VT_F32;
+    vt_dtype type = quant ? m->wtype : VT_F32;
     int64_t rows = 1;
     for (uint32_t i = 1; i < n_dims; i++)
         rows *= ne[i];
@@ -460,7 +457,7 @@ vt_status vt_mkmodel_write(const vt_mkmodel_options *o, const char *path)
         st = add_tensors(&m, arch, &d);
     if (st == VT_OK)
         st = vt_gguf_writer_write_file(m.w, path);
-    vt_gguf_writer_free(m.w);
+    vt_gguf_writer_destroy(m.w);
     for (size_t i = 0; i < m.n_bufs; i++)
         free(m.bufs[i]);
     free(m.bufs);

@@ -10,7 +10,7 @@
 
 static const int8_t kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
-bool vt_quantize_supported(int dtype)
+bool vt_quantize_supported(vt_dtype dtype)
 {
     return dtype == VT_F32 || dtype == VT_F16 || dtype == VT_BF16 || dtype == VT_Q8_0 || dtype == VT_Q4_0 ||
            dtype == VT_IQ4_NL;
@@ -78,7 +78,7 @@ static void iq4_nl_block(const float *x, uint8_t *b)
         b[2 + j] = (uint8_t)(c[j] | (c[j + 16] << 4));
 }
 
-vt_status vt_quantize_row(int dtype, const float *src, int64_t n, void *dst)
+vt_status vt_quantize_row(vt_dtype dtype, const float *src, int64_t n, void *dst)
 {
     const vt_dtype_info *info = vt_dtype_get(dtype);
     if (!vt_quantize_supported(dtype) || !info || n < 0 || n % info->block_elems)

@@ -19,7 +19,7 @@ static int resident_dtype(const vt_load_plan *plan, const char *name)
         const vt_weight_desc *d;
         const vt_weight_plan *w;
         if (vt_load_plan_entry(plan, i, &t, &d, &w) == VT_OK && !strcmp(t->name, name))
-            return (int)w->resident_dtype;
+            return w->resident_dtype;
     }
     return -1;
 }
@@ -33,7 +33,7 @@ typedef struct ops_acc {
 
 static void add_op(ops_acc *a, vt_op op, uint32_t n, int d0, int d1, int d2)
 {
-    vt_dtype d[3] = {(vt_dtype)d0, (vt_dtype)d1, (vt_dtype)d2};
+    vt_dtype d[3] = {d0, d1, d2};
     vt_sig sig = vt_sig_make(n, d);
     for (size_t i = 0; i < a->n; i++)
         if (a->ops[i].op == (uint32_t)op && vt_sig_equal(a->ops[i].sig, sig))
@@ -187,9 +187,9 @@ static vt_status allocate_state(vt_runner *r)
                 st = state_tensor(r, &l->rec_state, VT_F32, 4, rs);
         } else {
             int64_t ks[3] = {r->ctx, p->nkv, p->hd};
-            st = state_tensor(r, &l->k_cache, (vt_dtype)r->kv_dtype, 3, ks);
+            st = state_tensor(r, &l->k_cache, r->kv_dtype, 3, ks);
             if (st == VT_OK)
-                st = state_tensor(r, &l->v_cache, (vt_dtype)r->kv_dtype, 3, ks);
+                st = state_tensor(r, &l->v_cache, r->kv_dtype, 3, ks);
             if (st == VT_OK)
                 st = zero_tensor(l->k_cache);
             if (st == VT_OK)
@@ -222,12 +222,13 @@ static vt_status allocate_state(vt_runner *r)
     return st;
 }
 
-void vt_runner_free(vt_runner *r)
+void vt_runner_destroy(vt_runner *r)
 {
     if (!r)
         return;
-    if (r->q)
-        vt_queue_synchronize(r->q);
+    if (r->q && vt_queue_synchronize(r->q) != VT_OK) {
+        /* destroy has no one to report to: a pending error is dropped, as vt_queue_destroy drops it */
+    }
     vt_graph_destroy(r->graph);
     for (size_t i = 0; i < r->n_graph_views; i++)
         vt_tensor_destroy(r->graph_views[i]);
@@ -253,8 +254,8 @@ void vt_runner_free(vt_runner *r)
     vt_tensor_destroy(r->pos_tmp);
     for (int i = 0; i < 4; i++)
         vt_tensor_destroy(r->idx[i]);
-    vt_model_free(r->model);
-    vt_load_plan_free(r->plan);
+    vt_model_destroy(r->model);
+    vt_load_plan_destroy(r->plan);
     free(r);
 }
 
@@ -282,7 +283,7 @@ static vt_status resolve_all(vt_runner *r)
             const char *first = NULL;
             for (size_t i = 0; i < n && len < sizeof msg; i++)
                 if (res[i].tier == VT_TIER_REFUSED) {
-                    len += (size_t)snprintf(msg + len, sizeof msg - len, " %s (%u) %s;", vt_op_name((int)res[i].op),
+                    len += (size_t)snprintf(msg + len, sizeof msg - len, " %s (%u) %s;", vt_op_name(res[i].op),
                                             res[i].op, vt_sig_format(res[i].sig, sb, sizeof sb));
                     first = first ? first : res[i].reason;
                 }
@@ -327,18 +328,22 @@ vt_status vt_runner_create(vt_gguf *g, vt_device *dev, const vt_runner_options *
     r->info.ctx = r->ctx;
     r->chunk = o.chunk ? o.chunk : 512;
     if (o.kv_type < VT_RUNNER_KV_F16 || o.kv_type > VT_RUNNER_KV_F32) {
-        vt_runner_free(r);
+        vt_runner_destroy(r);
         return vt_set_error(VT_E_INVALID_ARG, "runner: KV cache type %d (VT_RUNNER_KV_F16, _BF16 or _F32)", o.kv_type);
     }
     r->kv_dtype = o.kv_type == VT_RUNNER_KV_F32 ? VT_F32 : o.kv_type == VT_RUNNER_KV_BF16 ? VT_BF16 : VT_F16;
     r->use_graph = !(o.flags & VT_RUNNER_NO_GRAPH);
     r->layers = calloc(r->hp.L, sizeof *r->layers);
     if (!r->layers) {
-        vt_runner_free(r);
+        vt_runner_destroy(r);
         return vt_set_error(VT_E_NO_MEMORY, "runner: out of host memory");
     }
     const vt_gguf_tensor *te;
-    vt_gguf_find_tensor(g, "token_embd.weight", &te);
+    st = vt_gguf_find_tensor(g, "token_embd.weight", &te); /* checked by vt_runner_check_file */
+    if (st != VT_OK) {
+        vt_runner_destroy(r);
+        return st;
+    }
     int expand = o.expand;
     if (expand < 0)
         expand = te->type == VT_F16 ? VT_EXPAND_F16 : te->type == VT_BF16 ? VT_EXPAND_BF16 : VT_EXPAND_F32;
@@ -371,7 +376,7 @@ vt_status vt_runner_create(vt_gguf *g, vt_device *dev, const vt_runner_options *
     if (st != VT_OK) {
         char msg[4096];
         snprintf(msg, sizeof msg, "%s", vt_last_error());
-        vt_runner_free(r);
+        vt_runner_destroy(r);
         return vt_set_error(st, "%s", msg);
     }
     snprintf(r->info.arch, sizeof r->info.arch, "%s", arch_names[r->hp.arch]);

@@ -166,7 +166,9 @@ vt_status vt_runner_step(vt_runner *r, const int32_t *tokens, uint32_t n, const 
     if (st == VT_OK && logits)
         st = vt_tensor_read(run_ws_logits(last), logits, (size_t)r->hp.V * sizeof *logits);
     if (big) {
-        vt_queue_synchronize(r->q);
+        vt_status drained = vt_queue_synchronize(r->q);
+        if (st == VT_OK)
+            st = drained;
         run_ws_free(big);
     }
     return st;

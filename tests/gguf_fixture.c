@@ -206,7 +206,7 @@ static uint8_t *image(vt_gguf_writer *(*build)(void), size_t *size)
     vt_gguf_writer *w = build();
     void *data;
     TRY(vt_gguf_writer_write_memory(w, &data, size));
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     return data;
 }
 

@@ -74,11 +74,11 @@ START_TEST(caps_invariants)
     fixture f;
     fixture_open(&f);
     for (size_t i = 0; i < f.n; i++) {
-        vt_device_caps c = {.struct_size = sizeof c};
+        vt_device_caps c = VT_DEVICE_CAPS_INIT;
         ck_assert_int_eq(vt_device_probe(f.dev[i], &c), VT_OK);
         const char *id = vt_device_id(f.dev[i]);
         ck_assert_msg(c.name[0] && c.arch[0] && c.platform[0], "%s: identity fields filled", id);
-        ck_assert_int_eq((int)c.type, vt_device_type_of(f.dev[i]));
+        ck_assert_int_eq(c.type, vt_device_type_of(f.dev[i]));
         ck_assert_msg(c.memory_total > 0, "%s: memory_total probed", id);
         ck_assert_msg(c.memory_free <= c.memory_total, "%s: free %llu <= total %llu", id,
                       (unsigned long long)c.memory_free, (unsigned long long)c.memory_total);
@@ -149,7 +149,7 @@ START_TEST(memory_free_is_probed_not_cached)
     fixture f;
     fixture_open(&f);
     vt_device *d = f.dev[0];
-    vt_device_caps before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    vt_device_caps before = VT_DEVICE_CAPS_INIT, after = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(d, &before), VT_OK);
     if (before.host_addressable && strcmp(backend, "cuda-stub") != 0) {
         /* Host memory is shared with every process: only sanity here. */
@@ -169,7 +169,7 @@ START_TEST(memory_free_is_probed_not_cached)
     char seen[1024] = "";
     bool clean = false;
     for (int trial = 0; trial < 8 && !clean; trial++) {
-        vt_device_caps released = {.struct_size = sizeof released};
+        vt_device_caps released = VT_DEVICE_CAPS_INIT;
         ck_assert_int_eq(vt_device_probe(d, &before), VT_OK);
         vt_tensor *t = make(d, VT_F32, 1, &n);
         ck_assert_int_eq(vt_device_probe(d, &after), VT_OK);
@@ -195,7 +195,7 @@ START_TEST(memory_round_trip_and_counters)
     vt_rng r;
     vt_rng_init(&r, 21);
     for (size_t i = 0; i < f.n; i++) {
-        vt_device_stats s0 = {.struct_size = sizeof s0}, s1 = {.struct_size = sizeof s1};
+        vt_device_stats s0 = VT_DEVICE_STATS_INIT, s1 = VT_DEVICE_STATS_INIT;
         ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s0), VT_OK);
         int64_t n = 100003; /* prime, not a multiple of anything */
         vt_tensor *t = make(f.dev[i], VT_I32, 1, &n);
@@ -256,7 +256,7 @@ static void *random_values(vt_rng *r, vt_dtype t, int64_t n, float lo, float hi)
 
 static void check_copy(vt_device *d, vt_sig sig, vt_rng *r)
 {
-    vt_dtype st = (vt_dtype)sig.dtype[0], dt = (vt_dtype)sig.dtype[1];
+    vt_dtype st = sig.dtype[0], dt = sig.dtype[1];
     int64_t shape[2] = {1 + (int64_t)vt_rng_below(r, 37), 1 + (int64_t)vt_rng_below(r, 1031)};
     int64_t n = shape[0] * shape[1];
     void *src = random_values(r, st, n, -70000.f, 70000.f);
@@ -371,7 +371,7 @@ static void check_matmul_shape(vt_device *d, vt_dtype wt, int64_t rows, int64_t 
 
 static void check_matmul(vt_device *d, vt_sig sig, vt_rng *r)
 {
-    vt_dtype wt = (vt_dtype)sig.dtype[1];
+    vt_dtype wt = sig.dtype[1];
     static const int64_t ks[] = {1, 7, 64, 257, 1024, 1531};
     /* decode (n = 1) and prefill shapes, odd and prime sizes */
     check_matmul_shape(d, wt, 1, 1 + (int64_t)vt_rng_below(r, 300), ks[vt_rng_below(r, 6)], r);
@@ -407,7 +407,7 @@ START_TEST(native_kernels_match_reference)
         }
         fprintf(stderr, "%s: %u of %u native kernels checked against the reference\n", vt_device_id(f.dev[i]), checked,
                 nk);
-        vt_device_stats s = {.struct_size = sizeof s};
+        vt_device_stats s = VT_DEVICE_STATS_INIT;
         ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s), VT_OK);
         ck_assert_uint_eq(s.native_runs >= checked, 1);
         ck_assert_uint_eq(s.cpu_tier_runs, 0);
@@ -464,7 +464,7 @@ START_TEST(every_signature_passes_the_conformance_strict)
         char first[1200];
         unsigned bad = conformance_strict(f.reg, f.dev[i], VT_OP_NONE, first, sizeof first);
         ck_assert_msg(bad == 0, "%s: %u signature(s) do not pass; first: %s", vt_device_id(f.dev[i]), bad, first);
-        vt_device_stats s = {.struct_size = sizeof s};
+        vt_device_stats s = VT_DEVICE_STATS_INIT;
         ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s), VT_OK);
         ck_assert_uint_eq(s.cpu_tier_runs, 0);
     }
@@ -571,7 +571,7 @@ START_TEST(bad_op_calls_are_named)
     ck_assert_msg(strstr(vt_last_error(), "MatMul (20)") && strstr(vt_last_error(), vt_device_id(d)),
                   "names op, id and device: %s", vt_last_error());
     ck_assert_int_eq(vt_op_run(d, VT_OP_MATMUL, in, 1, out, 1, NULL, 0), VT_E_INVALID_ARG);
-    ck_assert_int_eq(vt_op_run(d, (vt_op)17, in, 2, out, 1, NULL, 0), VT_E_NOT_FOUND);
+    ck_assert_int_eq(vt_op_run(d, 17, in, 2, out, 1, NULL, 0), VT_E_NOT_FOUND);
     ck_assert_msg(strstr(vt_last_error(), "op id 17"), "%s", vt_last_error());
     int64_t bad[2] = {2, -1};
     vt_tensor *t = NULL;

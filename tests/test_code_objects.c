@@ -56,7 +56,7 @@ START_TEST(a_device_without_code_runs_none_of_its_kernels)
     ck_assert_int_eq(vt_device_kernels(nc, &k, &n), VT_OK);
     ck_assert_uint_eq(n, 0);
 
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(ok, &caps), VT_OK);
     ck_assert_str_eq(caps.kernels_unavailable, "");
     ck_assert_uint_ne(caps.keep_quant[VT_OP_CLASS_MATMUL], 0);
@@ -74,7 +74,7 @@ START_TEST(a_device_without_code_runs_none_of_its_kernels)
         ck_assert_int_eq(vt_resolve(nc, table[i].op, table[i].sig, 0, &r), VT_E_OP_MISSING);
         ck_assert_int_eq(r.tier, VT_TIER_REFUSED);
         char want[600];
-        snprintf(want, sizeof want, "%s (%u) on test-nocode:0 refused: %s", vt_op_name((int)table[i].op), table[i].op,
+        snprintf(want, sizeof want, "%s (%u) on test-nocode:0 refused: %s", vt_op_name(table[i].op), table[i].op,
                  nocode_text);
         ck_assert_str_eq(r.reason, want);
         ck_assert_str_eq(vt_last_error(), want);

@@ -171,10 +171,10 @@ START_TEST(check_outcomes_by_device)
     for (uint32_t j = 0; j < nk; j++) {
         vtc_result r;
         vtc_check(stub, cpu, k[j].op, k[j].sig, 9, &r);
-        ck_assert_msg(r.outcome == VTC_PASS && r.n_cases == 2, "stub %s: %s: %s", vt_op_name((int)k[j].op),
+        ck_assert_msg(r.outcome == VTC_PASS && r.n_cases == 2, "stub %s: %s: %s", vt_op_name(k[j].op),
                       vtc_outcome_name(r.outcome), r.detail);
     }
-    vt_device_stats st = {.struct_size = sizeof st};
+    vt_device_stats st = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &st), VT_OK);
     ck_assert_uint_eq(st.cpu_tier_runs, 2 * (uint64_t)nk); /* counted, never silent */
     vt_registry_close(reg);

@@ -39,7 +39,7 @@ static size_t run_all(int n_threads, run_out **outs)
     vt_device *dev = NULL;
     ck_assert_msg(vt_registry_find_device(reg, "cpu:0", &dev) == VT_OK, "%s", vt_last_error());
     /* the runs below really use n_threads: the device says so */
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(dev, &caps), VT_OK);
     ck_assert_uint_eq(caps.host_threads, (uint32_t)n_threads);
     const vt_kernel *k;
@@ -55,7 +55,7 @@ static size_t run_all(int n_threads, run_out **outs)
                 vtc_case c;
                 char why[512] = "", sb[96];
                 vt_status st = vtc_case_make(k[j].op, k[j].sig, (vtc_shape_class)cls, seed, &c, why, sizeof why);
-                ck_assert_msg(st == VT_OK, "no call for %s %s: %s", vt_op_name((int)k[j].op),
+                ck_assert_msg(st == VT_OK, "no call for %s %s: %s", vt_op_name(k[j].op),
                               vt_sig_format(k[j].sig, sb, sizeof sb), why);
                 run_out *r = &(*outs)[n++];
                 r->op = k[j].op;
@@ -64,7 +64,7 @@ static size_t run_all(int n_threads, run_out **outs)
                 r->seed = seed;
                 r->n_out = c.n_out;
                 st = vtc_case_run(dev, &c, r->out);
-                ck_assert_msg(st == VT_OK, "%s %s (%s) with %d threads: %s", vt_op_name((int)k[j].op),
+                ck_assert_msg(st == VT_OK, "%s %s (%s) with %d threads: %s", vt_op_name(k[j].op),
                               vt_sig_format(k[j].sig, sb, sizeof sb), c.desc, n_threads, vt_last_error());
                 vtc_case_free(&c);
             }
@@ -91,7 +91,7 @@ START_TEST(every_kernel_is_bit_identical_over_thread_counts)
         ck_assert_uint_eq(n[t], n[0]);
         for (size_t i = 0; i < n[0]; i++) {
             const run_out *a = &runs[0][i], *b = &runs[t][i];
-            const vt_op_info *info = vt_op_get_info((int)a->op);
+            const vt_op_info *info = vt_op_get_info(a->op);
             char sb[96];
             for (uint32_t o = 0; o < a->n_out; o++) {
                 ck_assert_uint_eq(a->out[o].nbytes, b->out[o].nbytes);
@@ -125,7 +125,7 @@ START_TEST(the_cpu_device_reports_its_pool_size)
     setenv("VT_NUM_THREADS", "2", 1); /* read at open only: no effect now */
     vt_device *dev = NULL;
     ck_assert_msg(vt_registry_find_device(reg, "cpu:0", &dev) == VT_OK, "%s", vt_last_error());
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(dev, &caps), VT_OK);
     ck_assert_uint_eq(caps.host_threads, 5);
 
@@ -137,7 +137,7 @@ START_TEST(the_cpu_device_reports_its_pool_size)
 
     vt_device *stub = NULL;
     if (vt_registry_find_device(reg, "cuda-stub:0", &stub) == VT_OK) {
-        vt_device_caps sc = {.struct_size = sizeof sc};
+        vt_device_caps sc = VT_DEVICE_CAPS_INIT;
         ck_assert_int_eq(vt_device_probe(stub, &sc), VT_OK);
         ck_assert_uint_eq(sc.host_threads, 0);
     }
@@ -146,7 +146,7 @@ START_TEST(the_cpu_device_reports_its_pool_size)
     unsetenv("VT_NUM_THREADS");
     reg = vt_test_open(NULL, "cpu", 0);
     ck_assert_msg(vt_registry_find_device(reg, "cpu:0", &dev) == VT_OK, "%s", vt_last_error());
-    caps = (vt_device_caps){.struct_size = sizeof caps};
+    caps = (vt_device_caps)VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(dev, &caps), VT_OK);
     cpu_set_t set;
     CPU_ZERO(&set);

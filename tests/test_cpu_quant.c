@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "test_util.h"
+#include <vt/vt_blocks.h>
 
 /* ---- reference decoders (independent of backends/cpu) ---- */
 
@@ -333,6 +334,49 @@ START_TEST(layouts_match_the_type_table)
         ck_assert_uint_eq(ti->block_bytes, (unsigned)ref_formats[i].block_bytes);
     }
     ck_assert_uint_eq(vt_n_q_formats, N_FORMATS);
+}
+END_TEST
+
+/* vt_blocks.h, the decoders every backend is built from (the device
+ * backends call vt_block_value on the GPU): geometry and factor offsets
+ * match the layouts written here, and every element of random blocks of
+ * every format decodes to the reference's bits; not a block format: NaN. */
+START_TEST(shared_block_decoder_matches_reference)
+{
+#define LAYOUT(id, f) {id, VT_BLK_##f##_D, VT_BLK_##f##_DMIN, VT_BLK_##f##_E8M0},
+    static const struct {
+        vt_dtype t;
+        int d, dmin, e8m0;
+    } lay[] = {VT_Q_FORMATS(LAYOUT)};
+#undef LAYOUT
+    ck_assert_uint_eq(sizeof lay / sizeof lay[0], N_FORMATS);
+    vt_rng r;
+    vt_rng_init(&r, 7);
+    for (size_t fi = 0; fi < N_FORMATS; fi++) {
+        const ref_format *f = &ref_formats[fi];
+        ck_assert_int_eq(lay[fi].t, f->type);
+        ck_assert_int_eq(lay[fi].d, f->half_at[0]);
+        ck_assert_int_eq(lay[fi].dmin, f->half_at[1]);
+        ck_assert_int_eq(lay[fi].e8m0, f->type == VT_MXFP4 ? 0 : -1);
+        ck_assert_int_eq(vt_block_elems(f->type), f->block_elems);
+        ck_assert_int_eq(vt_block_bytes(f->type), f->block_bytes);
+        int64_t n = 9 * (int64_t)f->block_elems;
+        uint8_t *blocks = random_blocks(&r, f->type, n, SCALES_ANY);
+        float *ref = malloc((size_t)n * sizeof *ref);
+        ref_decode(f->type, blocks, n, ref);
+        for (int64_t i = 0; i < n; i++) {
+            float got =
+                vt_block_value(f->type, blocks + (i / f->block_elems) * f->block_bytes, (int)(i % f->block_elems));
+            ck_assert_msg(want_bits(got, VT_F32) == want_bits(ref[i], VT_F32), "%s element %lld: got %a want %a",
+                          vt_dtype_name(f->type), (long long)i, (double)got, (double)ref[i]);
+        }
+        free(ref);
+        free(blocks);
+    }
+    uint8_t blk[34] = {0};
+    ck_assert(isnan(vt_block_value(VT_F16, blk, 0)) && isnan(vt_block_value(VT_Q8_1, blk, 0)));
+    ck_assert_int_eq(vt_block_elems(VT_F32), 0);
+    ck_assert_int_eq(vt_block_bytes(VT_Q8_K), 0);
 }
 END_TEST
 
@@ -753,8 +797,7 @@ static uint8_t *battery(size_t *size, char *why, size_t why_size)
     if (vt_registry_find_device(reg, "cpu:0", &d) != VT_OK) {
         for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
             vt_backend_info b;
-            vt_registry_backend_info(reg, i, &b);
-            if (!strcmp(b.name, "cpu"))
+            if (vt_registry_backend_info(reg, i, &b) == VT_OK && !strcmp(b.name, "cpu"))
                 snprintf(why, why_size, "%s", b.reason);
         }
         vt_registry_close(reg);
@@ -1112,7 +1155,7 @@ START_TEST(bad_simd_switch_is_named)
     int seen = 0;
     for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
         vt_backend_info b;
-        vt_registry_backend_info(reg, i, &b);
+        ck_assert_int_eq(vt_registry_backend_info(reg, i, &b), VT_OK);
         if (strcmp(b.name, "cpu") != 0)
             continue;
         seen = 1;
@@ -1134,6 +1177,7 @@ int main(void)
     TCase *tc = tcase_create("quant");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, layouts_match_the_type_table);
+    tcase_add_test(tc, shared_block_decoder_matches_reference);
     tcase_add_test(tc, dequantize_is_exact);
     tcase_add_test(tc, dequantize_scale_sweep);
     tcase_add_test(tc, get_rows_is_exact);

@@ -31,7 +31,9 @@ START_TEST(type_table_matches_ggml)
         ck_assert_str_eq(t->name, want[i].name);
         ck_assert_uint_eq(t->block_elems, want[i].blck);
         ck_assert_uint_eq(t->block_bytes, want[i].bytes);
-        ck_assert_int_eq(vt_dtype_from_name(want[i].name), want[i].id);
+        vt_dtype got = VT_DTYPE_COUNT;
+        ck_assert(vt_dtype_from_name(want[i].name, &got));
+        ck_assert_int_eq(got, want[i].id);
     }
     static const int removed[] = {4, 5, 31, 32, 33, 36, 37, 38};
     for (size_t i = 0; i < sizeof removed / sizeof removed[0]; i++) {
@@ -44,8 +46,12 @@ START_TEST(type_table_matches_ggml)
     ck_assert_ptr_null(vt_dtype_get(40));
     ck_assert_ptr_null(vt_dtype_get(-1));
     ck_assert_str_eq(vt_dtype_name(77), "unknown(77)");
-    ck_assert_int_eq(vt_dtype_from_name("Q4_K"), VT_Q4_K);
-    ck_assert_int_eq(vt_dtype_from_name("q4"), -1);
+    vt_dtype got = VT_F32;
+    ck_assert(vt_dtype_from_name("Q4_K", &got));
+    ck_assert_int_eq(got, VT_Q4_K);
+    ck_assert(!vt_dtype_from_name("q4", &got));
+    ck_assert_int_eq(got, VT_Q4_K); /* untouched on a refusal */
+    ck_assert(!vt_dtype_from_name(NULL, &got));
     ck_assert(vt_dtype_get(VT_Q4_0)->quantized && !vt_dtype_get(VT_F16)->quantized);
 }
 END_TEST
@@ -239,6 +245,55 @@ START_TEST(bf16_rounds_to_nearest_even)
 }
 END_TEST
 
+/* The tree's one splitmix64 (vt_params.h) is Vigna's reference generator. */
+START_TEST(splitmix64_matches_the_reference)
+{
+    uint64_t s = 0;
+    ck_assert_uint_eq(vt_splitmix64_next(&s), 0xe220a8397b1dcdafull);
+    ck_assert_uint_eq(vt_splitmix64_next(&s), 0x6e789e6aa1b965f4ull);
+    ck_assert_uint_eq(vt_splitmix64_next(&s), 0x06c45d188009454full);
+    ck_assert_uint_eq(s, 3 * VT_SPLITMIX64_GAMMA);
+    /* Sample's counter-based mix is the same function of the state */
+    ck_assert_uint_eq(vt_sample_mix(0), 0xe220a8397b1dcdafull);
+}
+END_TEST
+
+/* The tree's one UTF-8 validator (vt_utf8.h): lengths and code points of
+ * valid sequences, 0 for every malformed one. */
+START_TEST(utf8_decode_accepts_and_refuses)
+{
+    static const struct {
+        const char *s;
+        size_t n, len;
+        uint32_t cp;
+    } cases[] = {
+        {"a", 1, 1, 0x61},
+        {"\xc2\x80", 2, 2, 0x80},
+        {"\xc3\xa9", 2, 2, 0xe9},
+        {"\xe2\x82\xac", 3, 3, 0x20ac},
+        {"\xf0\x9f\x98\x80", 4, 4, 0x1f600},
+        {"\xf4\x8f\xbf\xbf", 4, 4, 0x10ffff},
+        {"\x80", 1, 0, 0},             /* a stray continuation byte */
+        {"\xc0\xaf", 2, 0, 0},         /* overlong '/' */
+        {"\xe0\x80\xaf", 3, 0, 0},     /* overlong, three bytes */
+        {"\xed\xa0\x80", 3, 0, 0},     /* a surrogate */
+        {"\xf4\x90\x80\x80", 4, 0, 0}, /* beyond U+10FFFF */
+        {"\xe2\x82\xac", 2, 0, 0},     /* cut short by n */
+        {"\xc3(", 2, 0, 0},            /* not a continuation */
+        {"\xf8\x88\x80\x80", 4, 0, 0}, /* no 5-byte forms */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint32_t cp = 0xdead;
+        size_t len = vt_utf8_decode((const unsigned char *)cases[i].s, cases[i].n, &cp);
+        ck_assert_msg(len == cases[i].len, "case %zu: length %zu, want %zu", i, len, cases[i].len);
+        if (len)
+            ck_assert_msg(cp == cases[i].cp, "case %zu: U+%04X, want U+%04X", i, cp, cases[i].cp);
+        else
+            ck_assert_msg(cp == 0xdead, "case %zu: a refusal leaves *cp alone", i);
+    }
+}
+END_TEST
+
 int main(void)
 {
     vt_test_seed();
@@ -252,6 +307,8 @@ int main(void)
     tcase_add_test(tc, f16_decode_is_exact_for_every_half);
     tcase_add_test(tc, f16_encode_rounds_to_nearest_even);
     tcase_add_test(tc, bf16_rounds_to_nearest_even);
+    tcase_add_test(tc, splitmix64_matches_the_reference);
+    tcase_add_test(tc, utf8_decode_accepts_and_refuses);
     suite_add_tcase(s, tc);
     return vt_test_run_suite(s);
 }

@@ -51,7 +51,7 @@ START_TEST(test_example_loads)
     ck_assert_str_eq(b.description, "minimal example backend: one host-memory device, Add on f32");
 
     vt_device *dev = vt_test_device(reg, "example:0");
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(dev, &caps), VT_OK);
     ck_assert_uint_eq(caps.type, VT_DEVICE_CPU);
     ck_assert_str_eq(caps.arch, "example");

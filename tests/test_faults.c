@@ -139,7 +139,7 @@ START_TEST(a_lost_device_fails_by_name_and_leaves_the_others_working)
     ck_assert_int_eq(vt_tensor_read(b, v, sizeof v), VT_E_DEVICE_LOST);
     ck_assert_int_eq(vt_tensor_create(d0, VT_F32, 1, &n, &c), VT_E_DEVICE_LOST);
     ck_assert_ptr_null(c);
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(d0, &caps), VT_E_DEVICE_LOST);
     ck_assert_msg(strstr(vt_last_error(), "probe of cuda-stub:0 failed"), "%s", vt_last_error());
     vt_fit_report rep;

@@ -43,7 +43,7 @@ static image finish(vt_gguf_writer *w)
     uint64_t size;
     TRY(vt_gguf_writer_size(w, &size));
     ck_assert_uint_eq(size, im.n);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     im.p = p;
     return im;
 }
@@ -520,7 +520,7 @@ START_TEST(writer_writes_files)
     snprintf(bad, sizeof bad, "%s/no/such/dir.gguf", dir);
     ck_assert_int_eq(vt_gguf_writer_write_file(w, bad), VT_E_IO);
     ck_assert_ptr_nonnull(strstr(vt_last_error(), "no/such/dir.gguf"));
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     free(back);
     free(mem);
     vt_test_rmtree(dir);
@@ -549,7 +549,7 @@ START_TEST(versions_2_and_3_are_read)
     vt_gguf_writer *w = new_writer();
     ck_assert_int_eq(vt_gguf_writer_set_version(w, 1), VT_E_INVALID_ARG);
     ck_assert_int_eq(vt_gguf_writer_set_version(w, 4), VT_E_INVALID_ARG);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
 }
 END_TEST
 

@@ -131,10 +131,10 @@ START_TEST(run_estimate_matches_hand_arithmetic)
     const vt_fit_report *rep = vt_load_plan_report(plan);
     ck_assert_uint_eq(rep->run_bytes, run->total);
     ck_assert_uint_eq(rep->needed_bytes, rep->weight_bytes + run->total);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     free(keep[0]);
     remove_model(path);
 }
@@ -148,20 +148,27 @@ START_TEST(hybrid_recurrent_layers_are_counted)
     vt_rng_init(&r, 52);
     vt_gguf_writer *w = NULL;
     ck_assert_int_eq(vt_gguf_writer_create(&w), VT_OK);
-    vt_gguf_writer_add_string(w, "general.architecture", "qwen3next");
-    vt_gguf_writer_add_u32(w, "qwen3next.block_count", 4);
-    vt_gguf_writer_add_u32(w, "qwen3next.embedding_length", 32);
-    vt_gguf_writer_add_u32(w, "qwen3next.attention.head_count", 4);
-    vt_gguf_writer_add_u32(w, "qwen3next.attention.head_count_kv", 1);
-    vt_gguf_writer_add_u32(w, "qwen3next.attention.key_length", 8);
-    vt_gguf_writer_add_u32(w, "qwen3next.attention.value_length", 8);
-    vt_gguf_writer_add_u32(w, "qwen3next.full_attention_interval", 4);
-    vt_gguf_writer_add_u32(w, "qwen3next.ssm.conv_kernel", 4);
-    vt_gguf_writer_add_u32(w, "qwen3next.ssm.inner_size", 64);
-    vt_gguf_writer_add_u32(w, "qwen3next.ssm.state_size", 16);
-    vt_gguf_writer_add_u32(w, "qwen3next.ssm.group_count", 2);
-    vt_gguf_writer_add_u32(w, "qwen3next.ssm.time_step_rank", 8);
-    vt_gguf_writer_add_u32(w, "qwen3next.vocab_size", 100);
+    ck_assert_int_eq(vt_gguf_writer_add_string(w, "general.architecture", "qwen3next"), VT_OK);
+    static const struct {
+        const char *key;
+        uint32_t v;
+    } hp[] = {
+        {"qwen3next.block_count", 4},
+        {"qwen3next.embedding_length", 32},
+        {"qwen3next.attention.head_count", 4},
+        {"qwen3next.attention.head_count_kv", 1},
+        {"qwen3next.attention.key_length", 8},
+        {"qwen3next.attention.value_length", 8},
+        {"qwen3next.full_attention_interval", 4},
+        {"qwen3next.ssm.conv_kernel", 4},
+        {"qwen3next.ssm.inner_size", 64},
+        {"qwen3next.ssm.state_size", 16},
+        {"qwen3next.ssm.group_count", 2},
+        {"qwen3next.ssm.time_step_rank", 8},
+        {"qwen3next.vocab_size", 100},
+    };
+    for (size_t i = 0; i < sizeof hp / sizeof hp[0]; i++)
+        ck_assert_int_eq(vt_gguf_writer_add_u32(w, hp[i].key, hp[i].v), VT_OK);
     spec s[1] = {{"output_norm.weight", VT_F32, 1, {32}}};
     void *keep[1];
     char *path = write_model(w, s, 1, keep, &r);
@@ -178,10 +185,10 @@ START_TEST(hybrid_recurrent_layers_are_counted)
     ck_assert_uint_eq(run->conv_state, 3ull * 2 * 3 * (64 + 2 * 2 * 16) * 4);  /* 3 GDN layers */
     ck_assert_uint_eq(run->recurrent_state, 3ull * 2 * 8 * 16 * (64 / 8) * 4); /* HV x dk x dv */
     ck_assert_uint_eq(run->scratch, 2ull * (100 + 4 * 32) * 4);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     free(keep[0]);
     remove_model(path);
 }
@@ -239,7 +246,7 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
     const vt_weight_plan *d;
     ck_assert_int_eq(vt_load_plan_entry(plan, 1, NULL, NULL, &d), VT_OK);
     ck_assert_int_eq(d->residency, VT_RESIDENCY_KEEP_QUANT);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     vt_test_rmtree(dir);
     free(dir);
@@ -250,7 +257,7 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
      *   output 51200, norm 1024 (all multiples of 256): 2331648 */
     reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_device *stub = find(reg, "cuda-stub:0");
-    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
     ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_ptr_nonnull(plan);
@@ -266,16 +273,16 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
     ck_assert_ptr_null(m);
     ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     /* The budget from the environment: 1 refuses anything. */
     vt_registry *breg = open_with_budget_env("1");
     ck_assert_int_eq(vt_load_plan_create(g, find(breg, "cuda-stub:0"), NULL, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_msg(strstr(vt_last_error(), "VT_DEVICE_WEIGHT_BUDGET_BYTES=1"), "%s", vt_last_error());
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(breg);
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_MOE; i++)
         free(keep[i]);
     remove_model(path);
@@ -350,11 +357,11 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
         }
         free(got);
     }
-    vt_model_free(m);
-    vt_device_stats ds = {.struct_size = sizeof ds};
+    vt_model_destroy(m);
+    vt_device_stats ds = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
     ck_assert_uint_eq(ds.backend.live_bytes, 0);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
 
     /* On the cpu nothing changes form except attn_k: the rest is used in
      * place, read-only. */
@@ -368,11 +375,11 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
     ck_assert_int_eq(memcmp(v, keep[2], sizeof v), 0);
     ck_assert_int_eq(vt_tensor_write(norm, v, sizeof v), VT_E_INVALID_ARG);
     ck_assert_msg(strstr(vt_last_error(), "read-only view"), "%s", vt_last_error());
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_DENSE; i++)
         free(keep[i]);
     remove_model(path);
@@ -403,21 +410,21 @@ static void staging_fault(const char *var, const char *value, vt_status want)
     ck_assert_msg(strstr(vt_last_error(), "staging '") && strstr(vt_last_error(), "to cuda-stub:0 failed"), "%s",
                   vt_last_error());
     fprintf(stderr, "staging fault: %s\n", vt_last_error());
-    vt_device_stats ds = {.struct_size = sizeof ds};
+    vt_device_stats ds = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
     ck_assert_uint_eq(ds.backend.live_bytes, 0); /* every tensor made so far was freed */
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     unsetenv(var);
     reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     stub = find(reg, "cuda-stub:0");
     ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_OK);
     ck_assert_int_eq(vt_model_stage(plan, &o, &m), VT_OK);
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_DENSE; i++)
         free(keep[i]);
     remove_model(path);
@@ -467,13 +474,13 @@ START_TEST(a_file_that_shrinks_before_staging_is_refused_by_tensor)
     char want[160];
     snprintf(want, sizeof want, "staging '%s'", first->name);
     ck_assert_msg(strstr(vt_last_error(), want) && strstr(vt_last_error(), "shrank"), "%s", vt_last_error());
-    vt_device_stats ds = {.struct_size = sizeof ds};
+    vt_device_stats ds = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
     ck_assert_uint_eq(ds.backend.live_bytes, 0);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_DENSE; i++)
         free(keep[i]);
     remove_model(path);
@@ -510,7 +517,7 @@ START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
     unsetenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
     unsetenv("VT_CUDA_STUB_MEMORY_BYTES");
     vt_device *stub = find(reg, "cuda-stub:0");
-    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
     vt_load_plan *plan = NULL;
     vt_status st = vt_load_plan_create(g, stub, NULL, &plan);
@@ -526,7 +533,7 @@ START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
     ck_assert_ptr_null(m);
     ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
 
     /* VT_DEVICE_WEIGHT_BUDGET_BYTES=1 refuses any load that allocates
      * device memory: on the cpu too, whose expanded copies are allocated. */
@@ -536,12 +543,12 @@ START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
     nz.flags = VT_LOAD_NO_ZERO_COPY; /* every weight copied: the cpu allocates them all */
     ck_assert_int_eq(vt_load_plan_create(g, cpu, &nz, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_msg(strstr(vt_last_error(), "does not fit on cpu:0"), "%s", vt_last_error());
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(breg);
 
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_EXPANDING; i++)
         free(keep[i]);
     remove_model(path);
@@ -583,7 +590,7 @@ START_TEST(the_loader_follows_the_staging_decisions)
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     unsetenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
     vt_device *stub = find(reg, "cuda-stub:0");
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(stub, &caps), VT_OK);
     vt_staging_decisions d = vt_caps_staging_decisions(&caps);
     ck_assert(d.weights_in_place && !d.device_fit_all_weights && !d.direct_to_device_load);
@@ -605,14 +612,14 @@ START_TEST(the_loader_follows_the_staging_decisions)
     vt_model *m = NULL;
     ck_assert_int_eq(vt_model_stage(plan, &nz, &m), VT_E_INVALID_ARG);
     ck_assert_msg(strstr(vt_last_error(), "make the plan with VT_LOAD_NO_ZERO_COPY"), "%s", vt_last_error());
-    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
     ck_assert_msg(vt_model_stage(plan, NULL, &m) == VT_OK, "%s", vt_last_error());
     ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
     ck_assert_uint_eq(after.backend.allocs - before.backend.allocs, 1); /* the expanded copy only */
     ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, 2);
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
     /* Copying everything: every weight counted. */
     ck_assert_int_eq(vt_load_plan_create(g, stub, &nz, &plan), VT_OK);
     rep = vt_load_plan_report(plan);
@@ -621,10 +628,10 @@ START_TEST(the_loader_follows_the_staging_decisions)
     ck_assert_uint_eq(rep->needed_bytes, 614400 + 32768 + 1024);
     ck_assert_msg(vt_model_stage(plan, &nz, &m) == VT_OK, "%s", vt_last_error());
     ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, 0);
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_EXPANDING; i++)
         free(keep[i]);
     remove_model(path);
@@ -646,17 +653,17 @@ START_TEST(the_loader_follows_the_staging_decisions)
     ck_assert_msg(vt_model_stage(plan, NULL, &m) == VT_OK, "%s", vt_last_error());
     ck_assert_int_eq(vt_device_stats_get(bstub, &after), VT_OK);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
     vt_load_options o = {sizeof o};
     o.ctx = 16;
     ck_assert_int_eq(vt_load_plan_create(g, bstub, &o, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_msg(strstr(vt_last_error(), "run state"), "%s", vt_last_error());
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     vt_registry_close(breg);
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_EXPANDING - 1; i++)
         free(keep[i]);
     remove_model(path);
@@ -696,7 +703,7 @@ START_TEST(load_options_take_a_per_tensor_op_class)
     ck_assert_int_eq(vt_load_plan_entry(plan, 0, NULL, &desc, &p), VT_OK);
     ck_assert_uint_eq(desc->op_class, VT_OP_CLASS_MATMUL); /* the name's default */
     ck_assert_uint_eq(p->resident_dtype, VT_F16);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
 
     vt_tensor_class cls[2] = {{"blk.0.ngram_embd.weight", VT_OP_CLASS_GATHER},
                               {"output_norm.weight", VT_OP_CLASS_NONE}};
@@ -706,14 +713,14 @@ START_TEST(load_options_take_a_per_tensor_op_class)
     ck_assert_msg(vt_load_plan_create(g, cpu, &o, &plan) == VT_OK, "%s", vt_last_error());
     ck_assert_int_eq(vt_load_plan_entry(plan, 0, NULL, &desc, &p), VT_OK);
     ck_assert_uint_eq(desc->op_class, VT_OP_CLASS_GATHER);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
     cls[0].op_class = VT_OP_CLASS_NONE; /* kept f32: used in place */
     ck_assert_msg(vt_load_plan_create(g, cpu, &o, &plan) == VT_OK, "%s", vt_last_error());
     ck_assert_int_eq(vt_load_plan_entry(plan, 0, NULL, &desc, &p), VT_OK);
     ck_assert_uint_eq(desc->op_class, VT_OP_CLASS_NONE);
     ck_assert_uint_eq(p->resident_dtype, VT_F32);
     ck_assert(p->in_place);
-    vt_load_plan_free(plan);
+    vt_load_plan_destroy(plan);
 
     cls[1].name = "blk.0.ngram_embd.weight";
     ck_assert_int_eq(vt_load_plan_create(g, cpu, &o, &plan), VT_E_INVALID_ARG);
@@ -729,7 +736,7 @@ START_TEST(load_options_take_a_per_tensor_op_class)
                   vt_last_error());
     vt_registry_close(reg);
     vt_gguf_close(g);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     free(keep[0]);
     free(keep[1]);
     remove_model(path);

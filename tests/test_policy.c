@@ -115,7 +115,7 @@ START_TEST(missing_op_is_refused_by_name)
 {
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     vt_device *d = device0(reg);
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
     /* A device the host cannot address refuses a missing op outright; a
      * host-addressable one (an APU) would run it on the CPU tier, so there
@@ -130,7 +130,7 @@ START_TEST(missing_op_is_refused_by_name)
         d = device0(reg);
     }
     op_case oc = pick_case(d);
-    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     float poison[6], got[6];
     vt_poison(poison, sizeof poison);
@@ -281,7 +281,7 @@ START_TEST(cpu_tier_serves_a_host_addressable_device)
     vt_registry *reg = NULL;
     ck_assert_msg(vt_registry_open(&reg, &ro) == VT_OK, "%s", vt_last_error());
     vt_device *d = device0(reg);
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
     if (!refuses_without_managed(d, &caps)) {
         vt_registry_close(reg);
@@ -306,7 +306,7 @@ START_TEST(cpu_tier_serves_a_host_addressable_device)
     ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, 0, &res), VT_OK);
     ck_assert_int_eq(res.tier, VT_TIER_CPU);
     ck_assert_msg(contains(res.reason, "portable CPU tier"), "%s", res.reason);
-    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     vt_rng r;
     vt_rng_init(&r, 41);
@@ -350,7 +350,7 @@ START_TEST(strict_mode_refuses_the_cpu_tier)
     host_addressable_mode();
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     vt_device *d = device0(reg);
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
     op_case oc = pick_case(d);
     vt_resolution res;
@@ -440,11 +440,11 @@ START_TEST(a_plan_reports_every_refused_op)
     bool copy_native = vt_kernel_find(k, nk, VT_OP_COPY, plan[3].sig) != NULL;
     vt_resolution res[4];
     size_t refused = 99;
-    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     /* On a host-addressable device (an APU) the CPU tier would serve the
      * lacking ops: strict makes them refusals there. */
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
     uint32_t flags = caps.host_addressable ? VT_RESOLVE_STRICT : 0;
     ck_assert_int_eq(vt_resolve_plan(d, plan, 4, flags, res, &refused), VT_E_OP_MISSING);
@@ -486,7 +486,7 @@ START_TEST(budget_one_refuses_without_allocating)
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES"); /* read once, at open */
     vt_device *d = device0(reg);
-    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     /* Every weight copied onto the device (what a device that stages
      * weights does anyway): the split by staging decision is below. */
@@ -531,13 +531,13 @@ START_TEST(forced_expansion_costs_the_expanded_size)
 {
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     vt_device *d = device0(reg);
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
     ck_assert_uint_eq(caps.alloc_alignment, 256);
     bool keeps = vt_caps_keeps_quant(&caps, VT_OP_CLASS_MOE_EXPERT, VT_Q4_0) &&
                  vt_caps_keeps_quant(&caps, VT_OP_CLASS_GATHER, VT_Q4_0) &&
                  vt_caps_keeps_quant(&caps, VT_OP_CLASS_MATMUL, VT_Q4_0);
-    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     /* Hand arithmetic of every weight copied onto the device (in place:
      * the_fit_counts_what_staging_allocates). */
@@ -628,7 +628,7 @@ START_TEST(q4_0_experts_fit_keep_quant_but_not_expanded)
     vt_registry *reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
     vt_device *q = NULL;
     ck_assert_msg(vt_registry_find_device(reg, "test-quantdev:0", &q) == VT_OK, "%s", vt_last_error());
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(q, &caps), VT_OK);
     ck_assert(caps.needs_weight_staging);
     ck_assert(vt_caps_keeps_quant(&caps, VT_OP_CLASS_MOE_EXPERT, VT_Q4_0));
@@ -683,12 +683,12 @@ static void fit_follows_staging(void)
     setenv("VT_DEVICE_WEIGHT_BUDGET_BYTES", "1", 1); /* read at open; used where the fit options leave it */
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
     vt_device *d = device0(reg);
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
     vt_staging_decisions sd = vt_caps_staging_decisions(&caps);
     ck_assert_int_eq(sd.weights_in_place, !caps.needs_weight_staging && !caps.managed_memory_enabled);
     ck_assert_int_eq(sd.device_fit_all_weights, !sd.weights_in_place);
-    vt_device_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
     ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
     vt_fit_options o = {sizeof o, VT_EXPAND_F16, 1ull << 40, "--budget", 0, "tiny.gguf", 0};
     vt_weight_plan plans[N_MODEL];

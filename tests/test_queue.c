@@ -285,7 +285,7 @@ START_TEST(sampled_token_readback_through_an_event)
     vt_registry *reg = open_reg();
     vt_device *d = dev_of(reg, devices[_i]);
     bool stub = strcmp(devices[_i], "cuda-stub:0") == 0;
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
     if (stub)
         ck_assert_msg(caps.sampled_token_readback, "%s", caps.sampled_token_readback_reason);

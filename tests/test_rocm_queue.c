@@ -38,8 +38,7 @@ static void plugin_open(plugin *p)
     char path[4096] = "";
     for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
         vt_backend_info b;
-        vt_registry_backend_info(reg, i, &b);
-        if (!strcmp(b.name, "rocm") && b.state == VT_BACKEND_READY)
+        if (vt_registry_backend_info(reg, i, &b) == VT_OK && !strcmp(b.name, "rocm") && b.state == VT_BACKEND_READY)
             snprintf(path, sizeof path, "%s", b.path);
     }
     vt_registry_close(reg);
@@ -95,7 +94,7 @@ static vt_operand operand(void *data, vt_dtype t, int64_t d0, int64_t d1)
 static vt_status enqueue(plugin *p, vt_op op, vt_sig sig, const vt_operand *in, uint32_t n_in, vt_operand out)
 {
     const vt_kernel *k = vt_kernel_find(p->f->kernels, p->f->n_kernels, op, sig);
-    ck_assert_msg(k != NULL, "rocm has a kernel for %s", vt_op_name((int)op));
+    ck_assert_msg(k != NULL, "rocm has a kernel for %s", vt_op_name(op));
     vt_op_args a;
     memset(&a, 0, sizeof a);
     a.struct_size = sizeof a;
@@ -322,7 +321,7 @@ static void expect_device_error(plugin *p, vt_op op, vt_sig sig, const vt_operan
     a.params = params;
     a.params_size = params_size;
     a.queue = p->q;
-    ck_assert_msg(p->f->enqueue(p->ctx, 0, k, &a, why, sizeof why) == VT_OK, "%s: %s", vt_op_name((int)op), why);
+    ck_assert_msg(p->f->enqueue(p->ctx, 0, k, &a, why, sizeof why) == VT_OK, "%s: %s", vt_op_name(op), why);
     uint32_t failed = 0;
     why[0] = 0;
     ck_assert_int_eq(p->f->queue_sync(p->ctx, 0, p->q, &failed, why, sizeof why), VT_E_INVALID_ARG);

@@ -97,8 +97,7 @@ static uint32_t key(vt_gguf *g, const char *arch, const char *k)
     char s[128];
     uint32_t v = 0;
     snprintf(s, sizeof s, "%s.%s", arch, k);
-    vt_gguf_get_u32(g, s, &v);
-    return v;
+    return vt_gguf_get_u32(g, s, &v) == VT_OK ? v : 0;
 }
 
 static void ref_open(ref_t *r, const char *path, int ctx)
@@ -499,7 +498,7 @@ static vt_runner *open_runner(vt_registry **reg, vt_gguf **g, const char *path, 
 
 static void close_runner(vt_registry *reg, vt_gguf *g, vt_runner *r)
 {
-    vt_runner_free(r);
+    vt_runner_destroy(r);
     vt_gguf_close(g);
     vt_registry_close(reg);
 }
@@ -658,7 +657,7 @@ static char *rewrite(const char *src, const char *drop, const char *reshape, con
     char *path = malloc(512);
     snprintf(path, 512, "%s/bad-%s.gguf", g_dir, tag);
     ck_assert_int_eq(vt_gguf_writer_write_file(w, path), VT_OK);
-    vt_gguf_writer_free(w);
+    vt_gguf_writer_destroy(w);
     free(extra);
     vt_gguf_close(g);
     return path;
@@ -729,7 +728,7 @@ static void run_on(const char *backend, const char *path, int32_t *toks, float *
                   vt_last_error());
     ck_assert_int_eq(vt_runner_step(r, NULL, 1, NULL, 0, NULL, logits), VT_OK);
     ck_assert_uint_eq(vt_runner_get_info(r)->n_vocab, V);
-    vt_runner_free(r);
+    vt_runner_destroy(r);
     vt_gguf_close(g);
     vt_registry_close(reg);
 }

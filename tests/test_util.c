@@ -27,10 +27,7 @@ uint64_t vt_test_seed(void)
 
 uint64_t vt_rng_next(vt_rng *r)
 {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return vt_splitmix64_next(&r->s);
 }
 
 void vt_rng_init(vt_rng *r, uint64_t stream)
@@ -140,8 +137,8 @@ int vt_test_backend_gate(const char *backend)
         bool seen = false;
         for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
             vt_backend_info b;
-            vt_registry_backend_info(reg, i, &b);
-            if (strcmp(b.name, backend) != 0 || b.state == VT_BACKEND_SHADOWED)
+            if (vt_registry_backend_info(reg, i, &b) != VT_OK || strcmp(b.name, backend) != 0 ||
+                b.state == VT_BACKEND_SHADOWED)
                 continue;
             seen = true;
             if (b.state == VT_BACKEND_READY)
@@ -185,9 +182,7 @@ vt_tensor *vt_test_tensor(vt_device *d, vt_dtype t, uint32_t nd, const int64_t *
 
 vt_device_stats vt_test_stats(vt_device *d)
 {
-    vt_device_stats s;
-    memset(&s, 0, sizeof s);
-    s.struct_size = sizeof s;
+    vt_device_stats s = VT_DEVICE_STATS_INIT;
     ck_assert_msg(vt_device_stats_get(d, &s) == VT_OK, "vt_device_stats_get: %s", vt_last_error());
     return s;
 }

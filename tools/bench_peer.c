@@ -11,6 +11,8 @@
 
 #include "bench_peer.h"
 
+#include <vt/vt_op.h>
+
 #define OUT_MAX (256u << 10)
 
 const char *bench_peer_type(vt_dtype t)
@@ -19,21 +21,20 @@ const char *bench_peer_type(vt_dtype t)
     case VT_F32: return "f32";
     case VT_F16: return "f16";
     case VT_BF16: return "bf16";
-    case VT_Q4_0: return "q4_0";
-    case VT_Q4_1: return "q4_1";
-    case VT_Q5_0: return "q5_0";
-    case VT_Q5_1: return "q5_1";
-    case VT_Q8_0: return "q8_0";
-    case VT_Q2_K: return "q2_K";
-    case VT_Q3_K: return "q3_K";
-    case VT_Q4_K: return "q4_K";
-    case VT_Q5_K: return "q5_K";
-    case VT_Q6_K: return "q6_K";
-    case VT_IQ4_NL: return "iq4_nl";
-    case VT_IQ4_XS: return "iq4_xs";
-    case VT_MXFP4: return "mxfp4";
+#define Q_CASE(id, f) case id:
+        VT_Q_FORMATS(Q_CASE)
+#undef Q_CASE
+        break;
     default: return NULL;
     }
+    /* A block format: vt's name, with ggml's capital K for the K-quants
+     * (q4_k -> q4_K). */
+    static _Thread_local char name[16];
+    snprintf(name, sizeof name, "%s", vt_dtype_name(t));
+    size_t n = strlen(name);
+    if (n > 2 && name[n - 2] == '_' && name[n - 1] == 'k')
+        name[n - 1] = 'K';
+    return name;
 }
 
 bool bench_peer_parse(const char *out, int *runs, double *us)
@@ -73,7 +74,7 @@ void bench_peer_matmul(const char *path, const char *backend, vt_dtype wtype, in
     memset(r, 0, sizeof *r);
     const char *ty = bench_peer_type(wtype);
     if (!ty) {
-        snprintf(r->error, sizeof r->error, "the peer has no type for %s", vt_dtype_name((int)wtype));
+        snprintf(r->error, sizeof r->error, "the peer has no type for %s", vt_dtype_name(wtype));
         return;
     }
     char filter[160];

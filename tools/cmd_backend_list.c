@@ -8,101 +8,97 @@
 
 #include "vtctl.h"
 
-static void json_backends(json_writer *w, vt_registry *reg)
+/* Every plugin candidate: a JSON array, or the BACKENDS table. */
+static void write_backends(rec_writer *r, vt_registry *reg)
 {
-    jw_key(w, "backends");
-    jw_array_begin(w);
-    for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
+    char t1[1024], t2[4096], t3[1024];
+    size_t nb = vt_registry_backend_count(reg);
+    rec_text(r, "\nBACKENDS\n  %-11s %-11s %-7s %-4s %s\n", "NAME", "STATE", "DEVICES", "ABI", "FILE");
+    rec_array_begin(r, "backends");
+    for (size_t i = 0; i < nb; i++) {
         vt_backend_info b;
         if (vt_registry_backend_info(reg, i, &b) != VT_OK)
             continue;
-        jw_object_begin(w);
-        jw_key(w, "name");
-        jw_string(w, b.name);
-        jw_key(w, "state");
-        jw_string(w, vt_backend_state_name((int)b.state));
-        jw_key(w, "path");
-        jw_string(w, b.path);
-        jw_key(w, "origin");
-        jw_string(w, b.origin);
-        jw_key(w, "abi");
+        char abi[16] = "-", ndev[16] = "-";
         if (b.abi_found)
-            jw_uint(w, b.abi_found);
+            snprintf(abi, sizeof abi, "%u", b.abi_found);
+        if (b.state == VT_BACKEND_READY || b.state == VT_BACKEND_NO_DEVICES)
+            snprintf(ndev, sizeof ndev, "%u", b.device_count);
+        rec_row_begin(r, NULL);
+        rec_str_as(r, "name", "", b.name, "%-11s ", vtctl_text(b.name, t1, sizeof t1));
+        rec_str_as(r, "state", "", vt_backend_state_name(b.state), "%-11s ", vt_backend_state_name(b.state));
+        rec_uint_as(r, "device_count", "", b.device_count, "%-7s ", ndev);
+        if (b.abi_found)
+            rec_uint_as(r, "abi", "", b.abi_found, "%-4s ", abi);
         else
-            jw_null(w);
-        jw_key(w, "device_type");
-        if (b.device_type >= 0) {
-            jw_int(w, b.device_type);
-        } else {
-            jw_null(w);
-        }
-        jw_key(w, "device_count");
-        jw_uint(w, b.device_count);
-        jw_key(w, "reason");
-        jw_string(w, b.reason);
-        jw_key(w, "description");
-        jw_string(w, b.description);
-        jw_key(w, "devices");
-        jw_array_begin(w);
+            rec_str_as(r, "abi", "", NULL, "%-4s ", abi);
+        rec_str_as(r, "path", "", b.path, "%s", vtctl_text(b.path, t2, sizeof t2));
+        rec_str(r, "origin", NULL, b.origin);
+        if (b.device_type >= 0)
+            rec_int(r, "device_type", NULL, b.device_type);
+        else
+            rec_str(r, "device_type", NULL, NULL);
+        rec_str(r, "reason", NULL, b.reason);
+        rec_str(r, "description", NULL, b.description);
+        rec_array_begin(r, "devices");
         for (size_t d = 0; d < vt_registry_device_count(reg); d++) {
             vt_device *dev = vt_registry_device(reg, d);
             if (strcmp(vt_device_backend_name(dev), b.name) == 0)
-                jw_string(w, vt_device_id(dev));
+                rec_str(r, NULL, NULL, vt_device_id(dev));
         }
-        jw_array_end(w);
-        jw_object_end(w);
+        rec_array_end(r);
+        rec_row_end(r);
+        if (b.reason[0])
+            rec_text(r, "  %-11s why: %s\n", "", vtctl_text(b.reason, t3, sizeof t3));
     }
-    jw_array_end(w);
+    rec_array_end(r);
+    if (!nb)
+        rec_text(r, "  (no plugins found)\n");
 }
 
-static void json_devices(json_writer *w, vt_registry *reg, int *failures)
+/* Every device: JSON its caps record (or its probe error); text one row
+ * of the DEVICES table (a summary of the same probe). Returns the failures. */
+static int write_devices(rec_writer *r, vt_registry *reg)
 {
-    jw_key(w, "devices");
-    jw_array_begin(w);
-    for (size_t d = 0; d < vt_registry_device_count(reg); d++) {
+    size_t nd = vt_registry_device_count(reg);
+    rec_text(r, "\nDEVICES\n");
+    if (!nd)
+        rec_text(r, "  (none)\n");
+    else
+        rec_text(r, "  %-12s %-9s %-21s %-9s %-7s %-22s %s\n", "DEVICE", "TYPE", "MEMORY FREE/TOTAL", "HOST-ADDR",
+                 "STAGING", "ARCH", "NAME");
+    int failures = 0;
+    rec_array_begin(r, "devices");
+    for (size_t d = 0; d < nd; d++) {
         vt_device *dev = vt_registry_device(reg, d);
-        vt_device_caps c = {.struct_size = sizeof c};
-        vt_status st = vt_device_probe(dev, &c);
-        if (st != VT_OK) {
-            jw_object_begin(w);
-            jw_key(w, "id");
-            jw_string(w, vt_device_id(dev));
-            jw_key(w, "error");
-            jw_string(w, vt_last_error());
-            jw_object_end(w);
-            (*failures)++;
+        vt_device_caps c = VT_DEVICE_CAPS_INIT;
+        if (vt_device_probe(dev, &c) != VT_OK) {
+            rec_row_begin(r, NULL);
+            rec_str_as(r, "id", "", vt_device_id(dev), "%-12s ", vt_device_id(dev));
+            rec_str_as(r, "error", "", vt_last_error(), "probe failed: %s", vt_last_error());
+            rec_row_end(r);
+            failures++;
             continue;
         }
-        vtctl_json_caps(w, dev, &c);
+        if (rec_json(r)) {
+            vtctl_write_caps(r, dev, &c, NULL);
+            continue;
+        }
+        char type[24], f[24], t[24], mem[48];
+        snprintf(type, sizeof type, "%s (%u)", vt_device_type_name(c.type), c.type);
+        snprintf(mem, sizeof mem, "%s / %s", vt_format_bytes(c.memory_free, f, sizeof f),
+                 vt_format_bytes(c.memory_total, t, sizeof t));
+        rec_text(r, "  %-12s %-9s %-21s %-9s %-7s %-22s %s\n", vt_device_id(dev), type, mem,
+                 c.host_addressable ? "yes" : "no", c.needs_weight_staging ? "yes" : "no", c.arch, c.name);
+        if (c.kernels_unavailable[0])
+            rec_text(r, "  %-12s every op refused: %s\n", "", c.kernels_unavailable);
     }
-    jw_array_end(w);
+    rec_array_end(r);
+    return failures;
 }
 
-static int list_json(vt_registry *reg)
-{
-    json_writer w;
-    int failures = 0;
-    jw_init(&w, stdout);
-    jw_object_begin(&w);
-    jw_key(&w, "vt_version");
-    jw_string(&w, vt_version());
-    jw_key(&w, "plugin_abi");
-    jw_uint(&w, VT_PLUGIN_ABI);
-    jw_key(&w, "search_path");
-    jw_string(&w, vt_registry_search_path(reg));
-    json_backends(&w, reg);
-    json_devices(&w, reg, &failures);
-    jw_key(&w, "warnings");
-    jw_array_begin(&w);
-    for (size_t i = 0; i < vt_registry_warning_count(reg); i++)
-        jw_string(&w, vt_registry_warning(reg, i));
-    jw_array_end(&w);
-    jw_object_end(&w);
-    jw_finish(&w);
-    return failures ? VTCTL_EXIT_REFUSED : VTCTL_EXIT_OK;
-}
-
-static int list_text(vt_registry *reg)
+/* The whole listing as one record: text or JSON. */
+static int list(vt_registry *reg, bool json)
 {
     size_t nb = vt_registry_backend_count(reg), nd = vt_registry_device_count(reg), ready = 0;
     for (size_t i = 0; i < nb; i++) {
@@ -110,61 +106,30 @@ static int list_text(vt_registry *reg)
         if (vt_registry_backend_info(reg, i, &b) == VT_OK && b.state == VT_BACKEND_READY)
             ready++;
     }
-    printf("vt %s (plugin ABI %u): %zu plugin%s found, %zu backend%s ready, %zu device%s\n", vt_version(),
-           VT_PLUGIN_ABI, nb, nb == 1 ? "" : "s", ready, ready == 1 ? "" : "s", nd, nd == 1 ? "" : "s");
-    char t1[1024], t2[4096], t3[1024];
-    printf("search path: %s\n",
-           vt_registry_search_path(reg)[0] ? vtctl_text(vt_registry_search_path(reg), t2, sizeof t2) : "(none)");
-
-    printf("\nBACKENDS\n  %-11s %-11s %-7s %-4s %s\n", "NAME", "STATE", "DEVICES", "ABI", "FILE");
-    for (size_t i = 0; i < nb; i++) {
-        vt_backend_info b;
-        if (vt_registry_backend_info(reg, i, &b) != VT_OK)
-            continue;
-        char abi[16] = "-";
-        if (b.abi_found)
-            snprintf(abi, sizeof abi, "%u", b.abi_found);
-        char ndev[16] = "-";
-        if (b.state == VT_BACKEND_READY || b.state == VT_BACKEND_NO_DEVICES)
-            snprintf(ndev, sizeof ndev, "%u", b.device_count);
-        printf("  %-11s %-11s %-7s %-4s %s\n", vtctl_text(b.name, t1, sizeof t1), vt_backend_state_name((int)b.state),
-               ndev, abi, vtctl_text(b.path, t2, sizeof t2));
-        if (b.reason[0])
-            printf("  %-11s why: %s\n", "", vtctl_text(b.reason, t3, sizeof t3));
-    }
-    if (!nb)
-        printf("  (no plugins found)\n");
-
-    printf("\nDEVICES\n");
-    if (!nd) {
-        printf("  (none)\n");
-    } else {
-        printf("  %-12s %-9s %-21s %-9s %-7s %-22s %s\n", "DEVICE", "TYPE", "MEMORY FREE/TOTAL", "HOST-ADDR", "STAGING",
-               "ARCH", "NAME");
-    }
-    int failures = 0;
-    for (size_t d = 0; d < nd; d++) {
-        vt_device *dev = vt_registry_device(reg, d);
-        vt_device_caps c = {.struct_size = sizeof c};
-        if (vt_device_probe(dev, &c) != VT_OK) {
-            printf("  %-12s probe failed: %s\n", vt_device_id(dev), vt_last_error());
-            failures++;
-            continue;
-        }
-        char type[24], f[24], t[24], mem[48];
-        snprintf(type, sizeof type, "%s (%u)", vt_device_type_name((int)c.type), c.type);
-        snprintf(mem, sizeof mem, "%s / %s", vt_format_bytes(c.memory_free, f, sizeof f),
-                 vt_format_bytes(c.memory_total, t, sizeof t));
-        printf("  %-12s %-9s %-21s %-9s %-7s %-22s %s\n", vt_device_id(dev), type, mem,
-               c.host_addressable ? "yes" : "no", c.needs_weight_staging ? "yes" : "no", c.arch, c.name);
-        if (c.kernels_unavailable[0])
-            printf("  %-12s every op refused: %s\n", "", c.kernels_unavailable);
-    }
-    if (vt_registry_warning_count(reg)) {
-        printf("\nWARNINGS\n");
-        for (size_t i = 0; i < vt_registry_warning_count(reg); i++)
-            printf("  %s\n", vtctl_text(vt_registry_warning(reg, i), t2, sizeof t2));
-    }
+    char text[4096];
+    const char *path = vt_registry_search_path(reg);
+    json_writer w;
+    rec_writer r;
+    rec_start(&r, &w, json, 0, 0);
+    rec_object_begin(&r, NULL, NULL);
+    rec_str_as(&r, "vt_version", "", vt_version(),
+               "vt %s (plugin ABI %u): %zu plugin%s found, %zu backend%s ready, %zu device%s", vt_version(),
+               VT_PLUGIN_ABI, nb, nb == 1 ? "" : "s", ready, ready == 1 ? "" : "s", nd, nd == 1 ? "" : "s");
+    rec_uint(&r, "plugin_abi", NULL, VT_PLUGIN_ABI);
+    rec_str_as(&r, "search_path", "search path:", path, "%s", path[0] ? vtctl_text(path, text, sizeof text) : "(none)");
+    rec_text_layout(&r, 2, 0);
+    write_backends(&r, reg);
+    int failures = write_devices(&r, reg);
+    size_t nw = vt_registry_warning_count(reg);
+    if (nw)
+        rec_text(&r, "\nWARNINGS\n");
+    rec_array_begin(&r, "warnings");
+    for (size_t i = 0; i < nw; i++)
+        rec_str_as(&r, NULL, "", vt_registry_warning(reg, i), "%s",
+                   vtctl_text(vt_registry_warning(reg, i), text, sizeof text));
+    rec_array_end(&r);
+    rec_object_end(&r, false);
+    rec_finish(&r);
     return failures ? VTCTL_EXIT_REFUSED : VTCTL_EXIT_OK;
 }
 
@@ -195,7 +160,7 @@ int vtctl_cmd_backend_list(int argc, char **argv)
     vt_registry *reg;
     if (!vtctl_open_flags(&reg, flags))
         return VTCTL_EXIT_REFUSED;
-    int rc = json ? list_json(reg) : list_text(reg);
+    int rc = list(reg, json);
     vt_registry_close(reg);
     return rc;
 }

@@ -140,15 +140,12 @@ static uint64_t host_llc_bytes(void)
 
 static uint64_t rng_next(uint64_t *s)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return vt_splitmix64_next(s);
 }
 
 static bool plan_bytes(const tensor_plan *t, uint64_t *bytes)
 {
-    return vt_dtype_tensor_bytes((int)t->dtype, t->ndim, t->shape, bytes);
+    return vt_dtype_tensor_bytes(t->dtype, t->ndim, t->shape, bytes);
 }
 
 /* The tensors of a case and the bytes a run must move. */
@@ -226,8 +223,8 @@ static bool plan_case(const bench_case *c, case_plan *p, char *err, size_t err_s
     }
     default: break;
     }
-    snprintf(err, err_size, "shape does not fit %s (innermost dim a multiple of its block%s?)",
-             vt_dtype_name((int)c->wtype), c->spec->op == VT_OP_MOE_EXPERT_MATMUL ? ", topk <= e" : "");
+    snprintf(err, err_size, "shape does not fit %s (innermost dim a multiple of its block%s?)", vt_dtype_name(c->wtype),
+             c->spec->op == VT_OP_MOE_EXPERT_MATMUL ? ", topk <= e" : "");
     return false;
 }
 
@@ -484,114 +481,68 @@ static void usage(FILE *f)
             BENCH_LAUNCH_OPS);
 }
 
-/* The "peer" member of a JSON result row. */
-static void json_peer(json_writer *w, const bench_result *r, const peer_row *pr)
+/* The peer's measurement of a case: JSON the "peer" member of vt's row;
+ * text its own row under vt's (the line starts at the status cell). */
+static void write_peer(rec_writer *w, const bench_case *c, const bench_result *r, const peer_row *pr, const char *shape,
+                       double copy_gbps)
 {
-    jw_key(w, "peer");
-    jw_object_begin(w);
-    jw_key(w, "tool");
-    jw_string(w, "ggml test-backend-ops perf");
-    jw_key(w, "status");
-    jw_string(w, pr->ok ? "ok" : "failed");
+    const char *wt = vt_dtype_name(c->wtype);
+    rec_object_begin(w, "peer", NULL);
+    rec_str(w, "tool", NULL, "ggml test-backend-ops perf");
+    rec_str_as(w, "status", "", pr->ok ? "ok" : "failed", "\n  %-16s %-7s %-28s ", "peer (ggml)", wt, shape);
     if (!pr->ok) {
-        jw_key(w, "error");
-        jw_string(w, pr->error);
+        rec_str_as(w, "error", "", pr->error, "failed: %s", pr->error);
     } else {
-        jw_key(w, "median_us");
-        jw_double(w, pr->median_us);
-        jw_key(w, "rounds");
-        jw_int(w, pr->rounds);
-        jw_key(w, "runs");
-        jw_int(w, pr->runs);
-        jw_key(w, "vt_over_peer");
-        jw_double(w, r->status == VT_OK ? r->median_us / pr->median_us : 0.0);
+        double gbps = r->bytes / pr->median_us * 1e-3;
+        rec_double_as(w, "median_us", "", pr->median_us, "%10.1f %10s %9.1f %7.2f %6.0f%% %4s  ", pr->median_us, "-",
+                      r->bytes / MIB, gbps, copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, "-");
+        rec_int(w, "rounds", NULL, pr->rounds);
+        rec_int(w, "runs", NULL, pr->runs);
+        double ratio = r->status == VT_OK ? r->median_us / pr->median_us : 0.0;
+        rec_double_as(w, "vt_over_peer", "", ratio, "vt/peer %.2f", ratio);
     }
-    jw_object_end(w);
+    rec_object_end(w, false);
 }
 
-static void json_result(json_writer *w, const bench_case *c, const bench_result *r, double copy_gbps,
-                        const peer_row *pr)
+/* One case's result: JSON an object (under key, or in an array); text a
+ * row of the table when row is true (the copy reference has its own line). */
+static void write_result(rec_writer *w, const char *key, bool row, const bench_case *c, const bench_result *r,
+                         double copy_gbps, const peer_row *pr)
 {
+    if (!row && !rec_json(w))
+        return; /* the copy reference's text is its own line */
+    const char *cell = row ? "" : NULL, *op = vt_op_name(c->spec->op), *wt = vt_dtype_name(c->wtype);
     char shape[128];
     shape_text(c, shape, sizeof shape);
-    jw_object_begin(w);
-    jw_key(w, "op");
-    jw_string(w, vt_op_name(c->spec->op));
-    jw_key(w, "wtype");
-    jw_string(w, vt_dtype_name((int)c->wtype));
-    jw_key(w, "shape");
-    jw_string(w, shape);
-    jw_key(w, "dims");
-    jw_object_begin(w);
-    for (int i = 0; i < MAX_SHAPE_KEYS && c->spec->keys[i].name; i++) {
-        jw_key(w, c->spec->keys[i].name);
-        jw_int(w, c->v[i]);
-    }
-    jw_object_end(w);
-    jw_key(w, "status");
-    jw_string(w, vt_status_name(r->status));
+    rec_row_begin(w, key);
+    rec_str_as(w, "op", cell, op, "%-16s ", op);
+    rec_str_as(w, "wtype", cell, wt, "%-7s ", wt);
+    rec_str_as(w, "shape", cell, shape, "%-28s ", shape);
+    rec_object_begin(w, "dims", NULL);
+    for (int i = 0; i < MAX_SHAPE_KEYS && c->spec->keys[i].name; i++)
+        rec_int(w, c->spec->keys[i].name, NULL, c->v[i]);
+    rec_object_end(w, false);
+    rec_str(w, "status", NULL, vt_status_name(r->status));
     if (r->status != VT_OK) {
-        jw_key(w, "error");
-        jw_string(w, r->error);
+        rec_str_as(w, "error", cell, r->error, "failed: %s", r->error);
     } else {
         double gbps = r->bytes / r->median_us * 1e-3;
-        jw_key(w, "median_us");
-        jw_double(w, r->median_us);
-        jw_key(w, "min_us");
-        jw_double(w, r->min_us);
-        jw_key(w, "reps");
-        jw_int(w, r->reps);
-        jw_key(w, "mode");
-        jw_string(w, r->wall_us_per_op > 0 ? "stream" : "sync");
-        if (r->wall_us_per_op > 0) {
-            jw_key(w, "stream_wall_us_per_op");
-            jw_double(w, r->wall_us_per_op);
-        }
-        jw_key(w, "buffer_sets");
-        jw_int(w, r->sets);
-        jw_key(w, "bytes");
-        jw_double(w, r->bytes);
-        jw_key(w, "gbps");
-        jw_double(w, gbps);
-        jw_key(w, "copy_share");
-        jw_double(w, copy_gbps > 0 ? gbps / copy_gbps : 0.0);
+        rec_double_as(w, "median_us", cell, r->median_us, "%10.1f ", r->median_us);
+        rec_double_as(w, "min_us", cell, r->min_us, "%10.1f ", r->min_us);
+        rec_int(w, "reps", NULL, r->reps);
+        rec_str(w, "mode", NULL, r->wall_us_per_op > 0 ? "stream" : "sync");
+        if (r->wall_us_per_op > 0)
+            rec_double(w, "stream_wall_us_per_op", NULL, r->wall_us_per_op);
+        rec_double_as(w, "bytes", cell, r->bytes, "%9.1f ", r->bytes / MIB);
+        rec_double_as(w, "gbps", cell, gbps, "%7.2f ", gbps);
+        rec_double_as(w, "copy_share", cell, copy_gbps > 0 ? gbps / copy_gbps : 0.0, "%6.0f%% ",
+                      copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0);
+        rec_int_as(w, "buffer_sets", cell, r->sets, "%4d", r->sets);
     }
-    jw_key(w, "rounds");
-    jw_int(w, r->rounds);
+    rec_int(w, "rounds", NULL, r->rounds);
     if (pr)
-        json_peer(w, r, pr);
-    jw_object_end(w);
-}
-
-/* The peer's row under vt's row of the same case. */
-static void text_peer(const bench_case *c, const bench_result *r, const peer_row *pr, double copy_gbps)
-{
-    char shape[128];
-    shape_text(c, shape, sizeof shape);
-    if (!pr->ok) {
-        printf("  %-16s %-7s %-28s failed: %s\n", "peer (ggml)", vt_dtype_name((int)c->wtype), shape, pr->error);
-        return;
-    }
-    double gbps = r->bytes / pr->median_us * 1e-3;
-    printf("  %-16s %-7s %-28s %10.1f %10s %9.1f %7.2f %6.0f%% %4s  vt/peer %.2f\n", "peer (ggml)",
-           vt_dtype_name((int)c->wtype), shape, pr->median_us, "-", r->bytes / MIB, gbps,
-           copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, "-",
-           r->status == VT_OK ? r->median_us / pr->median_us : 0.0);
-}
-
-static void text_result(const bench_case *c, const bench_result *r, double copy_gbps)
-{
-    char shape[128];
-    shape_text(c, shape, sizeof shape);
-    if (r->status != VT_OK) {
-        printf("  %-16s %-7s %-28s failed: %s\n", vt_op_name(c->spec->op), vt_dtype_name((int)c->wtype), shape,
-               r->error);
-        return;
-    }
-    double gbps = r->bytes / r->median_us * 1e-3;
-    printf("  %-16s %-7s %-28s %10.1f %10.1f %9.1f %7.2f %6.0f%% %4d\n", vt_op_name(c->spec->op),
-           vt_dtype_name((int)c->wtype), shape, r->median_us, r->min_us, r->bytes / MIB, gbps,
-           copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, r->sets);
+        write_peer(w, c, r, pr, shape, copy_gbps);
+    rec_row_end(w);
 }
 
 /* `--op Launch`: the per-op cost of a stream of tiny ops on backend, enqueued
@@ -613,34 +564,24 @@ static int bench_launch(const char *backend, int reps, int warmup, bool json)
     } else {
         double enq_min, graph_min, enq_med = bench_median(enq, reps, &enq_min);
         double graph_med = bench_median(graph, reps, &graph_min);
-        if (json) {
-            json_writer w;
-            jw_init(&w, stdout);
-            jw_object_begin(&w);
-            jw_key(&w, "device");
-            jw_string(&w, vt_device_id(dev));
-            jw_key(&w, "op");
-            jw_string(&w, "Launch");
-            jw_key(&w, "ops_per_stream");
-            jw_int(&w, BENCH_LAUNCH_OPS);
-            jw_key(&w, "reps");
-            jw_int(&w, reps);
-            jw_key(&w, "enqueue_us_per_op");
-            jw_double(&w, enq_med);
-            jw_key(&w, "enqueue_us_per_op_min");
-            jw_double(&w, enq_min);
-            jw_key(&w, "graph_us_per_op");
-            jw_double(&w, graph_med);
-            jw_key(&w, "graph_us_per_op_min");
-            jw_double(&w, graph_min);
-            jw_object_end(&w);
-            jw_finish(&w);
-        } else {
-            printf("vtctl bench --op Launch on %s: %d x Scale f32 [1] per stream, median (min) of %d streams\n",
+        json_writer w;
+        rec_writer r;
+        rec_start(&r, &w, json, 0, 0);
+        rec_object_begin(&r, NULL, NULL);
+        rec_str(&r, "device", NULL, vt_device_id(dev));
+        rec_str(&r, "op", NULL, "Launch");
+        rec_int_as(&r, "ops_per_stream", "", BENCH_LAUNCH_OPS,
+                   "vtctl bench --op Launch on %s: %d x Scale f32 [1] per stream, median (min) of %d streams",
                    vt_device_id(dev), BENCH_LAUNCH_OPS, reps);
-            printf("  enqueued:             %8.3f us/op (%.3f)\n", enq_med, enq_min);
-            printf("  replayed from graph:  %8.3f us/op (%.3f)\n", graph_med, graph_min);
-        }
+        rec_int(&r, "reps", NULL, reps);
+        rec_text_layout(&r, 2, 21);
+        rec_double_as(&r, "enqueue_us_per_op", "enqueued:", enq_med, "%8.3f us/op (%.3f)", enq_med, enq_min);
+        rec_double(&r, "enqueue_us_per_op_min", NULL, enq_min);
+        rec_double_as(&r, "graph_us_per_op", "replayed from graph:", graph_med, "%8.3f us/op (%.3f)", graph_med,
+                      graph_min);
+        rec_double(&r, "graph_us_per_op_min", NULL, graph_min);
+        rec_object_end(&r, false);
+        rec_finish(&r);
     }
     free(enq);
     free(graph);
@@ -709,16 +650,16 @@ int vtctl_cmd_bench(int argc, char **argv)
     char list[512], err[256];
     snprintf(list, sizeof list, "%s", wtypes ? wtypes : spec->default_wtypes);
     for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int t = vt_dtype_from_name(tok);
-        if (t < 0)
+        vt_dtype t;
+        if (!vt_dtype_from_name(tok, &t))
             return vtctl_usage_error("bench", "unknown wtype '%s'", tok);
-        if (!wtype_fits(spec->op, (vt_dtype)t))
+        if (!wtype_fits(spec->op, t))
             return vtctl_usage_error("bench", "%s has no signature with %s", vt_op_name(spec->op), tok);
         if (n_cases == MAX_CASES)
             return vtctl_usage_error("bench", "at most %d wtypes", MAX_CASES);
         bench_case *bc = &cases[n_cases++];
         bc->spec = spec;
-        bc->wtype = (vt_dtype)t;
+        bc->wtype = t;
         for (int k = 0; k < MAX_SHAPE_KEYS; k++)
             bc->v[k] = spec->keys[k].value;
         if (shape && !apply_shape(bc, shape, err, sizeof err))
@@ -728,7 +669,7 @@ int vtctl_cmd_bench(int argc, char **argv)
             return vtctl_usage_error("bench", "%s: %s", vt_op_name(spec->op), err);
         if (!plan_bounded(&plan))
             return vtctl_usage_error("bench", "%s %s: the shape's tensors would exceed %llu GiB (or overflow 64 bits)",
-                                     vt_op_name(spec->op), vt_dtype_name((int)bc->wtype),
+                                     vt_op_name(spec->op), vt_dtype_name(bc->wtype),
                                      (unsigned long long)(MAX_SET_BYTES >> 30));
     }
     if (!n_cases)
@@ -751,9 +692,12 @@ int vtctl_cmd_bench(int argc, char **argv)
         const char *colon = strchr(vt_device_id(dev), ':');
         snprintf(peer_backend, sizeof peer_backend, "CUDA%s", colon ? colon + 1 : "0");
     }
-    vt_device_caps caps = {.struct_size = sizeof caps};
-    memset(&caps, 0, sizeof caps);
-    vt_device_probe(dev, &caps);
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
+    if (vt_device_probe(dev, &caps) != VT_OK) {
+        fprintf(stderr, "vtctl bench: probing %s: %s\n", vt_device_id(dev), vt_last_error());
+        vt_registry_close(reg);
+        return VTCTL_EXIT_REFUSED;
+    }
     uint64_t llc = host_llc_bytes(), working = 4 * llc > MIN_WORKING ? 4 * llc : MIN_WORKING;
     /* The threads the device's kernels run on, as the device reports them
      * (the cpu backend's pool; 0 for a device that does not say). */
@@ -768,50 +712,39 @@ int vtctl_cmd_bench(int argc, char **argv)
     double copy_gbps = cr.status == VT_OK ? cr.bytes / cr.median_us * 1e-3 : 0.0;
 
     json_writer w;
-    if (json) {
-        jw_init(&w, stdout);
-        jw_object_begin(&w);
-        jw_key(&w, "device");
-        jw_string(&w, vt_device_id(dev));
-        jw_key(&w, "name");
-        jw_string(&w, caps.name);
-        jw_key(&w, "arch");
-        jw_string(&w, caps.arch);
-        jw_key(&w, "compute_units");
-        jw_uint(&w, caps.compute_units);
-        jw_key(&w, "host_threads");
-        jw_uint(&w, threads);
-        jw_key(&w, "mode");
-        jw_string(&w, sync_mode ? "sync" : "stream");
-        jw_key(&w, "working_set_bytes");
-        jw_uint(&w, working);
-        jw_key(&w, "copy");
-        json_result(&w, &copy, &cr, copy_gbps, NULL);
-        jw_key(&w, "results");
-        jw_array_begin(&w);
-    } else {
-        char thr[40] = "";
-        if (threads)
-            snprintf(thr, sizeof thr, ", %u host threads", threads);
-        printf("vtctl bench on %s (%s, %s, %u compute units%s)\n", vt_device_id(dev), caps.name, caps.arch,
-               caps.compute_units, thr);
-        printf("median of %d runs after %d warm-up runs (%s); inputs rotate over >= %.0f MiB\n", reps, warmup,
+    rec_writer rw;
+    rec_start(&rw, &w, json, 0, 0);
+    rec_object_begin(&rw, NULL, NULL);
+    char thr[40] = "";
+    if (threads)
+        snprintf(thr, sizeof thr, ", %u host threads", threads);
+    rec_str_as(&rw, "device", "", vt_device_id(dev), "vtctl bench on %s (%s, %s, %u compute units%s)",
+               vt_device_id(dev), caps.name, caps.arch, caps.compute_units, thr);
+    rec_str(&rw, "name", NULL, caps.name);
+    rec_str(&rw, "arch", NULL, caps.arch);
+    rec_uint(&rw, "compute_units", NULL, caps.compute_units);
+    rec_uint(&rw, "host_threads", NULL, threads);
+    rec_str_as(&rw, "mode", "", sync_mode ? "sync" : "stream",
+               "median of %d runs after %d warm-up runs (%s); inputs rotate over >= %.0f MiB", reps, warmup,
                sync_mode ? "--sync: vt_op_run and a fence read each"
                          : "stream: enqueued, an event after each, one wait",
                (double)working / MIB);
-        if (cr.status == VT_OK)
-            printf("copy bandwidth: Copy f32->f32 %.0f MiB: median %.1f us, %.2f GB/s (read + write)\n",
-                   (double)COPY_BYTES / MIB, cr.median_us, copy_gbps);
-        else
-            printf("copy bandwidth: unavailable: %s\n", cr.error);
-        if (rounds > 1)
-            printf("each row: the median over %d rounds%s\n", rounds, peer ? ", vt and the peer alternating" : "");
-        if (peer)
-            printf("peer rows: %s perf -b %s -o MUL_MAT on the same shape (its own inputs and threads)\n", peer,
-                   peer_backend);
-        printf("  %-16s %-7s %-28s %10s %10s %9s %7s %7s %4s\n", "OP", "WTYPE", "SHAPE", "MEDIAN_US", "MIN_US", "MB",
-               "GB/S", "%COPY", "SETS");
-    }
+    rec_uint(&rw, "working_set_bytes", NULL, working);
+    write_result(&rw, "copy", false, &copy, &cr, copy_gbps, NULL);
+    if (cr.status == VT_OK)
+        rec_text(&rw, "copy bandwidth: Copy f32->f32 %.0f MiB: median %.1f us, %.2f GB/s (read + write)\n",
+                 (double)COPY_BYTES / MIB, cr.median_us, copy_gbps);
+    else
+        rec_text(&rw, "copy bandwidth: unavailable: %s\n", cr.error);
+    if (rounds > 1)
+        rec_text(&rw, "each row: the median over %d rounds%s\n", rounds, peer ? ", vt and the peer alternating" : "");
+    if (peer)
+        rec_text(&rw, "peer rows: %s perf -b %s -o MUL_MAT on the same shape (its own inputs and threads)\n", peer,
+                 peer_backend);
+    rec_text(&rw, "  %-16s %-7s %-28s %10s %10s %9s %7s %7s %4s\n", "OP", "WTYPE", "SHAPE", "MEDIAN_US", "MIN_US", "MB",
+             "GB/S", "%COPY", "SETS");
+    rec_text_layout(&rw, 2, 0);
+    rec_array_begin(&rw, "results");
     int failed = 0;
     for (int i = 0; i < n_cases; i++) {
         const bench_case *bc = &cases[i];
@@ -852,20 +785,12 @@ int vtctl_cmd_bench(int argc, char **argv)
             pr.rounds = n_peer;
         }
         failed |= r.status != VT_OK || (with_peer && r.status == VT_OK && !pr.ok);
-        if (json) {
-            json_result(&w, bc, &r, copy_gbps, with_peer && r.status == VT_OK ? &pr : NULL);
-        } else {
-            text_result(bc, &r, copy_gbps);
-            if (with_peer && r.status == VT_OK)
-                text_peer(bc, &r, &pr, copy_gbps);
-        }
+        write_result(&rw, NULL, true, bc, &r, copy_gbps, with_peer && r.status == VT_OK ? &pr : NULL);
         fflush(stdout);
     }
-    if (json) {
-        jw_array_end(&w);
-        jw_object_end(&w);
-        jw_finish(&w);
-    }
+    rec_array_end(&rw);
+    rec_object_end(&rw, false);
+    rec_finish(&rw);
     vt_registry_close(reg);
     return failed ? VTCTL_EXIT_REFUSED : VTCTL_EXIT_OK;
 }

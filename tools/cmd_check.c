@@ -40,98 +40,68 @@ static const char *reason_tail(const char *reason)
     return p ? p + 3 : reason;
 }
 
-static void emit_text(const vtc_result *r)
+/* One result: a table row or a JSON object. */
+static void emit_row(rec_writer *w, const vtc_result *r)
 {
-    const vt_op_info *info = vt_op_get_info((int)r->op);
+    const vt_op_info *info = vt_op_get_info(r->op);
+    const char *outcome = vtc_outcome_name(r->outcome);
     char sig[96];
     vt_sig_format(r->sig, sig, sizeof sig);
-    printf("  %3u  %-22s  %-22s  %-9s", r->op, info->name, sig, vtc_outcome_name(r->outcome));
-    switch (r->outcome) {
-    case VTC_PASS: printf("  err %.2g\n", r->err); break;
-    case VTC_FAIL: printf("  %s\n", r->detail); break;
-    case VTC_REFUSED: printf("  %s\n", reason_tail(r->detail)); break;
-    case VTC_NO_ORACLE: printf("  %s\n", r->detail); break;
-    }
-}
-
-static void emit_json(json_writer *w, const vtc_result *r)
-{
-    const vt_op_info *info = vt_op_get_info((int)r->op);
-    char sig[96];
-    vt_sig_format(r->sig, sig, sizeof sig);
-    jw_object_begin(w);
-    jw_key(w, "id");
-    jw_uint(w, r->op);
-    jw_key(w, "name");
-    jw_string(w, info->name);
-    jw_key(w, "signature");
-    jw_string(w, sig);
-    jw_key(w, "result");
-    jw_string(w, vtc_outcome_name(r->outcome));
-    jw_key(w, "error");
-    if (r->n_cases && r->outcome != VTC_FAIL)
-        jw_double(w, r->err);
+    bool pass = r->outcome == VTC_PASS, has_err = r->n_cases && r->outcome != VTC_FAIL;
+    rec_row_begin(w, NULL);
+    rec_uint_as(w, "id", "", r->op, "%3u  ", r->op);
+    rec_str_as(w, "name", "", info->name, "%-22s  ", info->name);
+    rec_str_as(w, "signature", "", sig, "%-22s  ", sig);
+    rec_str_as(w, "result", "", outcome, "%-9s", outcome);
+    if (has_err)
+        rec_double_as(w, "error", pass ? "" : NULL, r->err, "  err %.2g", r->err);
     else
-        jw_null(w);
-    jw_key(w, "cases");
-    jw_uint(w, r->n_cases);
-    jw_key(w, "detail");
-    jw_string(w, r->detail);
-    jw_object_end(w);
+        rec_str_as(w, "error", pass ? "" : NULL, NULL, "  err %.2g", r->err);
+    rec_uint(w, "cases", NULL, r->n_cases);
+    rec_str_as(w, "detail", pass ? NULL : "", r->detail, "  %s",
+               r->outcome == VTC_REFUSED ? reason_tail(r->detail) : r->detail);
+    rec_row_end(w);
 }
 
 /* Check every selected (op, signature) on dev; returns the counts. */
-static check_counts check_device(vt_device *dev, vt_device *oracle, vt_op only, uint64_t seed, bool json,
-                                 json_writer *w)
+static check_counts check_device(vt_device *dev, vt_device *oracle, vt_op only, uint64_t seed, rec_writer *w)
 {
     check_counts counts = {0};
-    if (json) {
-        jw_object_begin(w);
-        jw_key(w, "device");
-        jw_string(w, vt_device_id(dev));
-        jw_key(w, "results");
-        jw_array_begin(w);
-    } else {
-        vt_device_caps caps = {.struct_size = sizeof caps};
+    rec_object_begin(w, NULL, NULL);
+    rec_str(w, "device", NULL, vt_device_id(dev));
+    if (!rec_json(w)) {
+        vt_device_caps caps = VT_DEVICE_CAPS_INIT;
         bool probed = vt_device_probe(dev, &caps) == VT_OK;
-        printf("check %s (%s) against the cpu oracle %s, seed %llu\n", vt_device_id(dev),
-               probed ? caps.name : "not probed", oracle ? vt_device_id(oracle) : "(none)", (unsigned long long)seed);
-        printf("  %3s  %-22s  %-22s  %-9s  %s\n", "ID", "OP", "SIGNATURE", "RESULT", "ERROR / WHY");
+        rec_text(w, "check %s (%s) against the cpu oracle %s, seed %llu\n", vt_device_id(dev),
+                 probed ? caps.name : "not probed", oracle ? vt_device_id(oracle) : "(none)", (unsigned long long)seed);
+        rec_text(w, "  %3s  %-22s  %-22s  %-9s  %s\n", "ID", "OP", "SIGNATURE", "RESULT", "ERROR / WHY");
     }
+    rec_text_layout(w, 2, 0);
+    rec_array_begin(w, "results");
     for (uint32_t i = 0; i < vt_op_catalog_size(); i++) {
         const vt_op_info *info = vt_op_catalog_entry(i);
-        if (only && info->op != (uint32_t)only)
+        if (only && info->op != only)
             continue;
         for (uint32_t s = 0; s < info->n_sigs; s++) {
             vtc_result r;
             vtc_check(dev, oracle, info->op, info->sigs[s], seed, &r);
             count(&counts, r.outcome);
-            if (json)
-                emit_json(w, &r);
-            else
-                emit_text(&r);
+            emit_row(w, &r);
             fflush(stdout);
         }
     }
-    if (json) {
-        jw_array_end(w);
-        jw_key(w, "summary");
-        jw_object_begin(w);
-        jw_key(w, "pass");
-        jw_uint(w, counts.pass);
-        jw_key(w, "fail");
-        jw_uint(w, counts.fail);
-        jw_key(w, "refused");
-        jw_uint(w, counts.refused);
-        jw_key(w, "no_oracle");
-        jw_uint(w, counts.no_oracle);
-        jw_object_end(w);
-        jw_object_end(w);
-    } else {
-        printf("%s: %u signatures: %u pass, %u FAIL, %u refused, %u without a cpu oracle kernel yet\n\n",
-               vt_device_id(dev), counts.pass + counts.fail + counts.refused + counts.no_oracle, counts.pass,
-               counts.fail, counts.refused, counts.no_oracle);
-    }
+    rec_array_end(w);
+    rec_text_layout(w, 0, 0);
+    rec_object_begin(w, "summary", NULL);
+    rec_uint_as(w, "pass", "", counts.pass,
+                "%s: %u signatures: %u pass, %u FAIL, %u refused, %u without a cpu oracle kernel yet\n",
+                vt_device_id(dev), counts.pass + counts.fail + counts.refused + counts.no_oracle, counts.pass,
+                counts.fail, counts.refused, counts.no_oracle);
+    rec_uint(w, "fail", NULL, counts.fail);
+    rec_uint(w, "refused", NULL, counts.refused);
+    rec_uint(w, "no_oracle", NULL, counts.no_oracle);
+    rec_object_end(w, false);
+    rec_object_end(w, false);
     return counts;
 }
 
@@ -212,46 +182,32 @@ int vtctl_cmd_check(int argc, char **argv)
             devs[n_devs++] = vt_registry_device(reg, i);
     }
     json_writer w;
-    if (json) {
-        jw_init(&w, stdout);
-        jw_object_begin(&w);
-        jw_key(&w, "seed");
-        jw_uint(&w, seed);
-        jw_key(&w, "oracle");
-        jw_string(&w, vt_device_id(oracle));
-        jw_key(&w, "policy");
-        jw_string(&w, (policy & VT_RESOLVE_STRICT) ? "strict" : "portable");
-        jw_key(&w, "devices");
-        jw_array_begin(&w);
-    } else {
+    rec_writer rw;
+    rec_start(&rw, &w, json, 0, 0);
+    if (!json)
         vtctl_print_warnings(reg);
-    }
+    rec_object_begin(&rw, NULL, NULL);
+    rec_uint(&rw, "seed", NULL, seed);
+    rec_str(&rw, "oracle", NULL, vt_device_id(oracle));
+    rec_str(&rw, "policy", NULL, (policy & VT_RESOLVE_STRICT) ? "strict" : "portable");
+    rec_array_begin(&rw, "devices");
     unsigned failed = 0, refused = 0;
     for (size_t i = 0; i < n_devs; i++) {
-        check_counts k = check_device(devs[i], oracle, only, seed, json, &w);
+        check_counts k = check_device(devs[i], oracle, only, seed, &rw);
         failed += k.fail;
         refused += k.refused + k.no_oracle;
     }
     bool ok = !failed && (allow_refused || !refused);
-    if (json) {
-        jw_array_end(&w);
-        jw_key(&w, "failed");
-        jw_uint(&w, failed);
-        jw_key(&w, "refused");
-        jw_uint(&w, refused);
-        jw_key(&w, "allow_refused");
-        jw_bool(&w, allow_refused);
-        jw_object_end(&w);
-        jw_finish(&w);
-    } else {
-        if (failed)
-            printf("%u signature(s) FAILED; reproduce with --seed %llu\n", failed, (unsigned long long)seed);
-        if (refused)
-            printf("%u signature(s) refused or without a cpu oracle kernel%s\n", refused,
-                   allow_refused ? " (allowed by --allow-refused)"
-                                 : ": not checked, so the check fails "
-                                   "(--allow-refused lists them without failing)");
-    }
+    rec_array_end(&rw);
+    rec_uint_as(&rw, "failed", failed ? "" : NULL, failed, "%u signature(s) FAILED; reproduce with --seed %llu", failed,
+                (unsigned long long)seed);
+    rec_uint_as(&rw, "refused", refused ? "" : NULL, refused,
+                "%u signature(s) refused or without a cpu oracle kernel%s", refused,
+                allow_refused ? " (allowed by --allow-refused)"
+                              : ": not checked, so the check fails (--allow-refused lists them without failing)");
+    rec_bool(&rw, "allow_refused", NULL, allow_refused);
+    rec_object_end(&rw, false);
+    rec_finish(&rw);
     vt_registry_close(reg);
     return ok ? VTCTL_EXIT_OK : VTCTL_EXIT_REFUSED;
 }

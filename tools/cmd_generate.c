@@ -219,52 +219,30 @@ int vtctl_cmd_generate(int argc, char **argv)
     double pre = gs.prefill_s > 0 ? n_prompt / gs.prefill_s : 0;
     double dec = gs.decode_s > 0 ? gs.n_decoded / gs.decode_s : 0;
     const vt_runner_info *ri = vt_runner_get_info(r);
-    if (json) {
-        json_writer w;
-        jw_init(&w, stdout);
-        jw_object_begin(&w);
-        jw_key(&w, "device");
-        jw_string(&w, vt_device_id(dev));
-        jw_key(&w, "arch");
-        jw_string(&w, ri->arch);
-        jw_key(&w, "tokens");
-        jw_array_begin(&w);
-        for (uint32_t i = 0; i < (uint32_t)n_gen; i++)
-            jw_int(&w, out[i]);
-        jw_array_end(&w);
-        jw_key(&w, "n_prompt");
-        jw_uint(&w, n_prompt);
-        jw_key(&w, "prefill_tok_s");
-        jw_double(&w, pre);
-        jw_key(&w, "decode_tok_s");
-        jw_double(&w, dec);
-        jw_key(&w, "ctx");
-        jw_uint(&w, ri->ctx);
-        jw_key(&w, "plan_ops");
-        jw_uint(&w, ri->n_plan_ops);
-        jw_key(&w, "cpu_tier_ops");
-        jw_uint(&w, ri->n_cpu_tier);
-        jw_key(&w, "weight_bytes");
-        jw_uint(&w, ri->weight_bytes);
-        jw_key(&w, "state_bytes");
-        jw_uint(&w, ri->state_bytes);
-        jw_key(&w, "decode_graph");
-        jw_bool(&w, ri->decode_graph);
-        jw_object_end(&w);
-        jw_finish(&w);
-    } else {
-        printf("tokens:");
-        for (uint32_t i = 0; i < (uint32_t)n_gen; i++)
-            printf("%s%d", i ? "," : " ", out[i]);
-        printf("\n%s %s on %s: ctx %u, %u planned ops (%u on the CPU tier), decode %s%s\n", ri->arch, argv[optind],
-               vt_device_id(dev), ri->ctx, ri->n_plan_ops, ri->n_cpu_tier,
-               ri->decode_graph ? "as a replayed graph" : "op by op", ri->graph_note);
-        printf("prefill: %u tokens in %.4f s = %.1f tok/s\n", n_prompt, gs.prefill_s, pre);
-        printf("decode:  %u tokens in %.4f s = %.1f tok/s\n", gs.n_decoded, gs.decode_s, dec);
-    }
+    json_writer w;
+    rec_writer rw;
+    rec_start(&rw, &w, json, 0, 0);
+    rec_object_begin(&rw, NULL, NULL);
+    rec_str(&rw, "device", NULL, vt_device_id(dev));
+    rec_str(&rw, "arch", NULL, ri->arch);
+    rec_int_list(&rw, "tokens", "tokens:", out, (size_t)n_gen, ",");
+    rec_uint_as(&rw, "ctx", "", ri->ctx, "%s %s on %s: ctx %u, %u planned ops (%u on the CPU tier), decode %s%s",
+                ri->arch, argv[optind], vt_device_id(dev), ri->ctx, ri->n_plan_ops, ri->n_cpu_tier,
+                ri->decode_graph ? "as a replayed graph" : "op by op", ri->graph_note);
+    rec_uint(&rw, "plan_ops", NULL, ri->n_plan_ops);
+    rec_uint(&rw, "cpu_tier_ops", NULL, ri->n_cpu_tier);
+    rec_bool(&rw, "decode_graph", NULL, ri->decode_graph);
+    rec_uint(&rw, "weight_bytes", NULL, ri->weight_bytes);
+    rec_uint(&rw, "state_bytes", NULL, ri->state_bytes);
+    rec_uint_as(&rw, "n_prompt", "prefill:", n_prompt, "%u tokens in %.4f s = %.1f tok/s", n_prompt, gs.prefill_s, pre);
+    rec_double(&rw, "prefill_tok_s", NULL, pre);
+    rec_double_as(&rw, "decode_tok_s", "decode: ", dec, "%u tokens in %.4f s = %.1f tok/s", gs.n_decoded, gs.decode_s,
+                  dec);
+    rec_object_end(&rw, false);
+    rec_finish(&rw);
     rc = VTCTL_EXIT_OK;
 done:
-    vt_runner_free(r);
+    vt_runner_destroy(r);
     vt_gguf_close(g);
     if (reg)
         vt_registry_close(reg);

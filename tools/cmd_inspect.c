@@ -23,7 +23,7 @@
 #define KEY_WIDTH 40
 
 /* Print s escaped and quoted; at most limit rendered bytes unless all. */
-static void print_string(vt_gguf_str s, size_t limit, bool all)
+static void print_string(FILE *f, vt_gguf_str s, size_t limit, bool all)
 {
     char small[PREVIEW_TEXT + 8];
     char *buf = small;
@@ -37,29 +37,29 @@ static void print_string(vt_gguf_str s, size_t limit, bool all)
         }
     }
     uint64_t shown = vt_gguf_escape(s.data, s.len, buf, size);
-    printf("\"%s\"", buf);
+    fprintf(f, "\"%s\"", buf);
     if (shown < s.len)
-        printf(" (%" PRIu64 " bytes)", s.len);
+        fprintf(f, " (%" PRIu64 " bytes)", s.len);
     if (buf != small)
         free(buf);
 }
 
-static void print_value(const vt_gguf_value *v, size_t text_limit, bool all)
+static void print_value(FILE *f, const vt_gguf_value *v, size_t text_limit, bool all)
 {
     switch (v->type) {
     case VT_GGUF_U8:
     case VT_GGUF_U16:
     case VT_GGUF_U32:
-    case VT_GGUF_U64: printf("%" PRIu64, v->as.u); break;
+    case VT_GGUF_U64: fprintf(f, "%" PRIu64, v->as.u); break;
     case VT_GGUF_I8:
     case VT_GGUF_I16:
     case VT_GGUF_I32:
-    case VT_GGUF_I64: printf("%" PRId64, v->as.i); break;
-    case VT_GGUF_F32: printf("%.9g", v->as.f); break;
-    case VT_GGUF_F64: printf("%.17g", v->as.f); break;
-    case VT_GGUF_BOOL: printf("%s", v->as.b ? "true" : "false"); break;
-    case VT_GGUF_STRING: print_string(v->as.str, text_limit, all); break;
-    default: printf("?"); break;
+    case VT_GGUF_I64: fprintf(f, "%" PRId64, v->as.i); break;
+    case VT_GGUF_F32: fprintf(f, "%.9g", v->as.f); break;
+    case VT_GGUF_F64: fprintf(f, "%.17g", v->as.f); break;
+    case VT_GGUF_BOOL: fprintf(f, "%s", v->as.b ? "true" : "false"); break;
+    case VT_GGUF_STRING: print_string(f, v->as.str, text_limit, all); break;
+    default: fprintf(f, "?"); break;
     }
 }
 
@@ -104,66 +104,55 @@ static uint64_t shown_elems(const vt_gguf_kv *kv, bool all)
     return all || kv->count <= PREVIEW_ELEMS ? kv->count : PREVIEW_ELEMS;
 }
 
-static void text_kv(const vt_gguf *g, const vt_gguf_kv *kv, bool all)
+/* One metadata KV: a row of the metadata table, or a JSON object. */
+static void write_kv(rec_writer *r, const vt_gguf *g, const vt_gguf_kv *kv, bool all)
 {
     char key[KEY_WIDTH * 4 + 8], type[48];
     vt_gguf_escape(kv->key, kv->key_len, key, sizeof key);
-    if (kv->type == VT_GGUF_ARRAY)
+    bool array = kv->type == VT_GGUF_ARRAY;
+    if (array)
         snprintf(type, sizeof type, "%s[%" PRIu64 "]", vt_gguf_type_name(kv->elem_type), kv->count);
     else
         snprintf(type, sizeof type, "%s", vt_gguf_type_name(kv->type));
-    printf("  %-*s %-12s ", KEY_WIDTH, key, type);
+    rec_row_begin(r, NULL);
+    rec_str_as(r, "key", "", kv->key, "%-*s ", KEY_WIDTH, key);
+    rec_str_as(r, "type", "", vt_gguf_type_name(kv->type), "%-12s ", type);
+    rec_uint(r, "offset", NULL, kv->offset);
     vt_gguf_value v;
-    if (kv->type != VT_GGUF_ARRAY) {
-        if (vt_gguf_kv_value(g, kv->index, 0, &v) == VT_OK)
-            print_value(&v, PREVIEW_TEXT, all);
-        printf("\n");
+    json_writer *jw;
+    FILE *f = rec_out(r);
+    if (!array) {
+        bool have = vt_gguf_kv_value(g, kv->index, 0, &v) == VT_OK;
+        if ((jw = rec_field_json(r, "value")) != NULL)
+            have ? json_value(jw, &v) : jw_null(jw);
+        else if (have)
+            print_value(f, &v, PREVIEW_TEXT, all);
+        rec_row_end(r);
         return;
     }
     uint64_t n = shown_elems(kv, all);
-    printf("[");
-    for (uint64_t i = 0; i < n; i++) {
-        if (vt_gguf_kv_value(g, kv->index, i, &v) != VT_OK)
-            break;
-        printf("%s", i ? ", " : "");
-        print_value(&v, PREVIEW_TEXT / 3, all);
+    rec_str(r, "element_type", NULL, vt_gguf_type_name(kv->elem_type));
+    rec_uint(r, "count", NULL, kv->count);
+    jw = rec_field_json(r, "values");
+    if (jw)
+        jw_array_begin(jw);
+    else
+        fputc('[', f);
+    for (uint64_t i = 0; i < n && vt_gguf_kv_value(g, kv->index, i, &v) == VT_OK; i++) {
+        if (jw) {
+            json_value(jw, &v);
+        } else {
+            fputs(i ? ", " : "", f);
+            print_value(f, &v, PREVIEW_TEXT / 3, all);
+        }
     }
+    if (jw)
+        jw_array_end(jw);
     if (n < kv->count)
-        printf("%s... (%" PRIu64 " more)", n ? ", " : "", kv->count - n);
-    printf("]\n");
-}
-
-static void json_kv(json_writer *w, const vt_gguf *g, const vt_gguf_kv *kv, bool all)
-{
-    jw_object_begin(w);
-    jw_key(w, "key");
-    jw_string_n(w, kv->key, (size_t)kv->key_len);
-    jw_key(w, "type");
-    jw_string(w, vt_gguf_type_name(kv->type));
-    jw_key(w, "offset");
-    jw_uint(w, kv->offset);
-    vt_gguf_value v;
-    if (kv->type != VT_GGUF_ARRAY) {
-        jw_key(w, "value");
-        if (vt_gguf_kv_value(g, kv->index, 0, &v) == VT_OK)
-            json_value(w, &v);
-        else
-            jw_null(w);
-    } else {
-        jw_key(w, "element_type");
-        jw_string(w, vt_gguf_type_name(kv->elem_type));
-        jw_key(w, "count");
-        jw_uint(w, kv->count);
-        uint64_t n = shown_elems(kv, all);
-        jw_key(w, "values");
-        jw_array_begin(w);
-        for (uint64_t i = 0; i < n && vt_gguf_kv_value(g, kv->index, i, &v) == VT_OK; i++)
-            json_value(w, &v);
-        jw_array_end(w);
-        jw_key(w, "more");
-        jw_uint(w, kv->count - n);
-    }
-    jw_object_end(w);
+        rec_uint_as(r, "more", "", kv->count - n, "%s... (%" PRIu64 " more)]", n ? ", " : "", kv->count - n);
+    else
+        rec_uint_as(r, "more", "", 0, "]");
+    rec_row_end(r);
 }
 
 /* Per-type totals of the tensors. */
@@ -184,18 +173,41 @@ static void sum_types(const vt_gguf *g, type_total *t, uint64_t *bytes)
     }
 }
 
-static void text_inspect(const vt_gguf *g, bool all)
+/* A tensor's dims: a JSON array of ints, or a text cell "[d0, d1]". */
+static void write_dims(rec_writer *r, const char *key, const int64_t *d, uint32_t n)
+{
+    json_writer *jw = rec_field_json(r, key);
+    if (!jw) {
+        char buf[128];
+        fprintf(rec_out(r), "%-26s ", format_dims(d, n, buf, sizeof buf));
+        return;
+    }
+    jw_array_begin(jw);
+    for (uint32_t i = 0; i < n; i++)
+        jw_int(jw, d[i]);
+    jw_array_end(jw);
+}
+
+/* What the file holds, as one record: text or JSON. */
+static void write_inspect(rec_writer *r, const vt_gguf *g, bool all)
 {
     char human[32];
-    printf("%s: GGUF v%u, %" PRIu64 " bytes (%s)\n", vt_gguf_name(g), vt_gguf_version(g), vt_gguf_file_size(g),
-           vt_format_bytes(vt_gguf_file_size(g), human, sizeof human));
-    printf("  %-16s %u\n", "alignment", vt_gguf_alignment(g));
-    printf("  %-16s %" PRIu64 "\n", "data offset", vt_gguf_data_offset(g));
-    printf("  %-16s %" PRIu64 " bytes, padded\n", "data size", vt_gguf_data_size(g));
-
-    printf("\nmetadata: %zu keys\n", vt_gguf_kv_count(g));
+    rec_object_begin(r, NULL, NULL);
+    rec_str_as(r, "file", "", vt_gguf_name(g), "%s: GGUF v%u, %" PRIu64 " bytes (%s)", vt_gguf_name(g),
+               vt_gguf_version(g), vt_gguf_file_size(g), vt_format_bytes(vt_gguf_file_size(g), human, sizeof human));
+    rec_uint(r, "version", NULL, vt_gguf_version(g));
+    rec_uint(r, "file_size", NULL, vt_gguf_file_size(g));
+    rec_text_layout(r, 2, 16);
+    rec_uint(r, "alignment", "alignment", vt_gguf_alignment(g));
+    rec_uint(r, "data_offset", "data offset", vt_gguf_data_offset(g));
+    rec_uint_as(r, "data_size", "data size", vt_gguf_data_size(g), "%" PRIu64 " bytes, padded", vt_gguf_data_size(g));
+    rec_text_layout(r, 0, 0);
+    rec_uint_as(r, "kv_count", "", vt_gguf_kv_count(g), "\nmetadata: %zu keys", vt_gguf_kv_count(g));
+    rec_text_layout(r, 2, 0);
+    rec_array_begin(r, "metadata");
     for (size_t i = 0; i < vt_gguf_kv_count(g); i++)
-        text_kv(g, vt_gguf_kv_at(g, i), all);
+        write_kv(r, g, vt_gguf_kv_at(g, i), all);
+    rec_array_end(r);
 
     size_t n = vt_gguf_tensor_count(g);
     int width = 4;
@@ -207,117 +219,56 @@ static void text_inspect(const vt_gguf *g, bool all)
         if (len > width)
             width = len;
     }
-    printf("\ntensors: %zu\n", n);
+    rec_text_layout(r, 0, 0);
+    rec_uint_as(r, "tensor_count", "", n, "\ntensors: %zu", n);
     if (n)
-        printf("  %-*s %-8s %-26s %-26s %14s %14s\n", width, "name", "type", "shape (row-major)", "ne (file order)",
-               "bytes", "file offset");
+        rec_text(r, "  %-*s %-8s %-26s %-26s %14s %14s\n", width, "name", "type", "shape (row-major)",
+                 "ne (file order)", "bytes", "file offset");
+    rec_text_layout(r, 2, 0);
+    rec_array_begin(r, "tensors");
     for (size_t i = 0; i < n; i++) {
         const vt_gguf_tensor *t = vt_gguf_tensor_at(g, i);
-        char name[VT_GGUF_MAX_NAME * 4 + 8], shape[128], ne[128];
+        char name[VT_GGUF_MAX_NAME * 4 + 8];
         vt_gguf_escape(t->name, t->name_len, name, sizeof name);
-        printf("  %-*s %-8s %-26s %-26s %14" PRIu64 " %14" PRIu64 "\n", width, name, vt_dtype_name(t->type),
-               format_dims(t->shape, t->n_dims, shape, sizeof shape), format_dims(t->ne, t->n_dims, ne, sizeof ne),
-               t->n_bytes, t->file_offset);
+        rec_row_begin(r, NULL);
+        rec_str_as(r, "name", "", t->name, "%-*s ", width, name);
+        rec_str_as(r, "type", "", vt_dtype_name(t->type), "%-8s ", vt_dtype_name(t->type));
+        rec_int(r, "type_id", NULL, t->type);
+        rec_uint(r, "n_dims", NULL, t->n_dims);
+        write_dims(r, "shape", t->shape, t->n_dims);
+        write_dims(r, "ne", t->ne, t->n_dims);
+        rec_int(r, "n_elements", NULL, t->n_elements);
+        rec_uint_as(r, "bytes", "", t->n_bytes, "%14" PRIu64 " ", t->n_bytes);
+        rec_uint(r, "offset", NULL, t->offset);
+        rec_uint_as(r, "file_offset", "", t->file_offset, "%14" PRIu64, t->file_offset);
+        rec_row_end(r);
     }
+    rec_array_end(r);
 
     type_total totals[VT_DTYPE_COUNT];
     uint64_t bytes;
     sum_types(g, totals, &bytes);
-    printf("\ntotals: %zu tensors, %" PRIu64 " bytes (%s)\n", n, bytes, vt_format_bytes(bytes, human, sizeof human));
-    for (int t = 0; t < VT_DTYPE_COUNT; t++)
-        if (totals[t].tensors)
-            printf("  %-8s %6" PRIu64 " tensor%s %16" PRIu64 " bytes (%s)\n", vt_dtype_name(t), totals[t].tensors,
-                   totals[t].tensors == 1 ? " " : "s", totals[t].bytes,
-                   vt_format_bytes(totals[t].bytes, human, sizeof human));
-}
-
-static void json_inspect(const vt_gguf *g, bool all)
-{
-    json_writer w;
-    jw_init(&w, stdout);
-    jw_object_begin(&w);
-    jw_key(&w, "file");
-    jw_string(&w, vt_gguf_name(g));
-    jw_key(&w, "version");
-    jw_uint(&w, vt_gguf_version(g));
-    jw_key(&w, "file_size");
-    jw_uint(&w, vt_gguf_file_size(g));
-    jw_key(&w, "alignment");
-    jw_uint(&w, vt_gguf_alignment(g));
-    jw_key(&w, "data_offset");
-    jw_uint(&w, vt_gguf_data_offset(g));
-    jw_key(&w, "data_size");
-    jw_uint(&w, vt_gguf_data_size(g));
-    jw_key(&w, "kv_count");
-    jw_uint(&w, vt_gguf_kv_count(g));
-    jw_key(&w, "metadata");
-    jw_array_begin(&w);
-    for (size_t i = 0; i < vt_gguf_kv_count(g); i++)
-        json_kv(&w, g, vt_gguf_kv_at(g, i), all);
-    jw_array_end(&w);
-    jw_key(&w, "tensor_count");
-    jw_uint(&w, vt_gguf_tensor_count(g));
-    jw_key(&w, "tensors");
-    jw_array_begin(&w);
-    for (size_t i = 0; i < vt_gguf_tensor_count(g); i++) {
-        const vt_gguf_tensor *t = vt_gguf_tensor_at(g, i);
-        jw_object_begin(&w);
-        jw_key(&w, "name");
-        jw_string_n(&w, t->name, t->name_len);
-        jw_key(&w, "type");
-        jw_string(&w, vt_dtype_name(t->type));
-        jw_key(&w, "type_id");
-        jw_int(&w, t->type);
-        jw_key(&w, "n_dims");
-        jw_uint(&w, t->n_dims);
-        jw_key(&w, "ne");
-        jw_array_begin(&w);
-        for (uint32_t d = 0; d < t->n_dims; d++)
-            jw_int(&w, t->ne[d]);
-        jw_array_end(&w);
-        jw_key(&w, "shape");
-        jw_array_begin(&w);
-        for (uint32_t d = 0; d < t->n_dims; d++)
-            jw_int(&w, t->shape[d]);
-        jw_array_end(&w);
-        jw_key(&w, "n_elements");
-        jw_int(&w, t->n_elements);
-        jw_key(&w, "bytes");
-        jw_uint(&w, t->n_bytes);
-        jw_key(&w, "offset");
-        jw_uint(&w, t->offset);
-        jw_key(&w, "file_offset");
-        jw_uint(&w, t->file_offset);
-        jw_object_end(&w);
-    }
-    jw_array_end(&w);
-    type_total totals[VT_DTYPE_COUNT];
-    uint64_t bytes;
-    sum_types(g, totals, &bytes);
-    jw_key(&w, "totals");
-    jw_object_begin(&w);
-    jw_key(&w, "tensors");
-    jw_uint(&w, vt_gguf_tensor_count(g));
-    jw_key(&w, "bytes");
-    jw_uint(&w, bytes);
-    jw_key(&w, "by_type");
-    jw_array_begin(&w);
+    rec_text_layout(r, 0, 0);
+    rec_object_begin(r, "totals", NULL);
+    rec_uint_as(r, "tensors", "", n, "\ntotals: %zu tensors, %" PRIu64 " bytes (%s)", n, bytes,
+                vt_format_bytes(bytes, human, sizeof human));
+    rec_uint(r, "bytes", NULL, bytes);
+    rec_text_layout(r, 2, 0);
+    rec_array_begin(r, "by_type");
     for (int t = 0; t < VT_DTYPE_COUNT; t++) {
         if (!totals[t].tensors)
             continue;
-        jw_object_begin(&w);
-        jw_key(&w, "type");
-        jw_string(&w, vt_dtype_name(t));
-        jw_key(&w, "tensors");
-        jw_uint(&w, totals[t].tensors);
-        jw_key(&w, "bytes");
-        jw_uint(&w, totals[t].bytes);
-        jw_object_end(&w);
+        rec_row_begin(r, NULL);
+        rec_str_as(r, "type", "", vt_dtype_name(t), "%-8s ", vt_dtype_name(t));
+        rec_uint_as(r, "tensors", "", totals[t].tensors, "%6" PRIu64 " tensor%s ", totals[t].tensors,
+                    totals[t].tensors == 1 ? " " : "s");
+        rec_uint_as(r, "bytes", "", totals[t].bytes, "%16" PRIu64 " bytes (%s)", totals[t].bytes,
+                    vt_format_bytes(totals[t].bytes, human, sizeof human));
+        rec_row_end(r);
     }
-    jw_array_end(&w);
-    jw_object_end(&w);
-    jw_object_end(&w);
-    jw_finish(&w);
+    rec_array_end(r);
+    rec_object_end(r, false);
+    rec_object_end(r, false);
 }
 
 int vtctl_cmd_inspect(int argc, char **argv)
@@ -351,10 +302,11 @@ int vtctl_cmd_inspect(int argc, char **argv)
         fprintf(stderr, "vtctl inspect: %s: %s\n", vt_status_name(st), vt_last_error());
         return VTCTL_EXIT_REFUSED;
     }
-    if (json)
-        json_inspect(g, all);
-    else
-        text_inspect(g, all);
+    json_writer w;
+    rec_writer r;
+    rec_start(&r, &w, json, 0, 0);
+    write_inspect(&r, g, all);
+    rec_finish(&r);
     vt_gguf_close(g);
     return VTCTL_EXIT_OK;
 }

@@ -46,8 +46,7 @@ int vtctl_cmd_mkmodel(int argc, char **argv)
         return vtctl_usage_error(argv[0], "--arch is required (qwen3, qwen3moe, qwen3next)");
     if (optind != argc - 1)
         return vtctl_usage_error(argv[0], "name one output file");
-    o.wtype = vt_dtype_from_name(wtype);
-    if (o.wtype < 0)
+    if (!vt_dtype_from_name(wtype, &o.wtype))
         return vtctl_usage_error(argv[0], "--wtype '%s' is not a type name", wtype);
     vt_status st = vt_mkmodel_write(&o, argv[optind]);
     if (st != VT_OK) {

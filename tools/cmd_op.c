@@ -31,93 +31,64 @@ static const char *param_type_name(uint32_t t)
     return t == VT_PARAM_F32 ? "f32" : t == VT_PARAM_I32 ? "i32" : "u64";
 }
 
-static void describe_text(const vt_op_info *info)
+/* An operand list (inputs or outputs) as rows; flag/note mark the optional
+ * or in-out ones. */
+static void describe_operands(rec_writer *r, const char *key, const vt_operand_info *ops, uint32_t n,
+                              const char *flag_key, uint32_t flag, const char *note)
 {
-    printf("%s (%u): %s\n", info->name, info->op, info->summary);
-    printf("inputs (in call order):\n");
-    for (uint32_t i = 0; i < info->n_in; i++)
-        printf("  %-12s %s%s\n", info->in[i].name, info->in[i].doc,
-               (info->in[i].flags & VT_OPERAND_OPTIONAL) ? "  (optional)" : "");
-    printf("outputs (in call order):\n");
-    for (uint32_t i = 0; i < info->n_out; i++)
-        printf("  %-12s %s%s\n", info->out[i].name, info->out[i].doc,
-               (info->out[i].flags & VT_OPERAND_INOUT) ? "  (in-out: read and updated in place; give it with --in)"
-                                                       : "");
-    if (op_shapes_has_free_dtype(info->op))
-        printf("output dtype: --out-dtype (default f32)\n");
-    printf("signature operands: %s\nsignatures:", info->sig_operands);
-    for (uint32_t i = 0; i < info->n_sigs; i++) {
-        char b[96];
-        printf("%s%s", i % 6 ? " " : "\n  ", vt_sig_format(info->sigs[i], b, sizeof b));
+    rec_array_begin(r, key);
+    for (uint32_t i = 0; i < n; i++) {
+        bool on = (ops[i].flags & flag) != 0;
+        rec_row_begin(r, NULL);
+        rec_str_as(r, "name", "", ops[i].name, "%-12s ", ops[i].name);
+        rec_str_as(r, "doc", "", ops[i].doc, "%s", ops[i].doc);
+        rec_bool_as(r, flag_key, "", on, "%s", on ? note : "");
+        rec_row_end(r);
     }
-    printf("\nparams:%s\n", info->n_params ? "" : " none");
-    for (uint32_t i = 0; i < info->n_params; i++)
-        printf("  %-12s %-4s %s\n", info->params[i].name, param_type_name(info->params[i].type), info->params[i].doc);
+    rec_array_end(r);
 }
 
-static void describe_json(const vt_op_info *info)
+/* `vtctl op describe`: the catalogue entry as one record. */
+static void describe(rec_writer *r, const vt_op_info *info)
 {
-    json_writer w;
-    jw_init(&w, stdout);
-    jw_object_begin(&w);
-    jw_key(&w, "id");
-    jw_uint(&w, info->op);
-    jw_key(&w, "name");
-    jw_string(&w, info->name);
-    jw_key(&w, "summary");
-    jw_string(&w, info->summary);
-    jw_key(&w, "inputs");
-    jw_array_begin(&w);
-    for (uint32_t i = 0; i < info->n_in; i++) {
-        jw_object_begin(&w);
-        jw_key(&w, "name");
-        jw_string(&w, info->in[i].name);
-        jw_key(&w, "doc");
-        jw_string(&w, info->in[i].doc);
-        jw_key(&w, "optional");
-        jw_bool(&w, (info->in[i].flags & VT_OPERAND_OPTIONAL) != 0);
-        jw_object_end(&w);
+    rec_object_begin(r, NULL, NULL);
+    rec_text_layout(r, 0, 0);
+    rec_uint_as(r, "id", "", info->op, "%s (%u): %s", info->name, info->op, info->summary);
+    rec_str(r, "name", NULL, info->name);
+    rec_str(r, "summary", NULL, info->summary);
+    rec_text(r, "inputs (in call order):\n");
+    rec_text_layout(r, 2, 0);
+    describe_operands(r, "inputs", info->in, info->n_in, "optional", VT_OPERAND_OPTIONAL, "  (optional)");
+    rec_text(r, "outputs (in call order):\n");
+    describe_operands(r, "outputs", info->out, info->n_out, "inout", VT_OPERAND_INOUT,
+                      "  (in-out: read and updated in place; give it with --in)");
+    rec_text_layout(r, 0, 0);
+    bool free_dtype = op_shapes_has_free_dtype(info->op);
+    rec_bool_as(r, "free_output_dtype", free_dtype ? "" : NULL, free_dtype, "output dtype: --out-dtype (default f32)");
+    rec_str_as(r, "signature_operands", "", info->sig_operands, "signature operands: %s", info->sig_operands);
+    char sigs[256][96], text[16384];
+    const char *names[256];
+    size_t used = 0, n = 0;
+    for (uint32_t i = 0; i < info->n_sigs && n < 256; i++, n++) {
+        names[n] = vt_sig_format(info->sigs[i], sigs[n], sizeof sigs[n]);
+        if (used < sizeof text)
+            used += (size_t)snprintf(text + used, sizeof text - used, "%s%s", i % 6 ? " " : "\n  ", names[n]);
     }
-    jw_array_end(&w);
-    jw_key(&w, "outputs");
-    jw_array_begin(&w);
-    for (uint32_t i = 0; i < info->n_out; i++) {
-        jw_object_begin(&w);
-        jw_key(&w, "name");
-        jw_string(&w, info->out[i].name);
-        jw_key(&w, "doc");
-        jw_string(&w, info->out[i].doc);
-        jw_key(&w, "inout");
-        jw_bool(&w, (info->out[i].flags & VT_OPERAND_INOUT) != 0);
-        jw_object_end(&w);
-    }
-    jw_array_end(&w);
-    jw_key(&w, "free_output_dtype");
-    jw_bool(&w, op_shapes_has_free_dtype(info->op));
-    jw_key(&w, "signature_operands");
-    jw_string(&w, info->sig_operands);
-    jw_key(&w, "signatures");
-    jw_array_begin(&w);
-    for (uint32_t i = 0; i < info->n_sigs; i++) {
-        char b[96];
-        jw_string(&w, vt_sig_format(info->sigs[i], b, sizeof b));
-    }
-    jw_array_end(&w);
-    jw_key(&w, "params");
-    jw_array_begin(&w);
+    rec_str_list(r, "signatures", NULL, names, n, "");
+    rec_text(r, "signatures:%s\n", n ? text : "");
+    rec_text(r, "params:%s\n", info->n_params ? "" : " none");
+    rec_text_layout(r, 2, 0);
+    rec_array_begin(r, "params");
     for (uint32_t i = 0; i < info->n_params; i++) {
-        jw_object_begin(&w);
-        jw_key(&w, "name");
-        jw_string(&w, info->params[i].name);
-        jw_key(&w, "type");
-        jw_string(&w, param_type_name(info->params[i].type));
-        jw_key(&w, "doc");
-        jw_string(&w, info->params[i].doc);
-        jw_object_end(&w);
+        const char *type = param_type_name(info->params[i].type);
+        rec_row_begin(r, NULL);
+        rec_str_as(r, "name", "", info->params[i].name, "%-12s ", info->params[i].name);
+        rec_str_as(r, "type", "", type, "%-4s ", type);
+        rec_str_as(r, "doc", "", info->params[i].doc, "%s", info->params[i].doc);
+        rec_row_end(r);
     }
-    jw_array_end(&w);
-    jw_object_end(&w);
-    jw_finish(&w);
+    rec_array_end(r);
+    rec_object_end(r, false);
 }
 
 static int cmd_describe(int argc, char **argv)
@@ -139,10 +110,11 @@ static int cmd_describe(int argc, char **argv)
     vt_op op = vt_op_from_name(name);
     if (op == VT_OP_NONE)
         return vtctl_usage_error("op describe", "no op named '%s' in the catalogue", name);
-    if (json)
-        describe_json(vt_op_get_info(op));
-    else
-        describe_text(vt_op_get_info(op));
+    json_writer w;
+    rec_writer r;
+    rec_start(&r, &w, json, 0, 0);
+    describe(&r, vt_op_get_info(op));
+    rec_finish(&r);
     return VTCTL_EXIT_OK;
 }
 
@@ -251,10 +223,10 @@ static bool is_int_dtype(uint32_t t)
  * array a to dtype t. */
 static vt_status convert_input(const char *name, host_array *a, vt_dtype t, char *why, size_t why_size)
 {
-    if ((uint32_t)a->dtype == (uint32_t)t)
+    if (a->dtype == t)
         return VT_OK;
-    const vt_dtype_info *ti = vt_dtype_get((int)t);
-    if ((uint32_t)a->dtype == NPY_RAW_BYTES) {
+    const vt_dtype_info *ti = vt_dtype_get(t);
+    if (a->dtype == NPY_RAW_BYTES) {
         if (!ti || !ti->quantized)
             return vt_why(VT_E_INVALID_ARG, why, why_size, "%s: raw bytes ('|u1') can be named a block format only",
                           name);
@@ -271,8 +243,8 @@ static vt_status convert_input(const char *name, host_array *a, vt_dtype t, char
     }
     bool fl = is_float_dtype(a->dtype) && is_float_dtype(t), in = is_int_dtype(a->dtype) && is_int_dtype(t);
     if (!fl && !in)
-        return vt_why(VT_E_INVALID_ARG, why, why_size, "%s: cannot convert %s to %s", name,
-                      vt_dtype_name((int)a->dtype), vt_dtype_name((int)t));
+        return vt_why(VT_E_INVALID_ARG, why, why_size, "%s: cannot convert %s to %s", name, vt_dtype_name(a->dtype),
+                      vt_dtype_name(t));
     host_array b;
     vt_status st = host_array_alloc(&b, t, a->ndim, a->shape);
     if (st != VT_OK)
@@ -294,7 +266,7 @@ static vt_status convert_input(const char *name, host_array *a, vt_dtype t, char
             if (v < lo || v > hi) {
                 host_array_free(&b);
                 return vt_why(VT_E_INVALID_ARG, why, why_size, "%s[%lld] = %lld does not fit %s", name, (long long)i,
-                              (long long)v, vt_dtype_name((int)t));
+                              (long long)v, vt_dtype_name(t));
             }
             switch (t) {
             case VT_I8: ((int8_t *)b.data)[i] = (int8_t)v; break;
@@ -424,26 +396,18 @@ static int execute(run_state *s, const char *dev_spec, const char *dir, bool jso
     for (uint32_t j = 0; j < n_out; j++)
         out[j] = s->t[n_in + j];
     vt_status st =
-        vt_op_run(dev, (vt_op)info->op, in, n_in, out, n_out, info->params_size ? s->params : NULL, info->params_size);
+        vt_op_run(dev, info->op, in, n_in, out, n_out, info->params_size ? s->params : NULL, info->params_size);
     if (st != VT_OK)
         return fail(s, VTCTL_EXIT_REFUSED, "%s: %s", vt_status_name(st), vt_last_error());
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return fail(s, VTCTL_EXIT_REFUSED, "cannot create %s: %s", dir, strerror(errno));
     json_writer w;
-    if (json) {
-        jw_init(&w, stdout);
-        jw_object_begin(&w);
-        jw_key(&w, "op");
-        jw_string(&w, info->name);
-        jw_key(&w, "id");
-        jw_uint(&w, info->op);
-        jw_key(&w, "device");
-        jw_string(&w, vt_device_id(dev));
-        jw_key(&w, "outputs");
-        jw_array_begin(&w);
-    } else {
-        printf("%s (%u) ran on %s\n", info->name, info->op, vt_device_id(dev));
-    }
+    rec_writer r;
+    rec_start(&r, &w, json, 0, 0);
+    rec_object_begin(&r, NULL, NULL);
+    rec_str_as(&r, "op", "", info->name, "%s (%u) ran on %s", info->name, info->op, vt_device_id(dev));
+    rec_uint(&r, "id", NULL, info->op);
+    rec_str(&r, "device", NULL, vt_device_id(dev));
     /* Every output to a temporary name first, then renamed: a failure
      * leaves no partial .npy file and no mix of new and old outputs. */
     char final[VT_MAX_OUTPUTS][4096], tmp[VT_MAX_OUTPUTS][4096];
@@ -477,37 +441,29 @@ static int execute(run_state *s, const char *dev_spec, const char *dir, bool jso
             unlink_all(tmp, n_out);
             return fail(s, VTCTL_EXIT_REFUSED, "cannot rename %s to %s: %s", tmp[j], final[j], strerror(e));
         }
+    rec_text_layout(&r, 2, 0);
+    rec_array_begin(&r, "outputs");
     for (uint32_t j = 0; j < n_out; j++) {
         host_array *a = &s->arr[n_in + j];
-        const char *path = final[j];
         char shp[96];
         host_array_shape_str(a, shp, sizeof shp);
-        const char *file_dtype = a->dtype == VT_BF16 ? "f32 (widened from bf16)" : vt_dtype_name((int)a->dtype);
-        if (json) {
-            jw_object_begin(&w);
-            jw_key(&w, "name");
-            jw_string(&w, info->out[j].name);
-            jw_key(&w, "file");
-            jw_string(&w, path);
-            jw_key(&w, "dtype");
-            jw_string(&w, vt_dtype_name((int)a->dtype));
-            jw_key(&w, "file_dtype");
-            jw_string(&w, a->dtype == VT_BF16 ? "f32" : vt_dtype_name((int)a->dtype));
-            jw_key(&w, "shape");
-            jw_array_begin(&w);
-            for (uint32_t d = 0; d < a->ndim; d++)
-                jw_int(&w, a->shape[d]);
-            jw_array_end(&w);
-            jw_object_end(&w);
-        } else {
-            printf("  %-10s %-10s %-24s -> %s\n", info->out[j].name, shp, file_dtype, path);
-        }
+        const char *dtype = vt_dtype_name(a->dtype);
+        rec_row_begin(&r, NULL);
+        rec_str_as(&r, "name", "", info->out[j].name, "%-10s ", info->out[j].name);
+        rec_text(&r, "%-10s ", shp);
+        rec_array_begin(&r, "shape");
+        for (uint32_t d = 0; d < a->ndim; d++)
+            rec_int(&r, NULL, NULL, a->shape[d]);
+        rec_array_end(&r);
+        rec_str(&r, "dtype", NULL, dtype);
+        rec_str_as(&r, "file_dtype", "", a->dtype == VT_BF16 ? "f32" : dtype, "%-24s ",
+                   a->dtype == VT_BF16 ? "f32 (widened from bf16)" : dtype);
+        rec_str_as(&r, "file", "", final[j], "-> %s", final[j]);
+        rec_row_end(&r);
     }
-    if (json) {
-        jw_array_end(&w);
-        jw_object_end(&w);
-        jw_finish(&w);
-    }
+    rec_array_end(&r);
+    rec_object_end(&r, false);
+    rec_finish(&r);
     run_free(s);
     return VTCTL_EXIT_OK;
 }
@@ -586,12 +542,10 @@ static int cmd_run(int argc, char **argv)
 
     vt_dtype free_dt = VT_F32;
     if (out_dtype) {
-        int t = vt_dtype_from_name(out_dtype);
         if (!op_shapes_has_free_dtype(op))
             return vtctl_usage_error("op run", "--out-dtype applies to Copy, GetRows and Dequantize only");
-        if (t < 0)
+        if (!vt_dtype_from_name(out_dtype, &free_dt))
             return vtctl_usage_error("op run", "--out-dtype: unknown dtype '%s'", out_dtype);
-        free_dt = (vt_dtype)t;
     }
 
     /* inputs and INOUT outputs from their sources */
@@ -612,16 +566,17 @@ static int cmd_run(int argc, char **argv)
         const char *tn;
         if (!split_kv(casts[i], key, sizeof key, &tn))
             return fail(&s, VTCTL_EXIT_USAGE, "--in-dtype wants NAME=DTYPE, got '%s'", casts[i]);
-        int slot = operand_slot(info, key), t = vt_dtype_from_name(tn);
+        int slot = operand_slot(info, key);
+        vt_dtype t;
         if (slot < 0 || !s.arr[slot].present)
             return fail(&s, VTCTL_EXIT_USAGE, "--in-dtype %s: no --in %s was given", key, key);
-        if (t < 0)
+        if (!vt_dtype_from_name(tn, &t))
             return fail(&s, VTCTL_EXIT_USAGE, "--in-dtype %s: unknown dtype '%s'", key, tn);
-        if (convert_input(key, &s.arr[slot], (vt_dtype)t, why, sizeof why) != VT_OK)
+        if (convert_input(key, &s.arr[slot], t, why, sizeof why) != VT_OK)
             return fail(&s, VTCTL_EXIT_REFUSED, "%s", why);
     }
     for (uint32_t i = 0; i < info->n_in + info->n_out; i++)
-        if (s.arr[i].present && (uint32_t)s.arr[i].dtype == NPY_RAW_BYTES)
+        if (s.arr[i].present && s.arr[i].dtype == NPY_RAW_BYTES)
             return fail(&s, VTCTL_EXIT_USAGE,
                         "%s holds raw bytes ('|u1'): name its block format with --in-dtype %s=q4_0",
                         i < info->n_in ? info->in[i].name : info->out[i - info->n_in].name,

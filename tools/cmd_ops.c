@@ -21,8 +21,8 @@ typedef struct row_counts {
     unsigned native, cpu, refused, absent;
 } row_counts;
 
-static void emit_row(json_writer *w, bool json, const vt_op_info *info, vt_sig sig, const char *tier,
-                     const char *reason, row_counts *counts)
+static void emit_row(rec_writer *r, const vt_op_info *info, vt_sig sig, const char *tier, const char *reason,
+                     row_counts *counts)
 {
     char sigbuf[96];
     vt_sig_format(sig, sigbuf, sizeof sigbuf);
@@ -34,22 +34,13 @@ static void emit_row(json_writer *w, bool json, const vt_op_info *info, vt_sig s
         counts->refused++;
     else
         counts->absent++;
-    if (json) {
-        jw_object_begin(w);
-        jw_key(w, "id");
-        jw_uint(w, info->op);
-        jw_key(w, "name");
-        jw_string(w, info->name);
-        jw_key(w, "signature");
-        jw_string(w, sigbuf);
-        jw_key(w, "tier");
-        jw_string(w, tier);
-        jw_key(w, "reason");
-        jw_string(w, reason);
-        jw_object_end(w);
-    } else {
-        printf("  %3u  %-22s  %-22s  %-9s%s%s\n", info->op, info->name, sigbuf, tier, reason[0] ? "  " : "", reason);
-    }
+    rec_row_begin(r, NULL);
+    rec_uint_as(r, "id", "", info->op, "%3u  ", info->op);
+    rec_str_as(r, "name", "", info->name, "%-22s  ", info->name);
+    rec_str_as(r, "signature", "", sigbuf, "%-22s  ", sigbuf);
+    rec_str_as(r, "tier", "", tier, "%-9s", tier);
+    rec_str_as(r, "reason", "", reason, "%s%s", reason[0] ? "  " : "", reason);
+    rec_row_end(r);
 }
 
 int vtctl_cmd_ops(int argc, char **argv)
@@ -114,7 +105,7 @@ int vtctl_cmd_ops(int argc, char **argv)
         snprintf(no_device, sizeof no_device, "%s", vt_last_error());
         dev = NULL;
     }
-    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     if (dev && vt_device_probe(dev, &caps) != VT_OK) {
         fprintf(stderr, "vtctl ops: %s\n", vt_last_error());
         vt_registry_close(reg);
@@ -122,38 +113,28 @@ int vtctl_cmd_ops(int argc, char **argv)
     }
 
     json_writer w;
-    if (json) {
-        jw_init(&w, stdout);
-        jw_object_begin(&w);
-        jw_key(&w, "backend");
-        jw_string(&w, backend);
-        jw_key(&w, "device");
-        if (dev)
-            jw_string(&w, vt_device_id(dev));
-        else
-            jw_null(&w);
-        jw_key(&w, "policy");
-        jw_string(&w, (policy & VT_RESOLVE_STRICT) ? "strict" : "portable");
-        if (!dev) {
-            jw_key(&w, "no_device_reason");
-            jw_string(&w, no_device);
-        }
-        jw_key(&w, "ops");
-        jw_array_begin(&w);
-    } else if (dev) {
-        printf("ops on %s (device type %u, %s %s): host-addressable %s, tier policy %s\n", vt_device_id(dev), caps.type,
-               caps.name, caps.arch, caps.host_addressable ? "yes" : "no",
-               (policy & VT_RESOLVE_STRICT) ? "strict" : "portable");
-        printf("  %3s  %-22s  %-22s  %-9s  %s\n", "ID", "OP", "SIGNATURE", "TIER", "WHY (when refused)");
+    rec_writer r;
+    rec_start(&r, &w, json, 2, 0);
+    const char *policy_name = (policy & VT_RESOLVE_STRICT) ? "strict" : "portable";
+    rec_object_begin(&r, NULL, NULL);
+    rec_str(&r, "backend", NULL, backend);
+    rec_str(&r, "device", NULL, dev ? vt_device_id(dev) : NULL);
+    rec_str(&r, "policy", NULL, policy_name);
+    if (dev) {
+        rec_text(&r, "ops on %s (device type %u, %s %s): host-addressable %s, tier policy %s\n", vt_device_id(dev),
+                 caps.type, caps.name, caps.arch, caps.host_addressable ? "yes" : "no", policy_name);
+        rec_text(&r, "  %3s  %-22s  %-22s  %-9s  %s\n", "ID", "OP", "SIGNATURE", "TIER", "WHY (when refused)");
     } else {
-        printf("kernel table of %s (no device to resolve on: %s)\n", backend, no_device);
-        printf("  %3s  %-22s  %-22s  %s\n", "ID", "OP", "SIGNATURE", "KERNEL");
+        rec_str(&r, "no_device_reason", NULL, no_device);
+        rec_text(&r, "kernel table of %s (no device to resolve on: %s)\n", backend, no_device);
+        rec_text(&r, "  %3s  %-22s  %-22s  %s\n", "ID", "OP", "SIGNATURE", "KERNEL");
     }
+    rec_array_begin(&r, "ops");
     /* One plan of every (op, signature): resolved at once, one probe. */
     size_t n_rows = 0;
     for (uint32_t i = 0; i < vt_op_catalog_size(); i++) {
         const vt_op_info *info = vt_op_catalog_entry(i);
-        if (!only_op || info->op == (uint32_t)only_op)
+        if (!only_op || info->op == only_op)
             n_rows += info->n_sigs;
     }
     vt_plan_op *plan = calloc(n_rows ? n_rows : 1, sizeof *plan);
@@ -168,7 +149,7 @@ int vtctl_cmd_ops(int argc, char **argv)
     size_t k = 0;
     for (uint32_t i = 0; i < vt_op_catalog_size(); i++) {
         const vt_op_info *info = vt_op_catalog_entry(i);
-        if (only_op && info->op != (uint32_t)only_op)
+        if (only_op && info->op != only_op)
             continue;
         for (uint32_t s = 0; s < info->n_sigs; s++, k++) {
             plan[k].op = info->op;
@@ -176,42 +157,44 @@ int vtctl_cmd_ops(int argc, char **argv)
         }
     }
     size_t n_refused = 0;
-    if (dev)
-        vt_resolve_plan(dev, plan, n_rows, policy, res, &n_refused);
+    /* VT_E_OP_MISSING only says some rows are refused: each row shows why */
+    vt_status rs = dev ? vt_resolve_plan(dev, plan, n_rows, policy, res, &n_refused) : VT_OK;
+    if (rs != VT_OK && rs != VT_E_OP_MISSING) {
+        fprintf(stderr, "vtctl ops: %s\n", vt_last_error());
+        free(plan);
+        free(res);
+        vt_registry_close(reg);
+        return VTCTL_EXIT_REFUSED;
+    }
     row_counts counts = {0};
     for (k = 0; k < n_rows; k++) {
-        const vt_op_info *info = vt_op_get_info((int)plan[k].op);
+        const vt_op_info *info = vt_op_get_info(plan[k].op);
         if (!dev) {
             bool native = vt_kernel_find(kernels, n_kernels, plan[k].op, plan[k].sig) != NULL;
-            emit_row(&w, json, info, plan[k].sig, native ? "native" : "absent", "", &counts);
+            emit_row(&r, info, plan[k].sig, native ? "native" : "absent", "", &counts);
         } else {
-            emit_row(&w, json, info, plan[k].sig, vt_tier_name((int)res[k].tier),
+            emit_row(&r, info, plan[k].sig, vt_tier_name((int)res[k].tier),
                      res[k].tier == VT_TIER_REFUSED ? reason_tail(res[k].reason) : "", &counts);
         }
     }
     free(plan);
     free(res);
-    if (json) {
-        jw_array_end(&w);
-        jw_key(&w, "summary");
-        jw_object_begin(&w);
-        jw_key(&w, "native");
-        jw_uint(&w, counts.native);
-        jw_key(&w, "cpu_tier");
-        jw_uint(&w, counts.cpu);
-        jw_key(&w, "refused");
-        jw_uint(&w, counts.refused);
-        jw_key(&w, "absent");
-        jw_uint(&w, counts.absent);
-        jw_object_end(&w);
-        jw_object_end(&w);
-        jw_finish(&w);
-    } else if (dev) {
-        printf("%u signatures: %u native, %u on the portable CPU tier, %u refused\n",
-               counts.native + counts.cpu + counts.refused, counts.native, counts.cpu, counts.refused);
-    } else {
-        printf("%u signatures: %u native, %u absent\n", counts.native + counts.absent, counts.native, counts.absent);
-    }
+    rec_array_end(&r);
+    rec_text_layout(&r, 0, 0);
+    rec_object_begin(&r, "summary", NULL);
+    if (dev)
+        rec_uint_as(&r, "native", "", counts.native,
+                    "%u signatures: %u native, %u on the portable CPU tier, %u refused",
+                    counts.native + counts.cpu + counts.refused, counts.native, counts.cpu, counts.refused);
+    else
+        rec_uint_as(&r, "native", "", counts.native, "%u signatures: %u native, %u absent",
+                    counts.native + counts.absent, counts.native, counts.absent);
+    rec_uint(&r, "cpu_tier", NULL, counts.cpu);
+    rec_uint(&r, "refused", NULL, counts.refused);
+    rec_uint(&r, "absent", NULL, counts.absent);
+    rec_object_end(&r, false);
+    rec_object_end(&r, false);
+    rec_finish(&r);
     vt_registry_close(reg);
     return VTCTL_EXIT_OK;
 }

@@ -20,7 +20,7 @@ static vt_status reference(vt_registry *reg, const vt_gguf_tensor *gt, vt_dtype 
         return st;
     int64_t n = gt->n_elements;
     vt_tensor *src = NULL, *dst = NULL;
-    st = vt_tensor_create(cpu, (vt_dtype)gt->type, 1, &n, &src);
+    st = vt_tensor_create(cpu, gt->type, 1, &n, &src);
     if (st == VT_OK)
         st = vt_tensor_create(cpu, dst_type, 1, &n, &dst);
     if (st == VT_OK)
@@ -43,13 +43,14 @@ static int verify(vt_registry *reg, const vt_load_plan *plan, const vt_model *m,
     size_t n_ok = 0;
     for (size_t i = 0; i < vt_model_tensor_count(m); i++) {
         const vt_gguf_tensor *gt;
-        vt_load_plan_entry(plan, i, &gt, NULL, NULL);
+        if (vt_load_plan_entry(plan, i, &gt, NULL, NULL) != VT_OK)
+            continue; /* i < count: cannot fail */
         vt_tensor *t = vt_model_tensor(m, i);
         size_t bytes = (size_t)vt_tensor_nbytes(t);
         unsigned char *got = malloc(bytes ? bytes : 1), *want = NULL;
         vt_status st = got ? vt_tensor_read(t, got, bytes) : VT_E_NO_MEMORY;
         bool same = false;
-        if (st == VT_OK && (int)vt_tensor_dtype(t) == gt->type) {
+        if (st == VT_OK && vt_tensor_dtype(t) == gt->type) {
             same = bytes == gt->n_bytes && (!bytes || memcmp(got, gt->data, bytes) == 0);
             raw += same ? bytes : 0;
         } else if (st == VT_OK) {
@@ -101,39 +102,29 @@ int vtctl_cmd_stage(int argc, char **argv)
     } else {
         const vt_stage_stats *s = vt_model_stats(m);
         char b[3][32];
-        if (a.json) {
-            json_writer w;
-            jw_init(&w, stdout);
-            jw_object_begin(&w);
-            jw_key(&w, "device");
-            jw_string(&w, vt_device_id(dev));
-            jw_key(&w, "tensors_copied");
-            jw_uint(&w, s->tensors_copied);
-            jw_key(&w, "tensors_in_place");
-            jw_uint(&w, s->tensors_in_place);
-            jw_key(&w, "tensors_expanded");
-            jw_uint(&w, s->tensors_expanded);
-            jw_key(&w, "bytes_copied");
-            jw_uint(&w, s->bytes_copied);
-            jw_key(&w, "bytes_in_place");
-            jw_uint(&w, s->bytes_in_place);
-            jw_key(&w, "pool_bytes");
-            jw_uint(&w, s->pool_bytes);
-            jw_key(&w, "pinned");
-            jw_bool(&w, s->pinned);
-            jw_object_end(&w);
-            jw_finish(&w);
-        } else {
-            printf("staged %s onto %s: %u tensors copied (%s, %u expanded), %u used in place (%s); pool %s%s\n", a.file,
-                   vt_device_id(dev), s->tensors_copied, vt_format_bytes(s->bytes_copied, b[0], 32),
-                   s->tensors_expanded, s->tensors_in_place, vt_format_bytes(s->bytes_in_place, b[1], 32),
-                   vt_format_bytes(s->pool_bytes, b[2], 32), s->pinned ? " pinned" : "");
-        }
+        json_writer w;
+        rec_writer r;
+        rec_start(&r, &w, a.json, 0, 0);
+        rec_object_begin(&r, NULL, NULL);
+        rec_str(&r, "device", NULL, vt_device_id(dev));
+        rec_uint_as(&r, "tensors_copied", "", s->tensors_copied,
+                    "staged %s onto %s: %u tensors copied (%s, %u expanded), %u used in place (%s); pool %s%s", a.file,
+                    vt_device_id(dev), s->tensors_copied, vt_format_bytes(s->bytes_copied, b[0], 32),
+                    s->tensors_expanded, s->tensors_in_place, vt_format_bytes(s->bytes_in_place, b[1], 32),
+                    vt_format_bytes(s->pool_bytes, b[2], 32), s->pinned ? " pinned" : "");
+        rec_uint(&r, "tensors_in_place", NULL, s->tensors_in_place);
+        rec_uint(&r, "tensors_expanded", NULL, s->tensors_expanded);
+        rec_uint(&r, "bytes_copied", NULL, s->bytes_copied);
+        rec_uint(&r, "bytes_in_place", NULL, s->bytes_in_place);
+        rec_uint(&r, "pool_bytes", NULL, s->pool_bytes);
+        rec_bool(&r, "pinned", NULL, s->pinned);
+        rec_object_end(&r, false);
+        rec_finish(&r);
         if (a.verify)
             rc = verify(reg, plan, m, a.json);
     }
-    vt_model_free(m);
-    vt_load_plan_free(plan);
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
     vt_gguf_close(g);
     vt_registry_close(reg);
     return rc;

@@ -52,7 +52,7 @@ vt_status vtc_case_run(vt_device *dev, const vtc_case *c, host_array *got)
     for (uint32_t i = 0; i < c->n_out && st == VT_OK; i++)
         st = upload(dev, &c->out[i], true, &out[i]);
     if (st == VT_OK)
-        st = vt_op_run(dev, (vt_op)c->op, (const vt_tensor *const *)in, c->n_in, out, c->n_out,
+        st = vt_op_run(dev, c->op, (const vt_tensor *const *)in, c->n_in, out, c->n_out,
                        c->params_size ? c->params : NULL, c->params_size);
     for (uint32_t i = 0; i < c->n_out && st == VT_OK; i++) {
         st = host_array_alloc(&got[i], c->out[i].dtype, c->out[i].ndim, c->out[i].shape);
@@ -71,7 +71,7 @@ vt_status vtc_case_run(vt_device *dev, const vtc_case *c, host_array *got)
 
 static bool is_int(vt_dtype t)
 {
-    const vt_dtype_info *ti = vt_dtype_get((int)t);
+    const vt_dtype_info *ti = vt_dtype_get(t);
     return ti && ti->is_int;
 }
 
@@ -154,7 +154,7 @@ static bool compare_rel(const char *name, const host_array *g, const host_array 
 
 void vtc_compare(const vtc_case *c, const host_array *got, const host_array *ref, vtc_verdict *v)
 {
-    const vt_op_info *info = vt_op_get_info((int)c->op);
+    const vt_op_info *info = vt_op_get_info(c->op);
     memset(v, 0, sizeof *v);
     v->pass = true;
     for (uint32_t i = 0; i < c->n_out; i++) {
@@ -203,7 +203,7 @@ void vtc_check(vt_device *dev, vt_device *oracle, uint32_t op, vt_sig sig, uint6
      * or without an oracle), unless the device is the oracle itself. */
     vt_resolution res;
     memset(&res, 0, sizeof res);
-    vt_status rs = vt_resolve(dev, (vt_op)op, sig, 0, &res);
+    vt_status rs = vt_resolve(dev, op, sig, 0, &res);
     const vt_kernel *k = NULL;
     uint32_t nk = 0;
     bool have_oracle = oracle && vt_device_kernels(oracle, &k, &nk) == VT_OK && vt_kernel_find(k, nk, op, sig);
@@ -218,7 +218,7 @@ void vtc_check(vt_device *dev, vt_device *oracle, uint32_t op, vt_sig sig, uint6
         vt_resolution ores;
         memset(&ores, 0, sizeof ores);
         r->outcome = VTC_NO_ORACLE;
-        if (oracle && vt_resolve(oracle, (vt_op)op, sig, VT_RESOLVE_STRICT, &ores) != VT_OK && ores.reason[0] &&
+        if (oracle && vt_resolve(oracle, op, sig, VT_RESOLVE_STRICT, &ores) != VT_OK && ores.reason[0] &&
             strstr(ores.reason, "hidden by VT_DISABLE_OPS"))
             snprintf(r->detail, sizeof r->detail, "no cpu oracle kernel: %s", ores.reason);
         else

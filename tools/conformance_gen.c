@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "conformance.h"
+#include <vt/vt_blocks.h>
 #include "op_shapes.h"
 
 /* ---- random numbers: a splitmix64 stream ---- */
@@ -22,10 +23,7 @@ typedef struct rng {
 
 static uint64_t rnext(rng *r)
 {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return vt_splitmix64_next(&r->s);
 }
 
 static double runit(rng *r)
@@ -130,28 +128,25 @@ static void *in_rand(gen *g, uint32_t i, vt_dtype t, uint32_t nd, const int64_t 
     return p;
 }
 
-/* Byte offsets of the f16 scale fields of one block of a q format (ggml's
- * block layouts); the rest of a block is random bits. */
+/* Byte offsets of the factor fields of one block of a q format
+ * (vt_blocks.h): its f16 d and dmin (or m), its E8M0 exponent (-1: none);
+ * the rest of a block is random bits. */
 typedef struct q_layout {
     vt_dtype t;
-    int n_f16;
     int f16_off[2];
-    int e8m0_off; /* MXFP4's shared exponent byte, -1 if none */
+    int e8m0_off;
 } q_layout;
 
-static const q_layout q_layouts[] = {
-    {VT_Q4_0, 1, {0, 0}, -1}, {VT_Q4_1, 2, {0, 2}, -1},   {VT_Q5_0, 1, {0, 0}, -1},   {VT_Q5_1, 2, {0, 2}, -1},
-    {VT_Q8_0, 1, {0, 0}, -1}, {VT_Q2_K, 2, {80, 82}, -1}, {VT_Q3_K, 1, {108, 0}, -1}, {VT_Q4_K, 2, {0, 2}, -1},
-    {VT_Q5_K, 2, {0, 2}, -1}, {VT_Q6_K, 1, {208, 0}, -1}, {VT_IQ4_NL, 1, {0, 0}, -1}, {VT_IQ4_XS, 1, {0, 0}, -1},
-    {VT_MXFP4, 0, {0, 0}, 0},
-};
+#define Q_LAYOUT(id, f) {id, {VT_BLK_##f##_D, VT_BLK_##f##_DMIN}, VT_BLK_##f##_E8M0},
+static const q_layout q_layouts[] = {VT_Q_FORMATS(Q_LAYOUT)};
+#undef Q_LAYOUT
 
 /* Fill a block-format array with random blocks whose scales are small,
  * finite f16 values (and MXFP4 exponents near 1), so that every decoded
  * value is finite. False when the format has no layout here. */
 static bool fill_q(gen *g, host_array *a)
 {
-    const vt_dtype_info *ti = vt_dtype_get((int)a->dtype);
+    const vt_dtype_info *ti = vt_dtype_get(a->dtype);
     const q_layout *lay = NULL;
     for (size_t i = 0; i < sizeof q_layouts / sizeof q_layouts[0]; i++)
         if (q_layouts[i].t == a->dtype)
@@ -164,7 +159,7 @@ static bool fill_q(gen *g, host_array *a)
     for (size_t i = 0; i < a->nbytes; i++)
         p[i] = (unsigned char)rnext(&g->r);
     for (size_t b = 0; b + ti->block_bytes <= a->nbytes; b += ti->block_bytes) {
-        for (int k = 0; k < lay->n_f16; k++) {
+        for (int k = 0; k < 2 && lay->f16_off[k] >= 0; k++) {
             uint16_t h = vt_f32_to_f16(frand(&g->r, k ? 0.0f : -0.05f, 0.05f));
             memcpy(p + b + (size_t)lay->f16_off[k], &h, 2);
         }
@@ -178,7 +173,7 @@ static bool fill_q(gen *g, host_array *a)
 static void *in_weights(gen *g, uint32_t i, vt_dtype t, uint32_t nd, const int64_t *shape)
 {
     void *p = in_arr(g, i, t, nd, shape);
-    const vt_dtype_info *ti = vt_dtype_get((int)t);
+    const vt_dtype_info *ti = vt_dtype_get(t);
     if (ti && ti->quantized) {
         if (!fill_q(g, &g->c->in[i]) && g->st == VT_OK)
             g->st = VT_E_UNSUPPORTED;
@@ -214,7 +209,7 @@ static bool is_half(uint32_t t)
 
 static bool is_q(uint32_t t)
 {
-    const vt_dtype_info *ti = vt_dtype_get((int)t);
+    const vt_dtype_info *ti = vt_dtype_get(t);
     return ti && ti->quantized;
 }
 
@@ -260,7 +255,7 @@ static int64_t rows_for(gen *g, int64_t lo, int64_t hi)
 
 static void gen_copy(gen *g)
 {
-    vt_dtype st = (vt_dtype)g->c->sig.dtype[0], dt = (vt_dtype)g->c->sig.dtype[1];
+    vt_dtype st = g->c->sig.dtype[0], dt = g->c->sig.dtype[1];
     int64_t s[2] = {rows_for(g, 2, 9), irange(&g->r, 1, 700)};
     in_rand(g, 0, st, 2, s, -100.0f, 100.0f);
     g->free_dt = dt;
@@ -387,7 +382,7 @@ static void gen_rope(gen *g)
 /* k of a matmul: any size for float weights, whole blocks for q. */
 static int64_t k_for(gen *g, vt_dtype w)
 {
-    const vt_dtype_info *ti = vt_dtype_get((int)w);
+    const vt_dtype_info *ti = vt_dtype_get(w);
     if (ti && ti->block_elems > 1)
         return ti->block_elems * irange(&g->r, 1, ti->block_elems == 256 ? 6 : 40);
     return PICK(&g->r, 1, 7, 64, 257, 1024, 1531);
@@ -395,7 +390,7 @@ static int64_t k_for(gen *g, vt_dtype w)
 
 static void gen_matmul(gen *g)
 {
-    vt_dtype wt = (vt_dtype)g->c->sig.dtype[1];
+    vt_dtype wt = g->c->sig.dtype[1];
     int64_t k = k_for(g, wt), n = rows_for(g, 2, 9), m = irange(&g->r, 1, 300);
     int64_t sx[2] = {n, k}, sw[2] = {m, k};
     in_rand(g, 0, VT_F32, 2, sx, -1.0f, 1.0f);
@@ -406,7 +401,7 @@ static void gen_matmul(gen *g)
 
 static void gen_moe_expert(gen *g)
 {
-    vt_dtype wt = (vt_dtype)g->c->sig.dtype[1];
+    vt_dtype wt = g->c->sig.dtype[1];
     int64_t k = k_for(g, wt), T = rows_for(g, 2, 9), E = irange(&g->r, 2, 8), K = irange(&g->r, 1, E),
             m = irange(&g->r, 1, 80);
     bool per_slot = chance(&g->r, 50);
@@ -542,7 +537,7 @@ static void gen_conv(gen *g)
 
 static void gen_attention(gen *g)
 {
-    vt_dtype kt = (vt_dtype)g->c->sig.dtype[1];
+    vt_dtype kt = g->c->sig.dtype[1];
     int64_t Hkv = PICK(&g->r, 1, 2, 4), Hq = Hkv * PICK(&g->r, 1, 2, 3, 4), d = PICK(&g->r, 16, 32, 64, 80, 128);
     int64_t dv = chance(&g->r, 70) ? d : PICK(&g->r, 16, 48, 96), T = rows_for(g, 2, 12);
     int64_t S = g->prefill ? irange(&g->r, T, T + 90) : irange(&g->r, 1, 300);
@@ -565,7 +560,7 @@ static void gen_attention(gen *g)
 
 static void gen_kv_write(gen *g)
 {
-    vt_dtype ct = (vt_dtype)g->c->sig.dtype[1];
+    vt_dtype ct = g->c->sig.dtype[1];
     int64_t T = rows_for(g, 2, 16), H = PICK(&g->r, 1, 2, 3, 8), d = irange(&g->r, 1, 130),
             dv = chance(&g->r, 70) ? d : irange(&g->r, 1, 130), S = T + irange(&g->r, 0, 40);
     int64_t sk[3] = {T, H, d}, sv[3] = {T, H, dv}, sck[3] = {S, H, d}, scv[3] = {S, H, dv};
@@ -630,7 +625,7 @@ static void gen_gated_delta(gen *g)
 
 static void gen_dsa(gen *g)
 {
-    vt_dtype kt = (vt_dtype)g->c->sig.dtype[1];
+    vt_dtype kt = g->c->sig.dtype[1];
     int64_t T = rows_for(g, 2, 8), H = irange(&g->r, 1, 8), d = PICK(&g->r, 16, 32, 64, 128), S = irange(&g->r, 1, 300);
     int64_t sq[3] = {T, H, d}, sk[2] = {S, d}, sw[2] = {T, H};
     in_rand(g, 0, VT_F32, 3, sq, -1.0f, 1.0f);
@@ -722,8 +717,8 @@ static void gen_sample(gen *g)
 
 static void gen_get_rows(gen *g)
 {
-    vt_dtype tt = (vt_dtype)g->c->sig.dtype[0];
-    const vt_dtype_info *ti = vt_dtype_get((int)tt);
+    vt_dtype tt = g->c->sig.dtype[0];
+    const vt_dtype_info *ti = vt_dtype_get(tt);
     int64_t n = ti && ti->block_elems > 1 ? ti->block_elems * irange(&g->r, 1, 4) : irange(&g->r, 1, 300);
     int64_t R = irange(&g->r, 1, 60), I = rows_for(g, 2, 12);
     int64_t st[2] = {R, n};
@@ -733,25 +728,25 @@ static void gen_get_rows(gen *g)
     int32_t *idx = in_arr(g, 1, VT_I32, ind, si);
     for (int64_t i = 0; idx && i < si[0] * (ind == 2 ? si[1] : 1); i++)
         idx[i] = (int32_t)irange(&g->r, 0, R - 1);
-    g->free_dt = (vt_dtype)g->c->sig.dtype[2];
+    g->free_dt = g->c->sig.dtype[2];
     desc(g, "R=%lld n=%lld idx %u-d", (long long)R, (long long)n, ind);
     rule(g, 0, VTC_EXACT, 0);
 }
 
 static void gen_dequantize(gen *g)
 {
-    vt_dtype qt = (vt_dtype)g->c->sig.dtype[0];
-    const vt_dtype_info *ti = vt_dtype_get((int)qt);
+    vt_dtype qt = g->c->sig.dtype[0];
+    const vt_dtype_info *ti = vt_dtype_get(qt);
     int64_t s[2] = {rows_for(g, 2, 8), (ti ? ti->block_elems : 32) * irange(&g->r, 1, 8)};
     in_weights(g, 0, qt, 2, s);
-    g->free_dt = (vt_dtype)g->c->sig.dtype[1];
+    g->free_dt = g->c->sig.dtype[1];
     desc(g, "%lldx%lld", (long long)s[0], (long long)s[1]);
     rule(g, 0, VTC_EXACT, 0);
 }
 
 static void gen_index_select(gen *g)
 {
-    vt_dtype st = (vt_dtype)g->c->sig.dtype[0], it = (vt_dtype)g->c->sig.dtype[1];
+    vt_dtype st = g->c->sig.dtype[0], it = g->c->sig.dtype[1];
     uint32_t nd = (uint32_t)irange(&g->r, 1, 4);
     int64_t s[4];
     for (uint32_t i = 0; i < nd; i++)
@@ -773,6 +768,69 @@ static void gen_index_select(gen *g)
     rule(g, 0, VTC_EXACT, 0);
 }
 
+/* Silu, Gelu, Sigmoid: x in [-8, 8). */
+static void gen_activation(gen *g)
+{
+    gen_unary(g, -8.0f, 8.0f);
+}
+
+/* The generator of each op, keyed by op id, grouped by the catalogue's
+ * families (core/ops/<family>.c, vt_op_family_name). */
+typedef struct generator {
+    uint32_t op;
+    void (*fn)(gen *g);
+} generator;
+
+static const generator generators[] = {
+    /* convert */
+    {VT_OP_COPY, gen_copy},
+    {VT_OP_DEQUANTIZE, gen_dequantize},
+    /* elementwise */
+    {VT_OP_ADD, gen_binary},
+    {VT_OP_MUL, gen_binary},
+    {VT_OP_SCALE, gen_scale},
+    {VT_OP_SILU, gen_activation},
+    {VT_OP_GELU, gen_activation},
+    {VT_OP_SIGMOID, gen_activation},
+    {VT_OP_SWIGLU, gen_swiglu},
+    {VT_OP_GDN_GATE, gen_gdn_gate},
+    {VT_OP_MOE_COMBINE, gen_moe_combine},
+    /* rows */
+    {VT_OP_RMS_NORM, gen_norm},
+    {VT_OP_L2_NORM, gen_norm},
+    {VT_OP_GATED_RMS_NORM, gen_norm},
+    {VT_OP_SOFTMAX, gen_softmax},
+    {VT_OP_ROPE, gen_rope},
+    /* conv */
+    {VT_OP_CAUSAL_CONV1D_SPEC_UPDATE, gen_conv},
+    {VT_OP_CAUSAL_CONV1D, gen_conv},
+    {VT_OP_CAUSAL_CONV1D_UPDATE, gen_conv},
+    /* matmul */
+    {VT_OP_MATMUL, gen_matmul},
+    {VT_OP_MOE_EXPERT_MATMUL, gen_moe_expert},
+    /* attention */
+    {VT_OP_ATTENTION, gen_attention},
+    {VT_OP_KV_CACHE_WRITE, gen_kv_write},
+    {VT_OP_GATED_DELTA_RULE, gen_gated_delta},
+    {VT_OP_DSA_INDEXER_LOGITS, gen_dsa},
+    /* select */
+    {VT_OP_MOE_ROUTER, gen_moe_router},
+    {VT_OP_TOPK, gen_topk},
+    {VT_OP_ARGMAX, gen_argmax},
+    {VT_OP_SAMPLE, gen_sample},
+    /* gather */
+    {VT_OP_GET_ROWS, gen_get_rows},
+    {VT_OP_INDEX_SELECT, gen_index_select},
+};
+
+static const generator *generator_of(uint32_t op)
+{
+    for (size_t i = 0; i < sizeof generators / sizeof generators[0]; i++)
+        if (generators[i].op == op)
+            return &generators[i];
+    return NULL;
+}
+
 /* Seed of one case from the run's seed, the op, the signature and the class. */
 static uint64_t case_seed(uint64_t seed, uint32_t op, vt_sig sig, vtc_shape_class cls)
 {
@@ -790,7 +848,7 @@ vt_status vtc_case_make(uint32_t op, vt_sig sig, vtc_shape_class cls, uint64_t s
                         size_t why_size)
 {
     memset(c, 0, sizeof *c);
-    const vt_op_info *info = vt_op_get_info((int)op);
+    const vt_op_info *info = vt_op_get_info(op);
     char sb[96];
     if (!info || !vt_op_sig_in_catalog(op, sig))
         return vt_why(VT_E_UNSUPPORTED, why, why_size, "%s (%u) %s is not in the catalogue", info ? info->name : "op",
@@ -801,42 +859,12 @@ vt_status vtc_case_make(uint32_t op, vt_sig sig, vtc_shape_class cls, uint64_t s
     c->n_in = info->n_in;
     c->n_out = info->n_out;
     gen g = {c, {case_seed(seed, op, sig, cls)}, cls == VTC_PREFILL, VT_OK, VT_F32};
-    switch (op) {
-    case VT_OP_COPY: gen_copy(&g); break;
-    case VT_OP_ADD:
-    case VT_OP_MUL: gen_binary(&g); break;
-    case VT_OP_SCALE: gen_scale(&g); break;
-    case VT_OP_RMS_NORM:
-    case VT_OP_L2_NORM:
-    case VT_OP_GATED_RMS_NORM: gen_norm(&g); break;
-    case VT_OP_CAUSAL_CONV1D_SPEC_UPDATE:
-    case VT_OP_CAUSAL_CONV1D:
-    case VT_OP_CAUSAL_CONV1D_UPDATE: gen_conv(&g); break;
-    case VT_OP_SOFTMAX: gen_softmax(&g); break;
-    case VT_OP_SILU:
-    case VT_OP_GELU:
-    case VT_OP_SIGMOID: gen_unary(&g, -8.0f, 8.0f); break;
-    case VT_OP_SWIGLU: gen_swiglu(&g); break;
-    case VT_OP_GDN_GATE: gen_gdn_gate(&g); break;
-    case VT_OP_ROPE: gen_rope(&g); break;
-    case VT_OP_MATMUL: gen_matmul(&g); break;
-    case VT_OP_MOE_ROUTER: gen_moe_router(&g); break;
-    case VT_OP_MOE_EXPERT_MATMUL: gen_moe_expert(&g); break;
-    case VT_OP_MOE_COMBINE: gen_moe_combine(&g); break;
-    case VT_OP_ATTENTION: gen_attention(&g); break;
-    case VT_OP_KV_CACHE_WRITE: gen_kv_write(&g); break;
-    case VT_OP_GATED_DELTA_RULE: gen_gated_delta(&g); break;
-    case VT_OP_DSA_INDEXER_LOGITS: gen_dsa(&g); break;
-    case VT_OP_TOPK: gen_topk(&g); break;
-    case VT_OP_GET_ROWS: gen_get_rows(&g); break;
-    case VT_OP_DEQUANTIZE: gen_dequantize(&g); break;
-    case VT_OP_ARGMAX: gen_argmax(&g); break;
-    case VT_OP_SAMPLE: gen_sample(&g); break;
-    case VT_OP_INDEX_SELECT: gen_index_select(&g); break;
-    default:
+    const generator *gf = generator_of(op);
+    if (!gf) {
         vtc_case_free(c);
         return vt_why(VT_E_UNSUPPORTED, why, why_size, "no conformance generator for %s (%u)", info->name, op);
     }
+    gf->fn(&g);
     if (g.st != VT_OK) {
         vtc_case_free(c);
         return vt_why(g.st, why, why_size, "generating %s (%u) %s: %s", info->name, op,

@@ -42,8 +42,8 @@ static int cost_on(vt_gguf *g, vt_device *dev, const vt_load_options *o, uint32_
 {
     memset(c, 0, sizeof *c);
     c->dev = dev;
-    vt_load_plan_create(g, dev, o, &c->plan);
-    if (!c->plan) {
+    /* a refused plan (VT_E_DOES_NOT_FIT) still describes every tensor: only no plan is an error */
+    if (vt_load_plan_create(g, dev, o, &c->plan) != VT_OK && !c->plan) {
         fprintf(stderr, "vtctl fit: %s\n", vt_last_error());
         return -1;
     }
@@ -58,7 +58,8 @@ static int cost_on(vt_gguf *g, vt_device *dev, const vt_load_options *o, uint32_
         const vt_gguf_tensor *t;
         const vt_weight_desc *d;
         const vt_weight_plan *p;
-        vt_load_plan_entry(c->plan, i, &t, &d, &p);
+        if (vt_load_plan_entry(c->plan, i, &t, &d, &p) != VT_OK)
+            continue; /* i < count: cannot fail */
         uint64_t b = p->in_place ? 0 : p->resident_bytes;
         long l = layer_of(t->name);
         if (l >= 0 && (uint32_t)l < n_layers)
@@ -103,7 +104,8 @@ static int split_run(const vtctl_load_args *a, const char *devices, bool quiet, 
     char key[96];
     if (vt_gguf_get_string(g, "general.architecture", &arch) == VT_OK) {
         snprintf(key, sizeof key, "%.*s.block_count", (int)(arch.len < 64 ? arch.len : 64), arch.data);
-        vt_gguf_get_u32(g, key, &L);
+        if (vt_gguf_get_u32(g, key, &L) != VT_OK)
+            L = 0; /* refused just below */
     }
     if (L == 0 || L > 4096) {
         if (!quiet)
@@ -167,7 +169,7 @@ static int split_run(const vtctl_load_args *a, const char *devices, bool quiet, 
     }
 done:
     for (int i = 0; i < n; i++) {
-        vt_load_plan_free(c[i].plan);
+        vt_load_plan_destroy(c[i].plan);
         free(c[i].layer);
     }
     vt_gguf_close(g);

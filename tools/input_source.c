@@ -36,7 +36,7 @@ static vt_status load_gguf_tensor(const char *s, host_array *out, char *why, siz
         st = vt_why(VT_E_UNSUPPORTED, why, why_size, "%s: '%s' has %u dims", path, name, t->n_dims);
     } else {
         int64_t one = 1;
-        st = host_array_alloc(out, (vt_dtype)t->type, t->n_dims ? t->n_dims : 1, t->n_dims ? t->shape : &one);
+        st = host_array_alloc(out, t->type, t->n_dims ? t->n_dims : 1, t->n_dims ? t->shape : &one);
         if (st != VT_OK)
             vt_why(st, why, why_size, "%s: '%s': %s", path, name, vt_last_error());
         else if (t->n_bytes)

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <vt/vt_utf8.h>
+
 #include "json_writer.h"
 
 void jw_init(json_writer *w, FILE *out)
@@ -70,38 +72,6 @@ void jw_array_end(json_writer *w)
     close_(w, ']');
 }
 
-/* Length of a valid UTF-8 sequence at s (of at most n bytes), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned min;
-    if (c < 0x80)
-        return 1;
-    else if ((c & 0xe0) == 0xc0) {
-        len = 2;
-        min = 0x80;
-    } else if ((c & 0xf0) == 0xe0) {
-        len = 3;
-        min = 0x800;
-    } else if ((c & 0xf8) == 0xf0) {
-        len = 4;
-        min = 0x10000;
-    } else
-        return 0;
-    if (len > n)
-        return 0;
-    unsigned cp = c & (0x7fu >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3fu);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
 void jw_write_escaped(FILE *out, const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -125,7 +95,7 @@ void jw_write_escaped(FILE *out, const char *s, size_t n)
             fprintf(out, "\\u%04x", c);
             i++;
         } else {
-            size_t len = utf8_len(p + i, n - i);
+            size_t len = vt_utf8_decode(p + i, n - i, NULL);
             if (len == 0) {
                 fputs("\\ufffd", out); /* invalid UTF-8 byte */
                 i++;

@@ -255,7 +255,7 @@ vt_status npy_read(const char *path, host_array *out, char *why, size_t why_size
     }
     size_t bytes = (size_t)n;
     out->present = true;
-    out->dtype = (vt_dtype)dtype;
+    out->dtype = dtype;
     out->ndim = ndim;
     memcpy(out->shape, shape, sizeof shape);
     out->data = malloc(bytes + 1);
@@ -288,15 +288,14 @@ vt_status npy_write(const char *path, const host_array *a, char *why, size_t why
     const char *descr = NULL;
     bool widen = a->dtype == VT_BF16;
     for (size_t i = 0; i < sizeof types / sizeof types[0] && !widen; i++)
-        if (types[i].dtype == (uint32_t)a->dtype && types[i].dtype != NPY_RAW_BYTES) {
+        if (types[i].dtype == a->dtype && types[i].dtype != NPY_RAW_BYTES) {
             descr = types[i].descr;
             break;
         }
     if (widen)
         descr = "<f4";
     if (!descr)
-        return fail_file(VT_E_UNSUPPORTED, why, why_size, path, "dtype %s has no .npy type",
-                         vt_dtype_name((int)a->dtype));
+        return fail_file(VT_E_UNSUPPORTED, why, why_size, path, "dtype %s has no .npy type", vt_dtype_name(a->dtype));
     char dict[256];
     int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
     for (uint32_t i = 0; i < a->ndim; i++)

@@ -8,6 +8,7 @@
 #include <vt/vt.h>
 
 #include "json_writer.h"
+#include "record.h"
 
 /* Exit codes (SPEC 9). */
 #define VTCTL_EXIT_OK      0
@@ -46,7 +47,8 @@ bool vtctl_open(vt_registry **reg);
 /* Print the registry's warnings to stderr (text mode). */
 void vtctl_print_warnings(const vt_registry *reg);
 
-/* Write a device's caps (and staging decisions) as a JSON object. */
-void vtctl_json_caps(json_writer *w, vt_device *dev, const vt_device_caps *c);
+/* Write a device's caps (and staging decisions) as one record: a JSON
+ * object, or the text of `vtctl caps` (b: its backend, for the path). */
+void vtctl_write_caps(rec_writer *r, vt_device *dev, const vt_device_caps *c, const vt_backend_info *b);
 
 #endif

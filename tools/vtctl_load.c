@@ -167,7 +167,7 @@ int vtctl_load_open(const vtctl_load_args *a, vt_registry **reg, vt_gguf **g, vt
     } else {
         /* Default: the first device that stages weights, else cpu:0. */
         for (size_t i = 0; i < vt_registry_device_count(*reg) && !*dev; i++) {
-            vt_device_caps caps = {.struct_size = sizeof caps};
+            vt_device_caps caps = VT_DEVICE_CAPS_INIT;
             vt_device *d = vt_registry_device(*reg, i);
             if (vt_device_probe(d, &caps) == VT_OK && caps.needs_weight_staging)
                 *dev = d;

@@ -43,6 +43,7 @@
  * Fault injection (counts are per device, 1-based, over the context's life):
  *   VT_CUDA_STUB_FAIL_ALLOC_AT=N   the N-th allocation fails (VT_E_DEVICE_OOM), once
  *   VT_CUDA_STUB_FAIL_COPY_AT=N    the N-th copy (write or read) fails (VT_E_DEVICE), once
+ *   VT_CUDA_STUB_FAIL_PROBE_AT=N   the N-th probe fails (VT_E_DEVICE), once (#1 is the registry's at open)
  *   VT_CUDA_STUB_LOSE_AT_COPY=N    the device is lost at the N-th copy: that call
  *                                  and every later one but release return
  *                                  VT_E_DEVICE_LOST
@@ -82,13 +83,13 @@ typedef struct stub_device {
     stub_block *blocks; /* sorted by offset */
     size_t n_blocks, cap_blocks;
     vt_backend_counters counters;
-    uint64_t alloc_calls, copy_calls; /* for fault injection */
-    bool lost;                        /* device lost (injected) */
+    uint64_t alloc_calls, copy_calls, probe_calls; /* for fault injection */
+    bool lost;                                     /* device lost (injected) */
 } stub_device;
 
 /* Injected faults, from the environment at init (0 = none). */
 typedef struct stub_faults {
-    uint64_t fail_alloc_at, fail_copy_at, lose_at_copy;
+    uint64_t fail_alloc_at, fail_copy_at, lose_at_copy, fail_probe_at;
     int device; /* -1: every device */
 } stub_faults;
 

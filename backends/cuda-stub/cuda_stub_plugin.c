@@ -60,6 +60,8 @@ static vt_status stub_init(vt_backend_ctx **out, char *why, size_t why_size)
     if (st == VT_OK)
         st = env_u64("VT_CUDA_STUB_LOSE_AT_COPY", &c->faults.lose_at_copy, &set, why, why_size);
     if (st == VT_OK)
+        st = env_u64("VT_CUDA_STUB_FAIL_PROBE_AT", &c->faults.fail_probe_at, &set, why, why_size);
+    if (st == VT_OK)
         st = env_u64("VT_CUDA_STUB_FAULT_DEVICE", &fdev, &set, why, why_size);
     c->faults.device = fdev == UINT64_MAX ? -1 : (int)fdev;
     if (st == VT_OK && mem > (1ull << 44))
@@ -153,9 +155,13 @@ static vt_status stub_probe(vt_backend_ctx *c, int dev, vt_device_caps *caps, ch
     pthread_mutex_lock(&sd->lock);
     uint64_t live = sd->counters.live_bytes;
     vt_status lost = lost_status(sd, dev, why, why_size);
+    uint64_t n_call = ++sd->probe_calls;
     pthread_mutex_unlock(&sd->lock);
     if (lost != VT_OK)
         return lost;
+    if (faults_apply(c, dev) && c->faults.fail_probe_at && n_call == c->faults.fail_probe_at)
+        return vt_why(VT_E_DEVICE, why, why_size, "cuda-stub:%d: injected probe failure (probe #%llu)", dev,
+                      (unsigned long long)n_call);
     caps->type = VT_DEVICE_CUDA;
     snprintf(caps->name, sizeof caps->name, "vt cuda-stub %d (test double, no GPU)", dev);
     snprintf(caps->arch, sizeof caps->arch, "stub");

@@ -18,9 +18,10 @@
  *   - it checks every op call against the catalogue (operand count, dtypes,
  *     shapes, params size) before a kernel runs: a kernel receives only
  *     calls its table row matches;
- *   - it refuses by name an op the table has no row for ("Mul (4) on
- *     example:0: ..."), or runs it on the portable CPU tier when the device
- *     is host-addressable and the registry's tier policy allows it;
+ *   - it refuses by name an op the table has no row for ("Mul (3) on
+ *     example:0: no native kernel for (f32) ..."), or runs it on the
+ *     portable CPU tier when the device is host-addressable and the
+ *     registry's tier policy allows it;
  *   - without queue functions in the vtable (as here) it runs each kernel
  *     on the caller's thread and gives the device a synchronous queue.
  *

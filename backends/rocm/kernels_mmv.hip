@@ -28,27 +28,16 @@ constexpr int kThreads = 256;
 #define VT_MMV_WAVE 64
 #endif
 
-// Block geometry of a format (vt_dtype id): elements, bytes.
+// Block geometry of a format (vt_dtype id), from vt_blocks.h: elements
+// (32 for a dtype that is not a block format, so a division stays
+// defined) and bytes (0 for one that is not).
 __host__ __device__ constexpr int q_be(uint32_t dt)
 {
-    return (dt == 10 || dt == 11 || dt == 12 || dt == 13 || dt == 14 || dt == 23) ? 256 : 32;
+    return vt_block_elems(dt) ? vt_block_elems(dt) : 32;
 }
 __host__ __device__ constexpr int q_bb(uint32_t dt)
 {
-    return dt == 2    ? 18
-           : dt == 3  ? 20
-           : dt == 6  ? 22
-           : dt == 7  ? 24
-           : dt == 8  ? 34
-           : dt == 10 ? 84
-           : dt == 11 ? 110
-           : dt == 12 ? 144
-           : dt == 13 ? 176
-           : dt == 14 ? 210
-           : dt == 20 ? 18
-           : dt == 23 ? 136
-           : dt == 39 ? 17
-                      : 0;
+    return vt_block_bytes(dt);
 }
 
 // 32-bit word at p (4-byte aligned), streamed: read once, kept out of L1.

@@ -280,9 +280,6 @@ unsigned out_grid(int64_t outputs)
     return (unsigned)(outputs < (1 << 20) ? (outputs > 0 ? outputs : 1) : (1 << 20));
 }
 
-// The block formats of SPEC 7 by vt_dtype id (rocm_quant.h decodes them).
-#define VT_ROCM_Q_FORMATS(X) X(2) X(3) X(6) X(7) X(8) X(10) X(11) X(12) X(13) X(14) X(20) X(23) X(39)
-
 } // namespace
 
 extern "C" hipError_t vt_rocm_launch_dequantize(const void *src, uint32_t src_dtype, int block_elems, int block_bytes,
@@ -318,12 +315,12 @@ extern "C" hipError_t vt_rocm_launch_matmul_q(const float *x, const void *w, uin
         return e;
     const unsigned grid = out_grid((n * m + VT_ROCM_BLOCK / 32 - 1) / (VT_ROCM_BLOCK / 32));
     switch ((uintptr_t)x % 16 == 0 ? w_dtype : 0) {
-#define VT_ROCM_MATMUL_Q(DT)                                                                                           \
+#define VT_ROCM_MATMUL_Q(DT, f)                                                                                        \
     case DT:                                                                                                           \
         hipLaunchKernelGGL(matmul_q_rows_kernel<DT>, dim3(grid), dim3(VT_ROCM_BLOCK), 0, stream, x,                    \
                            (const uint8_t *)w, block_elems, block_bytes, y, n, m, k);                                  \
         return hipGetLastError();
-        VT_ROCM_Q_FORMATS(VT_ROCM_MATMUL_Q)
+        VT_Q_FORMATS(VT_ROCM_MATMUL_Q)
 #undef VT_ROCM_MATMUL_Q
     }
     hipLaunchKernelGGL(matmul_q_kernel, dim3(out_grid(n * m)), dim3(VT_ROCM_BLOCK), 0, stream, x, w, w_dtype,
@@ -343,12 +340,12 @@ extern "C" hipError_t vt_rocm_launch_moe_matmul(const float *x, int x_per_slot, 
         return e;
     const unsigned grid = out_grid((T * K * m + VT_ROCM_BLOCK / 32 - 1) / (VT_ROCM_BLOCK / 32));
     switch ((uintptr_t)x % 16 == 0 ? w_dtype : 0) {
-#define VT_ROCM_MOE_Q(DT)                                                                                              \
+#define VT_ROCM_MOE_Q(DT, f)                                                                                           \
     case DT:                                                                                                           \
         hipLaunchKernelGGL(moe_matmul_q_rows_kernel<DT>, dim3(grid), dim3(VT_ROCM_BLOCK), 0, stream, x, x_per_slot,    \
                            (const uint8_t *)w, block_elems, block_bytes, ids, y, T, K, m, k);                          \
         return hipGetLastError();
-        VT_ROCM_Q_FORMATS(VT_ROCM_MOE_Q)
+        VT_Q_FORMATS(VT_ROCM_MOE_Q)
 #undef VT_ROCM_MOE_Q
     }
     hipLaunchKernelGGL(moe_matmul_kernel, dim3(out_grid(T * K * m)), dim3(VT_ROCM_BLOCK), 0, stream, x, x_per_slot, w,

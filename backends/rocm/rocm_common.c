@@ -54,3 +54,23 @@ vt_status vt_rocm_done(const rocm_call *L, hipError_t e, const char *what, char 
     uint32_t failed = 0;
     return vt_rocm_queue_wait(L->c, L->dev, L->q, &failed, why, why_size);
 }
+
+hipError_t vt_rocm_check_slots(const rocm_call *L, const void *slots, int64_t n, int64_t limit, bool unique,
+                               const void *accepted, int64_t acc_max, void *safe)
+{
+    hipError_t e = vt_rocm_launch_check_slots(L->q->err, L->a->op, VT_ROCM_NAME_SLOTS, slots, n, limit, unique,
+                                              accepted, acc_max, safe, L->s);
+    vt_rocm_checked(L);
+    return e;
+}
+
+vt_status vt_rocm_check_indices(const rocm_call *L, uint32_t name, const void *ptr, int64_t n, int64_t limit,
+                                void **safe, hipError_t *e, char *why, size_t why_size)
+{
+    vt_status st = vt_rocm_call_scratch(L, (uint64_t)n * 4, safe, why, why_size);
+    if (st != VT_OK)
+        return st;
+    *e = vt_rocm_launch_check_range(L->q->err, L->a->op, name, ptr, 0, n, limit, -1, *safe, L->s);
+    vt_rocm_checked(L);
+    return VT_OK;
+}

@@ -36,6 +36,31 @@ void vt_rocm_checked(const rocm_call *L);
 /* Scratch of L's queue (at least bytes). */
 vt_status vt_rocm_call_scratch(const rocm_call *L, uint64_t bytes, void **ptr, char *why, size_t why_size);
 
+/* Length of the last axis of o (1 for a scalar). */
+static inline int64_t vt_rocm_last_dim(const vt_operand *o)
+{
+    return o->ndim ? o->shape[o->ndim - 1] : 1;
+}
+
+/* Block geometry of a dtype from the type table: elements and bytes a block. */
+static inline void vt_rocm_geometry(uint32_t dtype, int *be, int *bb)
+{
+    const vt_dtype_info *t = vt_dtype_get((int)dtype);
+    *be = (int)t->block_elems;
+    *bb = (int)t->block_bytes;
+}
+
+/* Queue the check of n slots (each -1 or in [0, limit), unique when asked;
+ * with accepted, accepted[b] in [1, acc_max] where slots[b] >= 0) and
+ * return the safe slots the guarded kernel must use. */
+hipError_t vt_rocm_check_slots(const rocm_call *L, const void *slots, int64_t n, int64_t limit, bool unique,
+                               const void *accepted, int64_t acc_max, void *safe);
+
+/* Queue the check of n i32 indices (each in [0, limit)) and return, in
+ * L's scratch, the safe copy the gather must use. */
+vt_status vt_rocm_check_indices(const rocm_call *L, uint32_t name, const void *ptr, int64_t n, int64_t limit,
+                                void **safe, hipError_t *e, char *why, size_t why_size);
+
 /* Prologue of every kernel: the call L_ and its stream s, or return. */
 #define STREAM()                                                                                                       \
     rocm_call L_;                                                                                                      \
@@ -44,14 +69,19 @@ vt_status vt_rocm_call_scratch(const rocm_call *L, uint64_t bytes, void **ptr, c
         return st_;                                                                                                    \
     hipStream_t s = L_.s
 
-/* Family tables, assembled by rocm_kernels.c. */
-extern const vt_kernel vt_rocm_kernels_basic[];
-extern const uint32_t vt_rocm_n_kernels_basic;
-extern const vt_kernel vt_rocm_kernels_nn[];
-extern const uint32_t vt_rocm_n_kernels_nn;
-extern const vt_kernel vt_rocm_kernels_quant[];
-extern const uint32_t vt_rocm_n_kernels_quant;
-extern const vt_kernel vt_rocm_kernels_select[];
-extern const uint32_t vt_rocm_n_kernels_select;
+/* The kernel rows of each op family of the catalogue (convert,
+ * elementwise, rows, conv, matmul, attention, select, gather:
+ * rocm_kernels_<family>.c), joined by rocm_kernels.c. */
+#define VT_ROCM_FAMILY_TABLE(family)                                                                                   \
+    extern const vt_kernel vt_rocm_kernels_##family[];                                                                 \
+    extern const uint32_t vt_rocm_n_kernels_##family
+VT_ROCM_FAMILY_TABLE(convert);
+VT_ROCM_FAMILY_TABLE(elementwise);
+VT_ROCM_FAMILY_TABLE(rows);
+VT_ROCM_FAMILY_TABLE(conv);
+VT_ROCM_FAMILY_TABLE(matmul);
+VT_ROCM_FAMILY_TABLE(attention);
+VT_ROCM_FAMILY_TABLE(select);
+VT_ROCM_FAMILY_TABLE(gather);
 
 #endif

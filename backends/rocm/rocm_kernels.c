@@ -6,11 +6,16 @@
 
 #include "rocm_common.h"
 
+/* The catalogue's op families, in its order. */
 static const vt_kernel_family families[] = {
-    {vt_rocm_kernels_basic, &vt_rocm_n_kernels_basic},
-    {vt_rocm_kernels_nn, &vt_rocm_n_kernels_nn},
-    {vt_rocm_kernels_quant, &vt_rocm_n_kernels_quant},
+    {vt_rocm_kernels_convert, &vt_rocm_n_kernels_convert},
+    {vt_rocm_kernels_elementwise, &vt_rocm_n_kernels_elementwise},
+    {vt_rocm_kernels_rows, &vt_rocm_n_kernels_rows},
+    {vt_rocm_kernels_conv, &vt_rocm_n_kernels_conv},
+    {vt_rocm_kernels_matmul, &vt_rocm_n_kernels_matmul},
+    {vt_rocm_kernels_attention, &vt_rocm_n_kernels_attention},
     {vt_rocm_kernels_select, &vt_rocm_n_kernels_select},
+    {vt_rocm_kernels_gather, &vt_rocm_n_kernels_gather},
 };
 
 #define MAX_ROWS 1024

@@ -1,5 +1,6 @@
-/* rocm_kernels_select.c - the rocm backend's selection family: Argmax,
- * TopK, Sample and MoeRouter, in the cpu oracle's candidate order. A scan
+/* rocm_kernels_select.c - the rocm backend's select family (the
+ * catalogue's family of that name, core/ops/select.c): MoeRouter, TopK,
+ * Argmax and Sample, in the cpu oracle's candidate order. A scan
  * queued first refuses NaN (and, when sampling, +inf or a row with nothing
  * finite) into the queue's error word; TopK and Sample (with a top-k cut
  * of at most 2048) select each row's k best by sorted slices in the

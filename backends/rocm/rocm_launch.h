@@ -27,7 +27,7 @@ hipError_t vt_rocm_launch_add_f32(const float *a, const float *b, float *y, int6
 hipError_t vt_rocm_launch_matmul_dense(const float *x, const void *w, uint32_t w_dtype, float *y, int64_t n, int64_t m,
                                        int64_t k, hipStream_t stream);
 
-/* Elementwise f32 ops of the nn family (kernels_elementwise.hip). */
+/* The elementwise family's f32 ops (kernels_elementwise.hip). */
 #define VT_ROCM_UNARY_SCALE   0
 #define VT_ROCM_UNARY_SILU    1
 #define VT_ROCM_UNARY_GELU    2

@@ -14,7 +14,8 @@
  * vt_fit.h       residency of weights and the device-fit refusal
  * vt_resolve.h   which tier runs an op (native, CPU tier, refused)
  * vt_tensor.h    tensors on devices and running ops
- * vt_queue.h     queues, events, async copies and graphs */
+ * vt_queue.h     queues, events, async copies and graphs
+ * vt_utf8.h      the UTF-8 validator */
 #ifndef VT_H
 #define VT_H
 
@@ -33,6 +34,7 @@
 #include <vt/vt_resolve.h>
 #include <vt/vt_status.h>
 #include <vt/vt_tensor.h>
+#include <vt/vt_utf8.h>
 
 #ifdef __cplusplus
 extern "C" {

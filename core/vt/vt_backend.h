@@ -187,7 +187,7 @@ static inline uint32_t vt_kernel_families_join(const vt_kernel_family *families,
 }
 
 /* The (op, sig) row of a kernel table, or NULL. */
-const vt_kernel *vt_kernel_find(const vt_kernel *table, uint32_t n, uint32_t op, vt_sig sig);
+const vt_kernel *vt_kernel_find(const vt_kernel *table, uint32_t n, vt_op op, vt_sig sig);
 
 /* Counters a backend keeps per device (allocation and copy traffic). The
  * core zeroes the struct before counters fills it, so a version-1 plugin

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <vt/vt_dtype.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -25,7 +27,7 @@ typedef enum vt_device_type {
 } vt_device_type;
 
 /* "CPU", "CUDA", ... "ROCM"; "UNKNOWN" for other numbers. */
-const char *vt_device_type_name(int type);
+const char *vt_device_type_name(vt_device_type type);
 
 /* The op a weight tensor feeds decides which keep-quant set admits it. */
 typedef enum vt_op_class {
@@ -79,11 +81,16 @@ typedef struct vt_device_caps {
     uint32_t host_threads;
 } vt_device_caps;
 
+/* Initialiser of a caller's vt_device_caps: zeroed, struct_size set.
+ * Declare every caps struct with it: vt_device_caps c = VT_DEVICE_CAPS_INIT; */
+/* clang-format off */
+#define VT_DEVICE_CAPS_INIT {.struct_size = sizeof(vt_device_caps)}
+/* clang-format on */
+
 /* True when dtype is in the keep-quant set of op_class. */
-static inline bool vt_caps_keeps_quant(const vt_device_caps *caps, int op_class, int dtype)
+static inline bool vt_caps_keeps_quant(const vt_device_caps *caps, int op_class, vt_dtype dtype)
 {
-    return op_class >= 0 && op_class < VT_OP_CLASS_COUNT && dtype >= 0 && dtype < 64 &&
-           ((caps->keep_quant[op_class] >> dtype) & 1u);
+    return op_class >= 0 && op_class < VT_OP_CLASS_COUNT && dtype < 64u && ((caps->keep_quant[op_class] >> dtype) & 1u);
 }
 
 /* Decisions that depend on "does this device stage weights" (SPEC 4). All

@@ -2,8 +2,9 @@
  *
  * vt uses ggml's type ids as its dtype numbers, so a GGUF tensor's type, a
  * resident weight's format and a kernel signature all speak one language.
- * The table (vt_dtype_info) is the only place block sizes are written; the
- * GGUF parser, the residency code and the kernels all read it. */
+ * The table (vt_dtype_info) is where the host reads block sizes (the
+ * GGUF parser, the residency code, the kernels); those of SPEC 7's block
+ * formats are written once, in vt_blocks.h, which device code reads. */
 #ifndef VT_DTYPE_H
 #define VT_DTYPE_H
 
@@ -65,22 +66,23 @@ typedef struct vt_dtype_info {
 } vt_dtype_info;
 
 /* Table row for a type id, or NULL when the id is unknown or removed. */
-const vt_dtype_info *vt_dtype_get(int id);
+const vt_dtype_info *vt_dtype_get(vt_dtype id);
 
 /* Name of a type id ("q4_k"); "removed(4)" / "unknown(77)" otherwise. The
  * returned string is static or thread-local; copy it to keep it. */
-const char *vt_dtype_name(int id);
+const char *vt_dtype_name(vt_dtype id);
 
-/* Type id for a name as printed by vt_dtype_name (case-insensitive), or -1. */
-int vt_dtype_from_name(const char *name);
+/* The type id of a name as printed by vt_dtype_name (case-insensitive)
+ * into *out; false (and *out untouched) when no type has that name. */
+bool vt_dtype_from_name(const char *name, vt_dtype *out);
 
 /* True when the id is one that ggml removed (4, 5, 31-33, 36-38). */
-bool vt_dtype_is_removed(int id);
+bool vt_dtype_is_removed(vt_dtype id);
 
 /* Bytes of a row of n elements of type id: (n / block_elems) * block_bytes.
  * Returns false (and leaves *bytes alone) when the type is unknown, n is not
  * a multiple of the block, or the product overflows. */
-bool vt_dtype_row_bytes(int id, int64_t n, uint64_t *bytes);
+bool vt_dtype_row_bytes(vt_dtype id, int64_t n, uint64_t *bytes);
 
 /* Why vt_dtype_shape_size refused a shape. */
 typedef enum vt_size_result {
@@ -98,11 +100,11 @@ typedef enum vt_size_result {
  * so a shape is refused when it would overflow whatever its zero dims: an
  * empty tensor cannot hide a dim whose products wrap. Outputs (NULL
  * allowed) are set only on VT_SIZE_OK. */
-vt_size_result vt_dtype_shape_size(int id, uint32_t ndim, const int64_t *shape, int64_t *elems, uint64_t *bytes);
+vt_size_result vt_dtype_shape_size(vt_dtype id, uint32_t ndim, const int64_t *shape, int64_t *elems, uint64_t *bytes);
 
 /* Bytes of a tensor of type id with ndim dims (row-major shape, innermost
  * last): vt_dtype_shape_size's bytes, false where it refuses the shape. */
-bool vt_dtype_tensor_bytes(int id, uint32_t ndim, const int64_t *shape, uint64_t *bytes);
+bool vt_dtype_tensor_bytes(vt_dtype id, uint32_t ndim, const int64_t *shape, uint64_t *bytes);
 
 /* The conversions below compile as device code too (nvcc, hipcc), so the
  * GPU kernels round exactly as the host does. */

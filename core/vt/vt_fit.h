@@ -43,7 +43,7 @@ extern "C" {
 /* One weight tensor as stored (a GGUF tensor, or any list of weights). */
 typedef struct vt_weight_desc {
     const char *name;  /* for messages; owned by the caller */
-    uint32_t dtype;    /* stored type (ggml id) */
+    vt_dtype dtype;    /* stored type (ggml id) */
     uint32_t op_class; /* vt_op_class it feeds, or VT_OP_CLASS_NONE */
     uint32_t ndim;
     int64_t shape[VT_MAX_DIMS]; /* row-major, innermost last */
@@ -52,7 +52,7 @@ typedef struct vt_weight_desc {
 /* What the plan decided for one tensor. */
 typedef struct vt_weight_plan {
     uint32_t residency;      /* VT_RESIDENCY_* */
-    uint32_t resident_dtype; /* dtype on the device */
+    vt_dtype resident_dtype; /* dtype on the device */
     uint64_t stored_bytes;   /* bytes as stored */
     uint64_t resident_bytes; /* bytes on the device, padded to the device alignment */
     bool forced_expand;      /* a block format the device does not admit for its op class */
@@ -94,7 +94,7 @@ typedef struct vt_fit_report {
     uint32_t n_keep_quant, n_expanded, n_f32, n_forced;
     uint32_t n_largest;
     uint32_t largest[VT_FIT_LARGEST]; /* indices of the largest tensors allocated on the device, largest first */
-    uint32_t expand_dtype;            /* vt_dtype weights expand to */
+    vt_dtype expand_dtype;            /* what weights expand to */
 } vt_fit_report;
 
 /* Plan residency and check device fit for n weights on dev. plans (n rows,
@@ -105,15 +105,15 @@ typedef struct vt_fit_report {
  * descriptor (named), VT_E_UNSUPPORTED for a block format the device does
  * not consume and vt cannot expand (named). Allocates nothing on the
  * device. */
-vt_status vt_fit_plan(vt_device *dev, const vt_weight_desc *weights, size_t n, const vt_fit_options *options,
-                      vt_weight_plan *plans, vt_fit_report *report);
+VT_WARN_UNUSED vt_status vt_fit_plan(vt_device *dev, const vt_weight_desc *weights, size_t n,
+                                     const vt_fit_options *options, vt_weight_plan *plans, vt_fit_report *report);
 
 /* The device budget alone: the registry's (vt_registry_options.
  * weight_budget_bytes, else $VT_DEVICE_WEIGHT_BUDGET_BYTES as read when the
  * registry opened) when set, else probed free memory minus headroom (5% of
  * total or 512 MiB, the larger).
  * source (may be NULL) receives how it was derived. */
-vt_status vt_fit_budget(vt_device *dev, uint64_t *budget, char *source, size_t source_size);
+VT_WARN_UNUSED vt_status vt_fit_budget(vt_device *dev, uint64_t *budget, char *source, size_t source_size);
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <vt/vt_dtype.h>
 #include <vt/vt_status.h>
 
 #ifdef __cplusplus
@@ -108,7 +109,7 @@ typedef struct vt_gguf_tensor {
     size_t index;                    /* position in the file, 0-based */
     const char *name;                /* NUL-terminated, 1..VT_GGUF_MAX_NAME bytes */
     uint32_t name_len;               /* strlen(name) */
-    int type;                        /* ggml type id (vt_dtype); always in the type table */
+    vt_dtype type;                   /* ggml type id; always in the type table */
     uint32_t n_dims;                 /* dims as stored, 0..VT_GGUF_MAX_DIMS */
     int64_t ne[VT_GGUF_MAX_DIMS];    /* GGUF order, innermost FIRST; 1 past n_dims */
     int64_t shape[VT_GGUF_MAX_DIMS]; /* vt order, innermost LAST: shape[i] = ne[n_dims-1-i]; 1 past n_dims */
@@ -127,12 +128,12 @@ typedef struct vt_gguf vt_gguf;
  * opened, is not a regular file or cannot be mapped; VT_E_BAD_FILE: it is
  * not a valid GGUF v2/v3 little-endian file (the message names the offset
  * and the field). The file must not be truncated while open. */
-vt_status vt_gguf_open(const char *path, vt_gguf **out);
+VT_WARN_UNUSED vt_status vt_gguf_open(const char *path, vt_gguf **out);
 
 /* Validate a GGUF image already in memory, without copying it: the caller
  * keeps data alive and unchanged until vt_gguf_close. name (may be NULL:
  * "<memory>") is used in messages and copied. */
-vt_status vt_gguf_open_memory(const void *data, size_t size, const char *name, vt_gguf **out);
+VT_WARN_UNUSED vt_status vt_gguf_open_memory(const void *data, size_t size, const char *name, vt_gguf **out);
 
 /* Unmap and free everything the handle handed out. NULL is ignored. */
 void vt_gguf_close(vt_gguf *g);
@@ -165,28 +166,29 @@ size_t vt_gguf_kv_count(const vt_gguf *g);
 const vt_gguf_kv *vt_gguf_kv_at(const vt_gguf *g, size_t i);
 
 /* The KV with this key: VT_E_NOT_FOUND when absent (*out = NULL). */
-vt_status vt_gguf_find_kv(const vt_gguf *g, const char *key, const vt_gguf_kv **out);
+VT_WARN_UNUSED vt_status vt_gguf_find_kv(const vt_gguf *g, const char *key, const vt_gguf_kv **out);
 
 /* Value of KV kv_index: the scalar (elem must be 0) or array element elem.
  * VT_E_INVALID_ARG when either index is out of range. O(1). */
-vt_status vt_gguf_kv_value(const vt_gguf *g, size_t kv_index, uint64_t elem, vt_gguf_value *out);
+VT_WARN_UNUSED vt_status vt_gguf_kv_value(const vt_gguf *g, size_t kv_index, uint64_t elem, vt_gguf_value *out);
 
 /* Typed getters by key. VT_E_NOT_FOUND when the key is absent;
  * VT_E_BAD_FILE (naming the key, its offset and both types) when its type
  * does not convert without loss: u32 takes u8/u16/u32; u64 any unsigned;
  * i64 any signed, u8/u16/u32; f32 f32; f64 f32/f64; bool and string exact. */
-vt_status vt_gguf_get_u32(const vt_gguf *g, const char *key, uint32_t *out);
-vt_status vt_gguf_get_u64(const vt_gguf *g, const char *key, uint64_t *out);
-vt_status vt_gguf_get_i64(const vt_gguf *g, const char *key, int64_t *out);
-vt_status vt_gguf_get_f32(const vt_gguf *g, const char *key, float *out);
-vt_status vt_gguf_get_f64(const vt_gguf *g, const char *key, double *out);
-vt_status vt_gguf_get_bool(const vt_gguf *g, const char *key, bool *out);
-vt_status vt_gguf_get_string(const vt_gguf *g, const char *key, vt_gguf_str *out);
+VT_WARN_UNUSED vt_status vt_gguf_get_u32(const vt_gguf *g, const char *key, uint32_t *out);
+VT_WARN_UNUSED vt_status vt_gguf_get_u64(const vt_gguf *g, const char *key, uint64_t *out);
+VT_WARN_UNUSED vt_status vt_gguf_get_i64(const vt_gguf *g, const char *key, int64_t *out);
+VT_WARN_UNUSED vt_status vt_gguf_get_f32(const vt_gguf *g, const char *key, float *out);
+VT_WARN_UNUSED vt_status vt_gguf_get_f64(const vt_gguf *g, const char *key, double *out);
+VT_WARN_UNUSED vt_status vt_gguf_get_bool(const vt_gguf *g, const char *key, bool *out);
+VT_WARN_UNUSED vt_status vt_gguf_get_string(const vt_gguf *g, const char *key, vt_gguf_str *out);
 
 /* The array KV with this key whose elements are elem_type (any element type
  * when elem_type is VT_GGUF_ARRAY). Read elements with vt_gguf_kv_value.
  * VT_E_NOT_FOUND when absent, VT_E_BAD_FILE when not such an array. */
-vt_status vt_gguf_get_array(const vt_gguf *g, const char *key, vt_gguf_type elem_type, const vt_gguf_kv **out);
+VT_WARN_UNUSED vt_status vt_gguf_get_array(const vt_gguf *g, const char *key, vt_gguf_type elem_type,
+                                           const vt_gguf_kv **out);
 
 /* Number of tensors. */
 size_t vt_gguf_tensor_count(const vt_gguf *g);
@@ -195,7 +197,7 @@ size_t vt_gguf_tensor_count(const vt_gguf *g);
 const vt_gguf_tensor *vt_gguf_tensor_at(const vt_gguf *g, size_t i);
 
 /* The tensor with this name: VT_E_NOT_FOUND when absent (*out = NULL). */
-vt_status vt_gguf_find_tensor(const vt_gguf *g, const char *name, const vt_gguf_tensor **out);
+VT_WARN_UNUSED vt_status vt_gguf_find_tensor(const vt_gguf *g, const char *name, const vt_gguf_tensor **out);
 
 /* GGUF's name of a value type: "u8" ... "f64", "string", "array";
  * "unknown" for anything else. Static. */

@@ -83,17 +83,18 @@ typedef struct vt_load_plan vt_load_plan;
  * SPEC 6 message, and the plan still describes every tensor. Other errors
  * (a bad op class, a device that cannot be probed) leave *out NULL. The
  * plan borrows g, which must outlive it. Allocates nothing on the device. */
-vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options *options, vt_load_plan **out);
+VT_WARN_UNUSED vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options *options,
+                                             vt_load_plan **out);
 
 /* Free a plan. NULL is ignored. */
-void vt_load_plan_free(vt_load_plan *plan);
+void vt_load_plan_destroy(vt_load_plan *plan);
 
 /* Number of tensors in the plan (every tensor of the file, file order). */
 size_t vt_load_plan_count(const vt_load_plan *plan);
 
 /* Tensor i: its file entry, its descriptor and its decision. */
-vt_status vt_load_plan_entry(const vt_load_plan *plan, size_t i, const vt_gguf_tensor **tensor,
-                             const vt_weight_desc **desc, const vt_weight_plan **decision);
+VT_WARN_UNUSED vt_status vt_load_plan_entry(const vt_load_plan *plan, size_t i, const vt_gguf_tensor **tensor,
+                                            const vt_weight_desc **desc, const vt_weight_plan **decision);
 
 /* Totals and the budget (valid for the plan's life). */
 const vt_fit_report *vt_load_plan_report(const vt_load_plan *plan);
@@ -103,7 +104,7 @@ const vt_run_estimate *vt_load_plan_run(const vt_load_plan *plan);
 
 /* VT_OK when what the load allocates on the device fits (or is nothing),
  * else VT_E_DOES_NOT_FIT; message (may be NULL) gets the refusal text. */
-vt_status vt_load_plan_verdict(const vt_load_plan *plan, const char **message);
+VT_WARN_UNUSED vt_status vt_load_plan_verdict(const vt_load_plan *plan, const char **message);
 
 typedef struct vt_model vt_model;
 
@@ -122,11 +123,11 @@ typedef struct vt_stage_stats {
  * VT_LOAD_NO_ZERO_COPY in options when the plan was made without it. On any
  * failure every tensor made so far is freed and the message names the
  * tensor and the byte where it stopped. *out is owned by the caller
- * (vt_model_free) and borrows g, which must outlive it. */
-vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_model **out);
+ * (vt_model_destroy) and borrows g, which must outlive it. */
+VT_WARN_UNUSED vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_model **out);
 
 /* Free a model's tensors. NULL is ignored. */
-void vt_model_free(vt_model *model);
+void vt_model_destroy(vt_model *model);
 
 /* Number of tensors (file order), and tensor i (owned by the model). */
 size_t vt_model_tensor_count(const vt_model *model);

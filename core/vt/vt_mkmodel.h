@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include <vt/vt_dtype.h>
 #include <vt/vt_status.h>
 
 #ifdef __cplusplus
@@ -22,7 +23,7 @@ typedef struct vt_mkmodel_options {
     uint32_t struct_size; /* sizeof(vt_mkmodel_options) */
     const char *arch;     /* "qwen3", "qwen3moe", "qwen3next" */
     const char *preset;   /* "tiny", "small", "8b-shape" */
-    int wtype;            /* vt_dtype of the matrices: f32, f16, bf16, q8_0, q4_0, iq4_nl */
+    vt_dtype wtype;       /* type of the matrices: f32, f16, bf16, q8_0, q4_0, iq4_nl */
     uint64_t seed;
     uint32_t n_layers; /* > 0: override the preset's block count */
 } vt_mkmodel_options;
@@ -31,7 +32,7 @@ typedef struct vt_mkmodel_options {
  * preset or weight type, or a tensor whose rows are not whole blocks of
  * the type. The 8b-shape preset shares one buffer per tensor kind across
  * layers (and between token_embd and output) so it is written in seconds. */
-vt_status vt_mkmodel_write(const vt_mkmodel_options *options, const char *path);
+VT_WARN_UNUSED vt_status vt_mkmodel_write(const vt_mkmodel_options *options, const char *path);
 
 #ifdef __cplusplus
 }

@@ -75,7 +75,7 @@ char *vt_sig_format(vt_sig sig, char *buf, size_t size);
 
 /* Name of an op id as the catalogue spells it ("IndexSelect"), or NULL for
  * an id that is not in the catalogue. */
-const char *vt_op_name(int op);
+const char *vt_op_name(vt_op op);
 
 /* Op id for a catalogue name (case-insensitive), or VT_OP_NONE. */
 vt_op vt_op_from_name(const char *name);
@@ -105,7 +105,7 @@ typedef struct vt_param_info {
 /* An op of the catalogue: its operands, signatures and parameters. All
  * pointers are static. */
 typedef struct vt_op_info {
-    uint32_t op;         /* vt_op */
+    vt_op op;            /* its id */
     const char *name;    /* "IndexSelect" */
     const char *summary; /* one line */
     uint32_t n_in, n_out;
@@ -120,7 +120,7 @@ typedef struct vt_op_info {
 } vt_op_info;
 
 /* Catalogue entry of an op id, or NULL. */
-const vt_op_info *vt_op_get_info(int op);
+const vt_op_info *vt_op_get_info(vt_op op);
 
 /* Number of ops in the catalogue. */
 uint32_t vt_op_catalog_size(void);
@@ -128,10 +128,36 @@ uint32_t vt_op_catalog_size(void);
 /* The i-th op of the catalogue, in id order (0 <= i < size). */
 const vt_op_info *vt_op_catalog_entry(uint32_t i);
 
-/* True when (op, sig) is one of the catalogue's signatures. */
-bool vt_op_sig_in_catalog(uint32_t op, vt_sig sig);
+/* The family of an op id ("convert", "elementwise", "rows", "conv",
+ * "matmul", "attention", "select", "gather"): where its entry, operand
+ * rules and output shapes are (core/ops/<family>.c), and the name backends
+ * give their family files. NULL for an id not in the catalogue. */
+const char *vt_op_family_name(vt_op op);
 
-/* The GGUF block formats the catalogue calls "q" (SPEC 7), and how many. */
+/* True when (op, sig) is one of the catalogue's signatures. */
+bool vt_op_sig_in_catalog(vt_op op, vt_sig sig);
+
+/* The GGUF block formats the catalogue calls "q" (SPEC 7), in catalogue
+ * order, written once: X(id, f) for each, id its vt_dtype and f its name
+ * (vt_dtype_name's spelling, and the suffix of its section in
+ * vt_blocks.h). Kernel tables, decoders and tools expand this list instead
+ * of restating it. */
+#define VT_Q_FORMATS(X)                                                                                                \
+    X(VT_Q4_0, q4_0)                                                                                                   \
+    X(VT_Q4_1, q4_1)                                                                                                   \
+    X(VT_Q5_0, q5_0)                                                                                                   \
+    X(VT_Q5_1, q5_1)                                                                                                   \
+    X(VT_Q8_0, q8_0)                                                                                                   \
+    X(VT_Q2_K, q2_k)                                                                                                   \
+    X(VT_Q3_K, q3_k)                                                                                                   \
+    X(VT_Q4_K, q4_k)                                                                                                   \
+    X(VT_Q5_K, q5_k)                                                                                                   \
+    X(VT_Q6_K, q6_k)                                                                                                   \
+    X(VT_IQ4_NL, iq4_nl)                                                                                               \
+    X(VT_IQ4_XS, iq4_xs)                                                                                               \
+    X(VT_MXFP4, mxfp4)
+
+/* VT_Q_FORMATS as an array, and how many. */
 extern const vt_dtype vt_q_formats[];
 extern const uint32_t vt_n_q_formats;
 

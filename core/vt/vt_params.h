@@ -97,14 +97,26 @@ typedef struct vt_params_index_select {
     int32_t dim; /* -ndim <= dim < ndim */
 } vt_params_index_select;
 
+/* splitmix64's increment (the golden ratio in 64 bits). */
+#define VT_SPLITMIX64_GAMMA 0x9e3779b97f4a7c15ull
+
 /* The counter-based uniform of Sample: a splitmix64 chain over
  * (seed, step, row), 53 bits -> [0, 1). Identical on every backend. */
 static inline VT_HOST_DEVICE uint64_t vt_sample_mix(uint64_t z)
 {
-    z += 0x9e3779b97f4a7c15ull;
+    z += VT_SPLITMIX64_GAMMA;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
+}
+
+/* The next value of the splitmix64 stream *state (advanced): the one
+ * splitmix64 generator of the tree (model writer, vtctl, tests). */
+static inline VT_HOST_DEVICE uint64_t vt_splitmix64_next(uint64_t *state)
+{
+    uint64_t z = vt_sample_mix(*state);
+    *state += VT_SPLITMIX64_GAMMA;
+    return z;
 }
 
 /* Uniform in [0, 1) for (seed, step, row). */

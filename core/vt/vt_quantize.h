@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <vt/vt_dtype.h>
 #include <vt/vt_status.h>
 
 #ifdef __cplusplus
@@ -17,13 +18,13 @@ extern "C" {
 
 /* True when vt_quantize_row can write dtype: f32, f16, bf16, q8_0, q4_0,
  * iq4_nl. */
-bool vt_quantize_supported(int dtype);
+bool vt_quantize_supported(vt_dtype dtype);
 
 /* Encode n floats of src into dst as dtype (plain types are converted,
  * rounding to nearest even). VT_E_INVALID_ARG when dtype is not supported
  * or n is not a multiple of its block. dst holds the row's bytes
  * (vt_dtype_row_bytes). */
-vt_status vt_quantize_row(int dtype, const float *src, int64_t n, void *dst);
+VT_WARN_UNUSED vt_status vt_quantize_row(vt_dtype dtype, const float *src, int64_t n, void *dst);
 
 #ifdef __cplusplus
 }

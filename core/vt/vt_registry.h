@@ -101,7 +101,7 @@ typedef struct vt_backend_info {
 
 /* Open a registry: discover, load and initialise plugins. Broken plugins
  * are recorded, never fatal. *out is owned by the caller (vt_registry_close). */
-vt_status vt_registry_open(vt_registry **out, const vt_registry_options *options);
+VT_WARN_UNUSED vt_status vt_registry_open(vt_registry **out, const vt_registry_options *options);
 
 /* Close a registry and unload its plugins. NULL is ignored. */
 void vt_registry_close(vt_registry *reg);
@@ -121,12 +121,12 @@ const char *vt_registry_warning(const vt_registry *reg, size_t i);
 size_t vt_registry_backend_count(const vt_registry *reg);
 
 /* Describe candidate i (0-based, discovery order). */
-vt_status vt_registry_backend_info(const vt_registry *reg, size_t i, vt_backend_info *out);
+VT_WARN_UNUSED vt_status vt_registry_backend_info(const vt_registry *reg, size_t i, vt_backend_info *out);
 
 /* Kernel table of a loaded backend (ready or no devices), by name. The
  * table is the plugin's static memory, valid until vt_registry_close. */
-vt_status vt_registry_backend_kernels(const vt_registry *reg, const char *backend, const vt_kernel **kernels,
-                                      uint32_t *n_kernels);
+VT_WARN_UNUSED vt_status vt_registry_backend_kernels(const vt_registry *reg, const char *backend,
+                                                     const vt_kernel **kernels, uint32_t *n_kernels);
 
 /* Number of devices over all ready backends. */
 size_t vt_registry_device_count(const vt_registry *reg);
@@ -135,7 +135,7 @@ size_t vt_registry_device_count(const vt_registry *reg);
 vt_device *vt_registry_device(vt_registry *reg, size_t i);
 
 /* Find a device by "backend:index" or "backend" (index 0). */
-vt_status vt_registry_find_device(vt_registry *reg, const char *spec, vt_device **out);
+VT_WARN_UNUSED vt_status vt_registry_find_device(vt_registry *reg, const char *spec, vt_device **out);
 
 /* "rocm:0". Owned by the device. */
 const char *vt_device_id(const vt_device *dev);
@@ -148,7 +148,7 @@ int vt_device_index(const vt_device *dev);
 
 /* Kernel table of the device's backend (plugin-owned static memory); none
  * (*n_kernels = 0) on a device whose caps say kernels_unavailable. */
-vt_status vt_device_kernels(const vt_device *dev, const vt_kernel **kernels, uint32_t *n_kernels);
+VT_WARN_UNUSED vt_status vt_device_kernels(const vt_device *dev, const vt_kernel **kernels, uint32_t *n_kernels);
 
 /* vt_device_type of the device. */
 int vt_device_type_of(const vt_device *dev);
@@ -157,7 +157,7 @@ int vt_device_type_of(const vt_device *dev);
  * copies out->struct_size bytes (0 is taken as sizeof(vt_device_caps)). Also
  * enforces the consistency rule: a device that is not host-addressable but
  * claims needs_weight_staging false is refused (VT_E_PLUGIN). */
-vt_status vt_device_probe(vt_device *dev, vt_device_caps *out);
+VT_WARN_UNUSED vt_status vt_device_probe(vt_device *dev, vt_device_caps *out);
 
 /* Counters of a device: the backend's allocation/copy counters plus the
  * core's own op counts. Set struct_size before the call: the core copies
@@ -170,10 +170,16 @@ typedef struct vt_device_stats {
     uint64_t refusals;      /* ops refused (VT_E_OP_MISSING) */
 } vt_device_stats;
 
+/* Initialiser of a caller's vt_device_stats: zeroed, struct_size set.
+ * Declare every stats struct with it: vt_device_stats s = VT_DEVICE_STATS_INIT; */
+/* clang-format off */
+#define VT_DEVICE_STATS_INIT {.struct_size = sizeof(vt_device_stats)}
+/* clang-format on */
+
 /* Read the device's counters into out (out->struct_size bytes of it; a
  * struct_size of 0 is taken as sizeof(vt_device_stats), for callers that
  * zero-initialise without setting it). */
-vt_status vt_device_stats_get(vt_device *dev, vt_device_stats *out);
+VT_WARN_UNUSED vt_status vt_device_stats_get(vt_device *dev, vt_device_stats *out);
 
 /* The registry's tier policy (VT_TIER_POLICY_PORTABLE or _STRICT), as
  * fixed at open. */

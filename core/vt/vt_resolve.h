@@ -38,7 +38,7 @@ const char *vt_tier_name(int tier);
 
 /* The verdict for one (op, signature) on one device. */
 typedef struct vt_resolution {
-    uint32_t op; /* vt_op */
+    vt_op op;
     vt_sig sig;
     uint32_t tier;                   /* vt_tier */
     char reason[VT_RESOLUTION_TEXT]; /* refusal message (SPEC 5 shape), or why this tier */
@@ -53,14 +53,14 @@ typedef struct vt_resolution {
 /* Shape and dtype of one operand, for resolving before anything is
  * allocated (vt_resolve_call). */
 typedef struct vt_shape {
-    uint32_t dtype;             /* vt_dtype */
+    vt_dtype dtype;
     uint32_t ndim;              /* 0..4 */
     int64_t shape[VT_MAX_DIMS]; /* row-major, innermost last */
 } vt_shape;
 
 /* Resolve one op. Returns VT_OK for native or cpu-tier, VT_E_OP_MISSING
  * for a refusal (the message is in out->reason and vt_last_error). */
-vt_status vt_resolve(vt_device *dev, vt_op op, vt_sig sig, uint32_t flags, vt_resolution *out);
+VT_WARN_UNUSED vt_status vt_resolve(vt_device *dev, vt_op op, vt_sig sig, uint32_t flags, vt_resolution *out);
 
 /* Resolve one call with its operand shapes (NULL for an absent optional
  * input), before anything is allocated: the shapes, dtypes and params size
@@ -69,29 +69,29 @@ vt_status vt_resolve(vt_device *dev, vt_op op, vt_sig sig, uint32_t flags, vt_re
  * asked; a kernel that does not accept these shapes is not native (the
  * reason names its limit) and the CPU tier rules apply. Returns VT_OK,
  * VT_E_SHAPE / VT_E_INVALID_ARG for bad operands, or VT_E_OP_MISSING. */
-vt_status vt_resolve_call(vt_device *dev, vt_op op, const vt_shape *const *in, uint32_t n_in,
-                          const vt_shape *const *out, uint32_t n_out, const void *params, size_t params_size,
-                          uint32_t flags, vt_resolution *res);
+VT_WARN_UNUSED vt_status vt_resolve_call(vt_device *dev, vt_op op, const vt_shape *const *in, uint32_t n_in,
+                                         const vt_shape *const *out, uint32_t n_out, const void *params,
+                                         size_t params_size, uint32_t flags, vt_resolution *res);
 
 /* The shape of a tensor, for vt_resolve_call. */
 vt_shape vt_tensor_shape(const vt_tensor *t);
 
 /* One op of a plan. */
 typedef struct vt_plan_op {
-    uint32_t op; /* vt_op */
+    vt_op op;
     vt_sig sig;
 } vt_plan_op;
 
 /* Resolve a whole plan at once: results[i] for ops[i]; *n_refused counts
  * refusals. Returns VT_E_OP_MISSING when any op is refused, and then
  * vt_last_error lists every refused op, not just the first. */
-vt_status vt_resolve_plan(vt_device *dev, const vt_plan_op *ops, size_t n_ops, uint32_t flags, vt_resolution *results,
-                          size_t *n_refused);
+VT_WARN_UNUSED vt_status vt_resolve_plan(vt_device *dev, const vt_plan_op *ops, size_t n_ops, uint32_t flags,
+                                         vt_resolution *results, size_t *n_refused);
 
 /* The tier policy from the environment: VT_RESOLVE_STRICT when
  * VT_TIER_POLICY=strict, 0 when unset or "portable". An unknown value is
  * VT_E_INVALID_ARG. (A registry reads it once, at open.) */
-vt_status vt_tier_policy_from_env(uint32_t *flags);
+VT_WARN_UNUSED vt_status vt_tier_policy_from_env(uint32_t *flags);
 
 #ifdef __cplusplus
 }

@@ -80,15 +80,16 @@ typedef struct vt_sampler {
  * every tensor it needs (name, shape, type). info (may be NULL) is filled.
  * VT_E_UNSUPPORTED for an unknown architecture, VT_E_BAD_FILE naming a
  * missing or mis-shaped tensor or key. */
-vt_status vt_runner_check_file(vt_gguf *g, vt_runner_info *info);
+VT_WARN_UNUSED vt_status vt_runner_check_file(vt_gguf *g, vt_runner_info *info);
 
 /* Plan, resolve, fit-check, stage and allocate (see above). The runner
  * borrows g, which must outlive it. On failure nothing stays allocated and
  * vt_last_error says why (every refused op, or the fit refusal). */
-vt_status vt_runner_create(vt_gguf *g, vt_device *dev, const vt_runner_options *options, vt_runner **out);
+VT_WARN_UNUSED vt_status vt_runner_create(vt_gguf *g, vt_device *dev, const vt_runner_options *options,
+                                          vt_runner **out);
 
 /* Free the runner, its weights and state. NULL is ignored. */
-void vt_runner_free(vt_runner *r);
+void vt_runner_destroy(vt_runner *r);
 
 /* What the runner holds (valid for its life). */
 const vt_runner_info *vt_runner_get_info(const vt_runner *r);
@@ -97,7 +98,7 @@ const vt_runner_info *vt_runner_get_info(const vt_runner *r);
 uint32_t vt_runner_position(const vt_runner *r);
 
 /* Start a new sequence: position 0, conv and recurrent state zeroed. */
-vt_status vt_runner_reset(vt_runner *r);
+VT_WARN_UNUSED vt_status vt_runner_reset(vt_runner *r);
 
 /* Run n tokens at the current position (prefill when n > 1, in chunks),
  * then sample the token after them with s (NULL: greedy) and RNG step
@@ -105,8 +106,8 @@ vt_status vt_runner_reset(vt_runner *r);
  * sampled, which never left the device. next (may be NULL) receives the
  * sampled id, logits (may be NULL) the n_vocab logits of the last token.
  * VT_E_INVALID_ARG for a token >= n_vocab or a position past ctx. */
-vt_status vt_runner_step(vt_runner *r, const int32_t *tokens, uint32_t n, const vt_sampler *s, uint64_t sample_step,
-                         int32_t *next, float *logits);
+VT_WARN_UNUSED vt_status vt_runner_step(vt_runner *r, const int32_t *tokens, uint32_t n, const vt_sampler *s,
+                                        uint64_t sample_step, int32_t *next, float *logits);
 
 /* Timing of vt_runner_generate. */
 typedef struct vt_generate_stats {
@@ -117,8 +118,8 @@ typedef struct vt_generate_stats {
 /* Reset, prefill the prompt, then produce n_gen tokens into out (the first
  * comes from the prefill's logits, each next one from a decode step fed on
  * the device). Sampling step i uses RNG step i. */
-vt_status vt_runner_generate(vt_runner *r, const int32_t *prompt, uint32_t n_prompt, uint32_t n_gen,
-                             const vt_sampler *s, int32_t *out, vt_generate_stats *stats);
+VT_WARN_UNUSED vt_status vt_runner_generate(vt_runner *r, const int32_t *prompt, uint32_t n_prompt, uint32_t n_gen,
+                                            const vt_sampler *s, int32_t *out, vt_generate_stats *stats);
 
 #ifdef __cplusplus
 }

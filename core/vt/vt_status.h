@@ -10,6 +10,16 @@
 extern "C" {
 #endif
 
+/* Marks a function whose returned status must be looked at: ignoring it
+ * is a compiler warning (an error under --enable-werror). A (void) cast
+ * does not silence GCC; handle the status, or say in code why it cannot
+ * matter. */
+#if defined(__GNUC__) || defined(__clang__)
+#define VT_WARN_UNUSED __attribute__((warn_unused_result))
+#else
+#define VT_WARN_UNUSED
+#endif
+
 /* Stable numbers: they appear in logs and JSON output. */
 typedef enum vt_status {
     VT_OK = 0,

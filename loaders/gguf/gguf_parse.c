@@ -467,9 +467,9 @@ static vt_status parse_tensor_info(parser *p, size_t i, uint64_t *running)
     uint32_t type;
     if ((st = read_u32(p, "type", &type)) != VT_OK)
         return st;
-    if (type < VT_DTYPE_COUNT && vt_dtype_is_removed((int)type))
-        return fail(p, type_off, "type %u (%s) was removed from ggml", type, vt_dtype_name((int)type));
-    if (type >= VT_DTYPE_COUNT || !vt_dtype_get((int)type))
+    if (type < VT_DTYPE_COUNT && vt_dtype_is_removed(type))
+        return fail(p, type_off, "type %u (%s) was removed from ggml", type, vt_dtype_name(type));
+    if (type >= VT_DTYPE_COUNT || !vt_dtype_get(type))
         return fail(p, type_off, "type %u is not a ggml type", type);
     t->type = (int)type;
     if ((st = read_u64(p, "offset", &t->offset)) != VT_OK)

@@ -57,7 +57,7 @@ vt_status vt_load_options_resolve(const vt_load_options *in, vt_load_options *ou
     return VT_OK;
 }
 
-void vt_load_plan_free(vt_load_plan *p)
+void vt_load_plan_destroy(vt_load_plan *p)
 {
     if (!p)
         return;
@@ -118,7 +118,7 @@ vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options 
     p->descs = calloc(n, sizeof *p->descs);
     p->decisions = calloc(n, sizeof *p->decisions);
     if (!p->tensors || !p->descs || !p->decisions) {
-        vt_load_plan_free(p);
+        vt_load_plan_destroy(p);
         return vt_set_error(VT_E_NO_MEMORY, "vt_load_plan_create: out of host memory for %zu tensors", p->n);
     }
     for (size_t i = 0; i < p->n; i++) {
@@ -126,7 +126,7 @@ vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options 
         p->tensors[i] = t;
         vt_weight_desc *d = &p->descs[i];
         d->name = t->name;
-        d->dtype = (uint32_t)t->type;
+        d->dtype = t->type;
         d->op_class = vt_gguf_op_class(t->name, t->n_dims);
         d->ndim = t->n_dims;
         for (uint32_t k = 0; k < t->n_dims && k < VT_MAX_DIMS; k++)
@@ -136,12 +136,12 @@ vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options 
     p->options.classes = NULL; /* borrowed for planning only */
     p->options.n_classes = 0;
     if (st != VT_OK) {
-        vt_load_plan_free(p);
+        vt_load_plan_destroy(p);
         return st;
     }
     st = vt_gguf_run_estimate(g, p->options.ctx, p->options.batch, &p->run);
     if (st != VT_OK) {
-        vt_load_plan_free(p);
+        vt_load_plan_destroy(p);
         return st;
     }
     vt_fit_options fo;
@@ -155,13 +155,13 @@ vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options 
     fo.flags = (p->options.flags & VT_LOAD_NO_ZERO_COPY) ? VT_FIT_NO_IN_PLACE : 0;
     st = vt_fit_plan(dev, p->descs, p->n, &fo, p->decisions, &p->report);
     if (st != VT_OK && st != VT_E_DOES_NOT_FIT) {
-        vt_load_plan_free(p);
+        vt_load_plan_destroy(p);
         return st;
     }
     p->verdict = st;
     p->message = vt_strdup(st == VT_OK ? "" : vt_last_error());
     if (!p->message) {
-        vt_load_plan_free(p);
+        vt_load_plan_destroy(p);
         return vt_set_error(VT_E_NO_MEMORY, "vt_load_plan_create: out of host memory");
     }
     *out = p;

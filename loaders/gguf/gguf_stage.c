@@ -106,7 +106,7 @@ static vt_status host_convert(stager *s, const char *name, uint32_t op, int src_
     if (!k) {
         char sb[64];
         return vt_set_error(VT_E_UNSUPPORTED, "expanding '%s': the cpu backend has no %s %s kernel", name,
-                            vt_op_name((int)op), vt_sig_format(sig, sb, sizeof sb));
+                            vt_op_name(op), vt_sig_format(sig, sb, sizeof sb));
     }
     st = k->run(cpu->ctx, 0, &a, why, sizeof why);
     if (st != VT_OK)
@@ -118,12 +118,12 @@ static vt_status host_convert(stager *s, const char *name, uint32_t op, int src_
 /* Copy one planned tensor into t through the chunk. */
 static vt_status copy_tensor(stager *s, const vt_gguf_tensor *gt, const vt_weight_plan *d, vt_tensor *t)
 {
-    const vt_dtype_info *src_info = vt_dtype_get(gt->type), *dst_info = vt_dtype_get((int)d->resident_dtype);
+    const vt_dtype_info *src_info = vt_dtype_get(gt->type), *dst_info = vt_dtype_get(d->resident_dtype);
     const uint8_t *src = gt->data;
     uint64_t chunk = s->opt->chunk_bytes;
     char en[256];
     esc_name(gt, en, sizeof en);
-    if ((int)d->resident_dtype == gt->type) {
+    if (d->resident_dtype == gt->type) {
         for (uint64_t off = 0; off < gt->n_bytes; off += chunk) {
             uint64_t n = gt->n_bytes - off < chunk ? gt->n_bytes - off : chunk;
             vt_status st = gguf_read_tensor(s->plan->g, gt, off, s->chunk, (size_t)n);
@@ -160,7 +160,7 @@ static vt_status copy_tensor(stager *s, const vt_gguf_tensor *gt, const vt_weigh
         uint64_t dbytes = (uint64_t)n * dst_info->block_bytes;
         vt_status st = gguf_read_tensor(s->plan->g, gt, soff, s->src_chunk, (size_t)sbytes);
         if (st == VT_OK)
-            st = host_convert(s, en, op, gt->type, s->src_chunk, (int)d->resident_dtype, s->chunk, n, sbytes, dbytes);
+            st = host_convert(s, en, op, gt->type, s->src_chunk, d->resident_dtype, s->chunk, n, sbytes, dbytes);
         if (st != VT_OK)
             return st;
         st = vt_tensor_write_at(t, (uint64_t)e0 * dst_info->block_bytes, s->chunk, (size_t)dbytes);
@@ -173,7 +173,7 @@ static vt_status copy_tensor(stager *s, const vt_gguf_tensor *gt, const vt_weigh
     return VT_OK;
 }
 
-void vt_model_free(vt_model *m)
+void vt_model_destroy(vt_model *m)
 {
     if (!m)
         return;
@@ -220,9 +220,9 @@ vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_
         const vt_gguf_tensor *gt = plan->tensors[i];
         const vt_weight_plan *d = &plan->decisions[i];
         if (!d->in_place) {
-            uint64_t bytes = (int)d->resident_dtype == gt->type
+            uint64_t bytes = d->resident_dtype == gt->type
                                  ? gt->n_bytes
-                                 : (uint64_t)gt->n_elements * vt_dtype_get((int)d->resident_dtype)->block_bytes;
+                                 : (uint64_t)gt->n_elements * vt_dtype_get(d->resident_dtype)->block_bytes;
             need_pool |= bytes > 0;
             s.total += bytes;
         }
@@ -251,19 +251,18 @@ vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_
             break;
         }
         if (d->in_place) {
-            st = vt_tensor_wrap(plan->dev, (vt_dtype)gt->type, desc->ndim, desc->shape, (void *)gt->data, true,
-                                &m->tensors[i]);
+            st = vt_tensor_wrap(plan->dev, gt->type, desc->ndim, desc->shape, (void *)gt->data, true, &m->tensors[i]);
             m->stats.tensors_in_place += st == VT_OK;
             m->stats.bytes_in_place += st == VT_OK ? gt->n_bytes : 0;
             continue;
         }
-        st = vt_tensor_create(plan->dev, (vt_dtype)d->resident_dtype, desc->ndim, desc->shape, &m->tensors[i]);
+        st = vt_tensor_create(plan->dev, d->resident_dtype, desc->ndim, desc->shape, &m->tensors[i]);
         if (st == VT_OK) {
             uint64_t before = s.done;
             st = copy_tensor(&s, gt, d, m->tensors[i]);
             m->stats.bytes_copied += s.done - before;
             m->stats.tensors_copied++;
-            m->stats.tensors_expanded += (int)d->resident_dtype != gt->type;
+            m->stats.tensors_expanded += d->resident_dtype != gt->type;
         }
         if (st != VT_OK)
             st =
@@ -279,7 +278,7 @@ vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_
     if (st != VT_OK) {
         char msg[2048];
         snprintf(msg, sizeof msg, "%s", vt_last_error());
-        vt_model_free(m); /* frees every tensor made so far */
+        vt_model_destroy(m); /* frees every tensor made so far */
         return vt_set_error(st, "%s", msg);
     }
     *out = m;

@@ -5,38 +5,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <vt/vt_utf8.h>
+
 #include "gguf_internal.h"
 
 /* Length of a valid UTF-8 sequence at s (n bytes left) that encodes a
- * printable code point (U+00A0 and up), or 0. */
+ * printable code point (U+00A0 and up: U+0080..U+009F are C1 controls), or 0. */
 static size_t printable_utf8(const unsigned char *s, uint64_t n)
 {
-    unsigned c = s[0];
-    size_t len;
-    uint32_t min;
-    if ((c & 0xe0) == 0xc0) {
-        len = 2;
-        min = 0xa0; /* U+0080..U+009F are C1 controls */
-    } else if ((c & 0xf0) == 0xe0) {
-        len = 3;
-        min = 0x800;
-    } else if ((c & 0xf8) == 0xf0) {
-        len = 4;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    uint32_t cp = c & (0x7fu >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3fu);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
+    uint32_t cp;
+    size_t len = vt_utf8_decode(s, n, &cp);
+    return len && cp >= 0xa0 ? len : 0;
 }
 
 /* The rendering of the byte at p[0] (n bytes left) into piece (8 bytes);

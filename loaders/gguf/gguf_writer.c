@@ -52,7 +52,7 @@ vt_status vt_gguf_writer_create(vt_gguf_writer **out)
     return VT_OK;
 }
 
-void vt_gguf_writer_free(vt_gguf_writer *w)
+void vt_gguf_writer_destroy(vt_gguf_writer *w)
 {
     if (!w)
         return;
@@ -233,9 +233,9 @@ vt_status vt_gguf_writer_add_value(vt_gguf_writer *w, const char *key, const vt_
     vt_status st = check_key(w, key, fn);
     if (st != VT_OK)
         return st;
-    if ((unsigned)value->type >= VT_GGUF_TYPE_COUNT || value->type == VT_GGUF_ARRAY)
-        return vt_set_error(VT_E_INVALID_ARG, "%s: key '%s': value type %d is not a scalar GGUF type", fn, key,
-                            (int)value->type);
+    if (value->type >= VT_GGUF_TYPE_COUNT || value->type == VT_GGUF_ARRAY)
+        return vt_set_error(VT_E_INVALID_ARG, "%s: key '%s': value type %u is not a scalar GGUF type", fn, key,
+                            value->type);
     if (value->type == VT_GGUF_STRING && value->as.str.len && !value->as.str.data)
         return vt_set_error(VT_E_INVALID_ARG, "%s: key '%s': NULL string data", fn, key);
     size_t len = 4;
@@ -244,7 +244,7 @@ vt_status vt_gguf_writer_add_value(vt_gguf_writer *w, const char *key, const vt_
     uint8_t *payload = malloc(len);
     if (!payload)
         return vt_set_error(VT_E_NO_MEMORY, "%s: out of memory for key '%s'", fn, key);
-    gguf_store_u32(payload, (uint32_t)value->type);
+    gguf_store_u32(payload, value->type);
     encode_value(value, payload + 4);
     return append_kv(w, key, payload, len);
 }
@@ -296,9 +296,9 @@ vt_status vt_gguf_writer_add_array(vt_gguf_writer *w, const char *key, vt_gguf_t
     vt_status st = check_key(w, key, fn);
     if (st != VT_OK)
         return st;
-    if ((unsigned)elem_type >= VT_GGUF_TYPE_COUNT || elem_type == VT_GGUF_ARRAY)
-        return vt_set_error(VT_E_INVALID_ARG, "%s: key '%s': element type %d (arrays of arrays are not GGUF)", fn, key,
-                            (int)elem_type);
+    if (elem_type >= VT_GGUF_TYPE_COUNT || elem_type == VT_GGUF_ARRAY)
+        return vt_set_error(VT_E_INVALID_ARG, "%s: key '%s': element type %u (arrays of arrays are not GGUF)", fn, key,
+                            elem_type);
     if (count && !elems)
         return vt_set_error(VT_E_INVALID_ARG, "%s: key '%s': NULL elements", fn, key);
     size_t len = 16;
@@ -322,7 +322,7 @@ vt_status vt_gguf_writer_add_array(vt_gguf_writer *w, const char *key, vt_gguf_t
     if (!payload)
         return vt_set_error(VT_E_NO_MEMORY, "%s: out of memory for key '%s'", fn, key);
     gguf_store_u32(payload, VT_GGUF_ARRAY);
-    gguf_store_u32(payload + 4, (uint32_t)elem_type);
+    gguf_store_u32(payload + 4, elem_type);
     gguf_store_u64(payload + 8, count);
     size_t at = 16;
     for (uint64_t i = 0; i < count; i++) {
@@ -332,8 +332,8 @@ vt_status vt_gguf_writer_add_array(vt_gguf_writer *w, const char *key, vt_gguf_t
     return append_kv(w, key, payload, len);
 }
 
-vt_status vt_gguf_writer_add_tensor(vt_gguf_writer *w, const char *name, int type, uint32_t n_dims, const int64_t *ne,
-                                    const void *data, uint64_t n_bytes)
+vt_status vt_gguf_writer_add_tensor(vt_gguf_writer *w, const char *name, vt_dtype type, uint32_t n_dims,
+                                    const int64_t *ne, const void *data, uint64_t n_bytes)
 {
     static const char fn[] = "vt_gguf_writer_add_tensor";
     if (!w || !name || (n_dims && !ne))
@@ -478,7 +478,7 @@ static bool emit(const vt_gguf_writer *w, sink *s)
         ok = put_u64(s, t->name_len) && put(s, t->name, t->name_len) && put_u32(s, t->n_dims);
         for (uint32_t d = 0; ok && d < t->n_dims; d++)
             ok = put_u64(s, (uint64_t)t->ne[d]);
-        ok = ok && put_u32(s, (uint32_t)t->type) && put_u64(s, offset);
+        ok = ok && put_u32(s, t->type) && put_u64(s, offset);
         offset += t->n_bytes + pad_to(t->n_bytes, w->alignment);
     }
     ok = ok && put_zeros(s, pad_to(s->pos, w->alignment));

@@ -22,7 +22,7 @@ const vt_kernel vt_cpu_kernels_convert[] = {
     {VT_OP_COPY, VT_SIG2(VT_BF16, VT_BF16), vt_cpu_copy},
     {VT_OP_COPY, VT_SIG2(VT_I32, VT_I32), vt_cpu_copy},
     /* clang-format off */
-    VT_CPU_EACH_Q(DEQUANT_ROWS, 0)
+    VT_Q_FORMATS(DEQUANT_ROWS)
     /* clang-format on */
 };
 

@@ -15,7 +15,7 @@
 
 const vt_kernel vt_cpu_kernels_gather[] = {
     /* clang-format off */
-    GET_ROWS_ROWS(VT_F32, 0) GET_ROWS_ROWS(VT_F16, 0) GET_ROWS_ROWS(VT_BF16, 0) VT_CPU_EACH_Q(GET_ROWS_ROWS, 0)
+    GET_ROWS_ROWS(VT_F32, 0) GET_ROWS_ROWS(VT_F16, 0) GET_ROWS_ROWS(VT_BF16, 0) VT_Q_FORMATS(GET_ROWS_ROWS)
     IDX(VT_F32) IDX(VT_F16) IDX(VT_BF16) IDX(VT_I8) IDX(VT_I16) IDX(VT_I32) IDX(VT_I64) IDX(VT_F64)
     /* clang-format on */
 };

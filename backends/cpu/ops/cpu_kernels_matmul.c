@@ -13,8 +13,8 @@ const vt_kernel vt_cpu_kernels_matmul[] = {
     {VT_OP_MATMUL, VT_SIG2(VT_F32, VT_F16), vt_cpu_matmul},
     {VT_OP_MATMUL, VT_SIG2(VT_F32, VT_BF16), vt_cpu_matmul},
     /* clang-format off */
-    VT_CPU_EACH_Q(MATMUL_ROW, 0)
-    MOE_ROW(VT_F32, 0) MOE_ROW(VT_F16, 0) MOE_ROW(VT_BF16, 0) VT_CPU_EACH_Q(MOE_ROW, 0)
+    VT_Q_FORMATS(MATMUL_ROW)
+    MOE_ROW(VT_F32, 0) MOE_ROW(VT_F16, 0) MOE_ROW(VT_BF16, 0) VT_Q_FORMATS(MOE_ROW)
     /* clang-format on */
 };
 

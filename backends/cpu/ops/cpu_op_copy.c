@@ -23,7 +23,7 @@ static void copy_range(void *arg, int64_t b, int64_t e)
                (size_t)(e - b) * j->esize);
         return;
     }
-    size_t ss = vt_dtype_get((int)j->src->dtype)->block_bytes, ds = vt_dtype_get((int)j->dst->dtype)->block_bytes;
+    size_t ss = vt_dtype_get(j->src->dtype)->block_bytes, ds = vt_dtype_get(j->dst->dtype)->block_bytes;
     j->convert(j->src->dtype, (const char *)j->src->data + (size_t)b * ss, e - b, (char *)j->dst->data + (size_t)b * ds,
                j->dst->dtype);
 }
@@ -40,7 +40,7 @@ vt_status vt_cpu_copy(vt_backend_ctx *ctx, int dev, const vt_op_args *a, char *w
         memmove(dst->data, src->data, (size_t)src->nbytes); /* overlapping: one thread, memmove order */
         return VT_OK;
     }
-    copy_job j = {src, dst, vt_dtype_get((int)src->dtype)->block_bytes, ctx->isa->convert};
+    copy_job j = {src, dst, vt_dtype_get(src->dtype)->block_bytes, ctx->isa->convert};
     /* about 256 KiB per thread before splitting pays */
     vt_cpu_parallel(ctx->pool, n, (int64_t)((256u << 10) / j.esize), copy_range, &j);
     return VT_OK;

@@ -30,7 +30,7 @@ vt_status vt_cpu_dequantize(vt_backend_ctx *ctx, int dev, const vt_op_args *a, c
     (void)why;
     (void)why_size;
     const vt_operand *src = &a->in[0], *dst = &a->out[0];
-    const vt_dtype_info *si = vt_dtype_get((int)src->dtype), *di = vt_dtype_get((int)dst->dtype);
+    const vt_dtype_info *si = vt_dtype_get(src->dtype), *di = vt_dtype_get(dst->dtype);
     dq_job j = {
         .isa = ctx->isa,
         .wtype = src->dtype,

@@ -69,9 +69,9 @@ vt_status vt_cpu_get_rows(vt_backend_ctx *ctx, int dev, const vt_op_args *a, cha
         }
     }
     uint64_t row_bytes;
-    if (!vt_dtype_row_bytes((int)table->dtype, n, &row_bytes))
+    if (!vt_dtype_row_bytes(table->dtype, n, &row_bytes))
         return vt_why(VT_E_SHAPE, why, why_size, "GetRows (40): table rows of %lld are not whole %s blocks",
-                      (long long)n, vt_dtype_name((int)table->dtype));
+                      (long long)n, vt_dtype_name(table->dtype));
     gr_job j = {
         .isa = ctx->isa,
         .table = table,
@@ -79,8 +79,8 @@ vt_status vt_cpu_get_rows(vt_backend_ctx *ctx, int dev, const vt_op_args *a, cha
         .idx = ix,
         .n = n,
         .row_bytes = (size_t)row_bytes,
-        .dst_row_bytes = (size_t)n * vt_dtype_get((int)dst->dtype)->block_bytes,
-        .ti = vt_dtype_get((int)table->dtype),
+        .dst_row_bytes = (size_t)n * vt_dtype_get(dst->dtype)->block_bytes,
+        .ti = vt_dtype_get(table->dtype),
     };
     int64_t per_row = n > 0 ? n : 1;
     vt_cpu_parallel(ctx->pool, count, per_row >= 16384 ? 1 : 16384 / per_row, gr_range, &j);

@@ -14,7 +14,7 @@ vt_status vt_cpu_index_select(vt_backend_ctx *ctx, int dev, const vt_op_args *a,
     const vt_params_index_select *p = a->params;
     int nd = (int)src->ndim;
     int dim = p->dim < 0 ? p->dim + nd : p->dim;
-    size_t esize = vt_dtype_get((int)src->dtype)->block_bytes;
+    size_t esize = vt_dtype_get(src->dtype)->block_bytes;
     int64_t outer = 1, inner = 1, n_src = src->shape[dim], n_idx = idx->shape[0];
     for (int i = 0; i < dim; i++)
         outer *= src->shape[i];

@@ -15,9 +15,9 @@ vt_status vt_cpu_matmul(vt_backend_ctx *ctx, int dev, const vt_op_args *a, char 
     const vt_operand *x = &a->in[0], *w = &a->in[1], *y = &a->out[0];
     int64_t k = x->shape[x->ndim - 1], m = w->shape[0];
     uint64_t row_bytes;
-    if (!vt_dtype_row_bytes((int)w->dtype, k, &row_bytes))
+    if (!vt_dtype_row_bytes(w->dtype, k, &row_bytes))
         return vt_why(VT_E_SHAPE, why, why_size, "MatMul (20): W rows of k=%lld are not whole %s blocks", (long long)k,
-                      vt_dtype_name((int)w->dtype));
+                      vt_dtype_name(w->dtype));
     vt_cpu_mm p = {
         .wtype = w->dtype,
         .w = w->data,

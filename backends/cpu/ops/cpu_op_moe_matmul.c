@@ -59,9 +59,9 @@ vt_status vt_cpu_moe_expert_matmul(vt_backend_ctx *ctx, int dev, const vt_op_arg
                           "nothing was written",
                           (long long)(p / K), (long long)(p % K), id[p], (long long)E);
     uint64_t row_bytes;
-    if (!vt_dtype_row_bytes((int)w->dtype, k, &row_bytes))
+    if (!vt_dtype_row_bytes(w->dtype, k, &row_bytes))
         return vt_why(VT_E_SHAPE, why, why_size, "MoeExpertMatMul (23): W rows of k=%lld are not whole %s blocks",
-                      (long long)k, vt_dtype_name((int)w->dtype));
+                      (long long)k, vt_dtype_name(w->dtype));
     const int64_t pairs = T * K;
     if (pairs == 0 || m == 0)
         return VT_OK;

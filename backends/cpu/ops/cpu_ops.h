@@ -24,22 +24,6 @@
 #define VT_CPU_KERNEL(name)                                                                                            \
     vt_status name(vt_backend_ctx *ctx, int dev, const vt_op_args *a, char *why, size_t why_size)
 
-/* The q formats of SPEC 7, in catalogue order: X(format, arg) for each. */
-#define VT_CPU_EACH_Q(X, ...)                                                                                          \
-    X(VT_Q4_0, __VA_ARGS__)                                                                                            \
-    X(VT_Q4_1, __VA_ARGS__)                                                                                            \
-    X(VT_Q5_0, __VA_ARGS__)                                                                                            \
-    X(VT_Q5_1, __VA_ARGS__)                                                                                            \
-    X(VT_Q8_0, __VA_ARGS__)                                                                                            \
-    X(VT_Q2_K, __VA_ARGS__)                                                                                            \
-    X(VT_Q3_K, __VA_ARGS__)                                                                                            \
-    X(VT_Q4_K, __VA_ARGS__)                                                                                            \
-    X(VT_Q5_K, __VA_ARGS__)                                                                                            \
-    X(VT_Q6_K, __VA_ARGS__)                                                                                            \
-    X(VT_IQ4_NL, __VA_ARGS__)                                                                                          \
-    X(VT_IQ4_XS, __VA_ARGS__)                                                                                          \
-    X(VT_MXFP4, __VA_ARGS__)
-
 /* The kernel rows of each family (ops/cpu_kernels_<family>.c). */
 #define VT_CPU_FAMILY_TABLE(family)                                                                                    \
     extern const vt_kernel vt_cpu_kernels_##family[];                                                                  \
@@ -174,7 +158,7 @@ static inline vt_status vt_cpu_op_error(vt_status st, char *why, size_t why_size
 {
     if (!why || !why_size)
         return st;
-    const char *name = vt_op_name((int)op);
+    const char *name = vt_op_name(op);
     int n = snprintf(why, why_size, "%s (%u): ", name ? name : "op", op);
     if (n < 0 || (size_t)n >= why_size)
         return st;

@@ -1,6 +1,6 @@
 /* cpu_decode_x86.h - x86 SIMD block decoders: one 32-element group of any
  * weight format into four 8-lane f32 vectors (elements 0-7, 8-15, 16-23,
- * 24-31), the same real values as the scalar decoders of cpu_quant_*.c.
+ * 24-31), the same real values as the scalar decoders of cpu_quant.c.
  *
  * Included by the AVX2 and AVX-512 path files, each of which first defines
  * VT_X86_FN as "static inline" with its own target attribute, so the same

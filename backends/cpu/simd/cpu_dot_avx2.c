@@ -19,7 +19,7 @@
     {                                                                                                                  \
         X86_TILE_DISPATCH(tile, t, wtype, 8, 4, 0);                                                                    \
     }
-#define AVX2_Q(name, wtype)                                                                                            \
+#define AVX2_Q(wtype, name)                                                                                            \
     AVX2_DOT(name, x86_tile_q, wtype)                                                                                  \
     AVX2_FN void decode_##name(uint32_t bb, uint32_t g, const uint8_t *src, int64_t nb, void *dst, uint32_t dt)        \
     {                                                                                                                  \
@@ -29,41 +29,14 @@
 AVX2_DOT(f32, x86_tile_dense, VT_F32)
 AVX2_DOT(f16, x86_tile_dense, VT_F16)
 AVX2_DOT(bf16, x86_tile_dense, VT_BF16)
-AVX2_Q(q4_0, VT_Q4_0)
-AVX2_Q(q4_1, VT_Q4_1)
-AVX2_Q(q5_0, VT_Q5_0)
-AVX2_Q(q5_1, VT_Q5_1)
-AVX2_Q(q8_0, VT_Q8_0)
-AVX2_Q(q2_k, VT_Q2_K)
-AVX2_Q(q3_k, VT_Q3_K)
-AVX2_Q(q4_k, VT_Q4_K)
-AVX2_Q(q5_k, VT_Q5_K)
-AVX2_Q(q6_k, VT_Q6_K)
-AVX2_Q(iq4_nl, VT_IQ4_NL)
-AVX2_Q(iq4_xs, VT_IQ4_XS)
-AVX2_Q(mxfp4, VT_MXFP4)
-
-#define EACH_Q(X)                                                                                                      \
-    X(VT_Q4_0, q4_0)                                                                                                   \
-    X(VT_Q4_1, q4_1)                                                                                                   \
-    X(VT_Q5_0, q5_0)                                                                                                   \
-    X(VT_Q5_1, q5_1)                                                                                                   \
-    X(VT_Q8_0, q8_0)                                                                                                   \
-    X(VT_Q2_K, q2_k)                                                                                                   \
-    X(VT_Q3_K, q3_k)                                                                                                   \
-    X(VT_Q4_K, q4_k)                                                                                                   \
-    X(VT_Q5_K, q5_k)                                                                                                   \
-    X(VT_Q6_K, q6_k)                                                                                                   \
-    X(VT_IQ4_NL, iq4_nl)                                                                                               \
-    X(VT_IQ4_XS, iq4_xs)                                                                                               \
-    X(VT_MXFP4, mxfp4)
+VT_Q_FORMATS(AVX2_Q)
 
 AVX2_FN void qdot_all(vt_cpu_tile *t)
 {
     switch (t->wtype) {
 #define CASE(id, name)                                                                                                 \
     case id: X86_TILE_DISPATCH(x86_qtile, t, id, 8, 4, 0); break;
-        EACH_Q(CASE)
+        VT_Q_FORMATS(CASE)
 #undef CASE
     default: break;
     }
@@ -87,7 +60,7 @@ static void avx2_dot(vt_cpu_tile *t)
     case VT_BF16: dot_bf16(t); break;
 #define CASE(id, name)                                                                                                 \
     case id: dot_##name(t); break;
-        EACH_Q(CASE)
+        VT_Q_FORMATS(CASE)
 #undef CASE
     default: break;
     }
@@ -99,7 +72,7 @@ static void avx2_decode(uint32_t wtype, uint32_t bb, uint32_t groups, const uint
     switch (wtype) {
 #define CASE(id, name)                                                                                                 \
     case id: decode_##name(bb, groups, src, nblocks, dst, dst_type); break;
-        EACH_Q(CASE)
+        VT_Q_FORMATS(CASE)
 #undef CASE
     default: break;
     }

@@ -23,7 +23,7 @@
     {                                                                                                                  \
         X86_TILE_DISPATCH(tile, t, wtype, 8, 8, 4);                                                                    \
     }
-#define AVX512_Q(name, wtype)                                                                                          \
+#define AVX512_Q(wtype, name)                                                                                          \
     AVX512_DOT(name, x86_tile_q, wtype)                                                                                \
     AVX512_FN void decode_##name(uint32_t bb, uint32_t g, const uint8_t *src, int64_t nb, void *dst, uint32_t dt)      \
     {                                                                                                                  \
@@ -33,34 +33,7 @@
 AVX512_DOT(f32, x86_tile_dense, VT_F32)
 AVX512_DOT(f16, x86_tile_dense, VT_F16)
 AVX512_DOT(bf16, x86_tile_dense, VT_BF16)
-AVX512_Q(q4_0, VT_Q4_0)
-AVX512_Q(q4_1, VT_Q4_1)
-AVX512_Q(q5_0, VT_Q5_0)
-AVX512_Q(q5_1, VT_Q5_1)
-AVX512_Q(q8_0, VT_Q8_0)
-AVX512_Q(q2_k, VT_Q2_K)
-AVX512_Q(q3_k, VT_Q3_K)
-AVX512_Q(q4_k, VT_Q4_K)
-AVX512_Q(q5_k, VT_Q5_K)
-AVX512_Q(q6_k, VT_Q6_K)
-AVX512_Q(iq4_nl, VT_IQ4_NL)
-AVX512_Q(iq4_xs, VT_IQ4_XS)
-AVX512_Q(mxfp4, VT_MXFP4)
-
-#define EACH_Q(X)                                                                                                      \
-    X(VT_Q4_0, q4_0)                                                                                                   \
-    X(VT_Q4_1, q4_1)                                                                                                   \
-    X(VT_Q5_0, q5_0)                                                                                                   \
-    X(VT_Q5_1, q5_1)                                                                                                   \
-    X(VT_Q8_0, q8_0)                                                                                                   \
-    X(VT_Q2_K, q2_k)                                                                                                   \
-    X(VT_Q3_K, q3_k)                                                                                                   \
-    X(VT_Q4_K, q4_k)                                                                                                   \
-    X(VT_Q5_K, q5_k)                                                                                                   \
-    X(VT_Q6_K, q6_k)                                                                                                   \
-    X(VT_IQ4_NL, iq4_nl)                                                                                               \
-    X(VT_IQ4_XS, iq4_xs)                                                                                               \
-    X(VT_MXFP4, mxfp4)
+VT_Q_FORMATS(AVX512_Q)
 
 /* Quantized-activation tiles with vpmaddwd, for CPUs without VNNI. */
 AVX512_FN void qdot_madd(vt_cpu_tile *t)
@@ -68,7 +41,7 @@ AVX512_FN void qdot_madd(vt_cpu_tile *t)
     switch (t->wtype) {
 #define CASE(id, name)                                                                                                 \
     case id: X86_TILE_DISPATCH(x86_qtile, t, id, 8, 8, 4); break;
-        EACH_Q(CASE)
+        VT_Q_FORMATS(CASE)
 #undef CASE
     default: break;
     }
@@ -107,7 +80,7 @@ static void avx512_dot(vt_cpu_tile *t)
     case VT_BF16: dot_bf16(t); break;
 #define CASE(id, name)                                                                                                 \
     case id: dot_##name(t); break;
-        EACH_Q(CASE)
+        VT_Q_FORMATS(CASE)
 #undef CASE
     default: break;
     }
@@ -119,7 +92,7 @@ static void avx512_decode(uint32_t wtype, uint32_t bb, uint32_t groups, const ui
     switch (wtype) {
 #define CASE(id, name)                                                                                                 \
     case id: decode_##name(bb, groups, src, nblocks, dst, dst_type); break;
-        EACH_Q(CASE)
+        VT_Q_FORMATS(CASE)
 #undef CASE
     default: break;
     }

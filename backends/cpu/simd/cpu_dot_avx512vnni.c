@@ -17,21 +17,9 @@
 __attribute__((target(VNNI_TARGET))) void vt_cpu_qdot_avx512vnni(vt_cpu_tile *t)
 {
     switch (t->wtype) {
-#define CASE(id)                                                                                                       \
+#define CASE(id, f)                                                                                                    \
     case id: X86_TILE_DISPATCH(x86_qtile, t, id, 8, 8, 4); break;
-        CASE(VT_Q4_0)
-        CASE(VT_Q4_1)
-        CASE(VT_Q5_0)
-        CASE(VT_Q5_1)
-        CASE(VT_Q8_0)
-        CASE(VT_Q2_K)
-        CASE(VT_Q3_K)
-        CASE(VT_Q4_K)
-        CASE(VT_Q5_K)
-        CASE(VT_Q6_K)
-        CASE(VT_IQ4_NL)
-        CASE(VT_IQ4_XS)
-        CASE(VT_MXFP4)
+        VT_Q_FORMATS(CASE)
 #undef CASE
     default: break;
     }

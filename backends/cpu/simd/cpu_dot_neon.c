@@ -54,7 +54,7 @@ static inline uint8x16_t field(uint8x16_t b, int shift, uint8_t mask)
 
 /* The group form of group sub of the block at blk of q type t: codes in
  * c[0..7] (4 elements each), run factors a[r] and minimums m[r] (the same
- * values as the scalar form functions of cpu_quant_*.c). */
+ * values as the scalar form functions of cpu_quant.c). */
 static void neon_form(uint32_t t, const uint8_t *blk, int sub, float32x4_t c[8], float a[2], float m[2])
 {
     m[0] = m[1] = 0.0f;
@@ -216,7 +216,7 @@ static inline __attribute__((always_inline)) void neon_tile(vt_cpu_tile *t, cons
     for (int r = 0; r < NX; r++)
         for (int i = 0; i < NW; i++)
             lo[r][i] = hi[r][i] = vdupq_n_f32(0.0f);
-    const vt_dtype_info *wi = vt_dtype_get((int)t->wtype);
+    const vt_dtype_info *wi = vt_dtype_get(t->wtype);
     if (wi->quantized) {
         /* the group-form order of cpu_dot.h; lanes 0-3 in lo, 4-7 in hi */
         const vt_cpu_qformat *f = vt_cpu_qformat_get(t->wtype);

@@ -79,7 +79,7 @@ static void scalar_decode(uint32_t wtype, uint32_t block_bytes, uint32_t groups,
 void vt_cpu_convert_scalar(uint32_t src_type, const void *src, int64_t n, void *dst, uint32_t dst_type)
 {
     if (src_type == dst_type) {
-        memcpy(dst, src, (size_t)n * vt_dtype_get((int)src_type)->block_bytes);
+        memcpy(dst, src, (size_t)n * vt_dtype_get(src_type)->block_bytes);
         return;
     }
     for (int64_t i = 0; i < n; i++)

@@ -38,7 +38,7 @@ void vt_cpu_mm_rows(const vt_cpu_isa *isa, const vt_cpu_mm *p, int64_t c0, int64
 {
     if (c0 >= c1 || p->n <= 0)
         return;
-    const vt_dtype_info *wi = vt_dtype_get((int)p->wtype);
+    const vt_dtype_info *wi = vt_dtype_get(p->wtype);
     vt_cpu_tile t;
     t.wtype = p->wtype;
     t.block_bytes = wi->block_bytes;

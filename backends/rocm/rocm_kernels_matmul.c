@@ -1,0 +1,68 @@
+/* rocm_kernels_matmul.c - the rocm backend's matmul family (the catalogue's
+ * family of that name, core/ops/matmul.c): MatMul with f32/f16/bf16 weights and
+ * every "q" format, MoeExpertMatMul likewise (expert ids checked on the
+ * device first). The q rows are what make the device admit keep-quant
+ * residency for matmul and moe-expert.
+ * The C side of each kernel: unpack the operands, queue the device checks
+ * of data-dependent values, launch on the call's stream, report the launch
+ * status; then the family's kernel table rows. */
+#include "config.h"
+
+#include "rocm_common.h"
+
+static vt_status k_matmul_dense(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    const vt_operand *x = &a->in[0], *w = &a->in[1];
+    int64_t k = x->shape[x->ndim - 1];
+    int64_t n = k ? vt_rocm_elems(x) / k : vt_rocm_elems(&a->out[0]) / (w->shape[0] ? w->shape[0] : 1);
+    hipError_t e = vt_rocm_launch_matmul_dense(x->data, w->data, w->dtype, a->out[0].data, n, w->shape[0], k, s);
+    return vt_rocm_done(&L_, e, "MatMul (20)", why, why_size);
+}
+
+static vt_status k_matmul_q(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    const vt_operand *x = &a->in[0], *w = &a->in[1];
+    int64_t k = x->shape[x->ndim - 1], m = w->shape[0];
+    int64_t n = m ? vt_rocm_elems(&a->out[0]) / m : 0;
+    int be, bb;
+    vt_rocm_geometry(w->dtype, &be, &bb);
+    hipError_t e = vt_rocm_launch_matmul_q(x->data, w->data, w->dtype, be, bb, a->out[0].data, n, m, k, s);
+    return vt_rocm_done(&L_, e, "MatMul (20)", why, why_size);
+}
+
+static vt_status k_moe_matmul(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
+{
+    STREAM();
+    const vt_operand *x = &a->in[0], *w = &a->in[1], *ids = &a->in[2];
+    int64_t T = ids->shape[0], K = ids->shape[1], E = w->shape[0], m = w->shape[1], k = w->shape[2];
+    void *safe;
+    hipError_t e = hipSuccess;
+    vt_status st = vt_rocm_check_indices(&L_, VT_ROCM_NAME_IDS, ids->data, T * K, E, &safe, &e, why, why_size);
+    if (st != VT_OK)
+        return st;
+    int be, bb;
+    vt_rocm_geometry(w->dtype, &be, &bb);
+    if (e == hipSuccess && E > 0)
+        e = vt_rocm_launch_moe_matmul(x->data, x->ndim == 3, w->data, w->dtype, be, bb, safe, a->out[0].data, T, K, m,
+                                      k, s);
+    return vt_rocm_done(&L_, e, "MoeExpertMatMul (23)", why, why_size);
+}
+
+/* The float types (the 13 block formats are VT_Q_FORMATS). */
+#define F_EACH(X) X(VT_F32, f32) X(VT_F16, f16) X(VT_BF16, bf16)
+
+#define MMQ(t, ...) {VT_OP_MATMUL, VT_SIG2(VT_F32, t), k_matmul_q},
+#define MOE(t, ...) {VT_OP_MOE_EXPERT_MATMUL, VT_SIG2(VT_F32, t), k_moe_matmul},
+
+const vt_kernel vt_rocm_kernels_matmul[] = {
+    {VT_OP_MATMUL, VT_SIG2(VT_F32, VT_F32), k_matmul_dense},
+    {VT_OP_MATMUL, VT_SIG2(VT_F32, VT_F16), k_matmul_dense},
+    {VT_OP_MATMUL, VT_SIG2(VT_F32, VT_BF16), k_matmul_dense},
+    /* clang-format off */
+    VT_Q_FORMATS(MMQ) VT_Q_FORMATS(MOE) F_EACH(MOE)
+    /* clang-format on */
+};
+
+const uint32_t vt_rocm_n_kernels_matmul = sizeof vt_rocm_kernels_matmul / sizeof vt_rocm_kernels_matmul[0];
