@@ -22,6 +22,11 @@ int vt_device_index(const vt_device *dev)
     return dev ? dev->index : -1;
 }
 
+vt_registry *vt_device_registry(const vt_device *dev)
+{
+    return dev ? dev->reg : NULL;
+}
+
 const vt_kernel *vt_device_table(const vt_device *dev, uint32_t *n)
 {
     if (dev->no_kernels) {
@@ -57,6 +62,7 @@ vt_status vt_device_probe(vt_device *dev, vt_device_caps *out)
     vt_status st = f->probe(dev->plugin->ctx, dev->index, &caps, why, sizeof why);
     if (st != VT_OK)
         return vt_set_error(st, "probe of %s failed: %s", dev->id, why[0] ? why : "no reason given");
+    atomic_store(&dev->host_addressable, caps.host_addressable ? 1 : 2);
     char *bad = vt_staging_claim_problem(dev->id, &caps);
     if (bad) {
         vt_set_error(VT_E_PLUGIN, "%s", bad);

@@ -13,7 +13,9 @@
 #define HEADROOM_MIN     (512ull << 20)
 #define HEADROOM_PERCENT 5
 
-vt_status vt_fit_budget(vt_device *dev, uint64_t *budget, char *source, size_t source_size)
+/* vt_fit_budget over caps already probed (NULL: probe dev now). */
+static vt_status fit_budget(vt_device *dev, const vt_device_caps *probed, uint64_t *budget, char *source,
+                            size_t source_size)
 {
     char dummy[8];
     if (!source) {
@@ -31,9 +33,13 @@ vt_status vt_fit_budget(vt_device *dev, uint64_t *budget, char *source, size_t s
         return VT_OK;
     }
     vt_device_caps caps = {.struct_size = sizeof caps};
-    vt_status st = vt_device_probe(dev, &caps);
-    if (st != VT_OK)
-        return st;
+    if (probed)
+        caps = *probed;
+    else {
+        vt_status st = vt_device_probe(dev, &caps);
+        if (st != VT_OK)
+            return st;
+    }
     uint64_t headroom = caps.memory_total / 100 * HEADROOM_PERCENT;
     bool by_percent = headroom >= HEADROOM_MIN;
     if (!by_percent)
@@ -44,6 +50,11 @@ vt_status vt_fit_budget(vt_device *dev, uint64_t *budget, char *source, size_t s
              vt_format_bytes(caps.memory_free, f, sizeof f), vt_format_bytes(headroom, h, sizeof h),
              by_percent ? "5% of total" : "the 512 MiB minimum");
     return VT_OK;
+}
+
+vt_status vt_fit_budget(vt_device *dev, uint64_t *budget, char *source, size_t source_size)
+{
+    return fit_budget(dev, NULL, budget, source, source_size);
 }
 
 static uint32_t expand_dtype_of(uint32_t expand)
@@ -288,7 +299,7 @@ vt_status vt_fit_plan(vt_device *dev, const vt_weight_desc *weights, size_t n, c
         snprintf(report->budget_source, sizeof report->budget_source, "%s (%llu bytes)",
                  opt.budget_origin ? opt.budget_origin : "options", (unsigned long long)opt.budget_bytes);
     } else {
-        st = vt_fit_budget(dev, &report->budget_bytes, report->budget_source, sizeof report->budget_source);
+        st = fit_budget(dev, &caps, &report->budget_bytes, report->budget_source, sizeof report->budget_source);
         if (st != VT_OK)
             goto done;
     }

@@ -101,42 +101,24 @@ static vt_status prepare(vt_device *dev, const vt_resolution *r, vt_op op, const
     return VT_OK;
 }
 
-vt_status vt_op_enqueue(vt_queue *q, vt_op op, const vt_tensor *const *in, uint32_t n_in, vt_tensor *const *out,
-                        uint32_t n_out, const void *params, size_t params_size)
+/* Hand w to q under one hold of its lock; with sync, q's sync point follows
+ * in the same hold (so the error that comes back is this work's). */
+static vt_status submit(vt_queue *q, const vt_work *w, bool sync)
 {
-    if (!q)
-        return vt_set_error(VT_E_INVALID_ARG, "vt_op_enqueue: queue is NULL");
-    vt_work w;
-    vt_status st = prepare(q->dev, NULL, op, in, n_in, out, n_out, params, params_size, &w);
-    if (st != VT_OK)
-        return st;
-    if (vt_op_outputs_empty(&w.args))
-        return VT_OK; /* nothing to write (op_check.h) */
     pthread_mutex_lock(&q->lock);
-    st = vt_queue_submit_locked(q, &w);
+    vt_status st;
+    if (sync && q->recording != VT_REC_NONE)
+        st = vt_set_error(VT_E_INVALID_ARG, "%s (%u) on %s: the default queue is recording a graph (use vt_op_enqueue)",
+                          vt_op_name(w->args.op), w->args.op, q->dev->id);
+    else
+        st = vt_queue_submit_locked(q, w);
+    if (st == VT_OK && sync)
+        st = vt_queue_sync_locked(q);
     pthread_mutex_unlock(&q->lock);
     return st;
 }
 
-vt_status vt_op_enqueue_resolved(vt_queue *q, const vt_resolution *r, const vt_tensor *const *in, uint32_t n_in,
-                                 vt_tensor *const *out, uint32_t n_out, const void *params, size_t params_size)
-{
-    if (!q || !r)
-        return vt_set_error(VT_E_INVALID_ARG, "vt_op_enqueue_resolved: NULL queue or resolution");
-    vt_work w;
-    vt_status st = prepare(q->dev, r, r->op, in, n_in, out, n_out, params, params_size, &w);
-    if (st != VT_OK)
-        return st;
-    if (vt_op_outputs_empty(&w.args))
-        return VT_OK; /* nothing to write (op_check.h) */
-    pthread_mutex_lock(&q->lock);
-    st = vt_queue_submit_locked(q, &w);
-    pthread_mutex_unlock(&q->lock);
-    return st;
-}
-
-/* Work on the default queue of dev, then its sync point, under one hold
- * of the queue (so the error that comes back is this op's). */
+/* Work on the default queue of dev, then its sync point. */
 static vt_status run_now(vt_device *dev, const vt_work *w)
 {
     if (!vt_plugin_has_queues(dev->plugin)) {
@@ -151,17 +133,38 @@ static vt_status run_now(vt_device *dev, const vt_work *w)
     vt_queue *q = vt_device_default_queue(dev);
     if (!q)
         return VT_E_DEVICE; /* vt_last_error says why */
-    pthread_mutex_lock(&q->lock);
-    vt_status st;
-    if (q->recording != VT_REC_NONE)
-        st = vt_set_error(VT_E_INVALID_ARG, "%s (%u) on %s: the default queue is recording a graph (use vt_op_enqueue)",
-                          vt_op_name(w->args.op), w->args.op, dev->id);
-    else
-        st = vt_queue_submit_locked(q, w);
-    if (st == VT_OK)
-        st = vt_queue_sync_locked(q);
-    pthread_mutex_unlock(&q->lock);
-    return st;
+    return submit(q, w, true);
+}
+
+/* Every entry point: check and resolve the call (r: a resolution to run,
+ * or NULL), skip it when its outputs are empty (op_check.h), then put it
+ * on q, or with q NULL run it on dev's default queue to its sync point. */
+static vt_status call(vt_device *dev, vt_queue *q, const vt_resolution *r, vt_op op, const vt_tensor *const *in,
+                      uint32_t n_in, vt_tensor *const *out, uint32_t n_out, const void *params, size_t params_size)
+{
+    vt_work w;
+    vt_status st = prepare(dev, r, op, in, n_in, out, n_out, params, params_size, &w);
+    if (st != VT_OK)
+        return st;
+    if (vt_op_outputs_empty(&w.args))
+        return VT_OK; /* nothing to write */
+    return q ? submit(q, &w, false) : run_now(dev, &w);
+}
+
+vt_status vt_op_enqueue(vt_queue *q, vt_op op, const vt_tensor *const *in, uint32_t n_in, vt_tensor *const *out,
+                        uint32_t n_out, const void *params, size_t params_size)
+{
+    if (!q)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_op_enqueue: queue is NULL");
+    return call(q->dev, q, NULL, op, in, n_in, out, n_out, params, params_size);
+}
+
+vt_status vt_op_enqueue_resolved(vt_queue *q, const vt_resolution *r, const vt_tensor *const *in, uint32_t n_in,
+                                 vt_tensor *const *out, uint32_t n_out, const void *params, size_t params_size)
+{
+    if (!q || !r)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_op_enqueue_resolved: NULL queue or resolution");
+    return call(q->dev, q, r, r->op, in, n_in, out, n_out, params, params_size);
 }
 
 vt_status vt_op_run(vt_device *dev, vt_op op, const vt_tensor *const *in, uint32_t n_in, vt_tensor *const *out,
@@ -169,13 +172,7 @@ vt_status vt_op_run(vt_device *dev, vt_op op, const vt_tensor *const *in, uint32
 {
     if (!dev)
         return vt_set_error(VT_E_INVALID_ARG, "vt_op_run: device is NULL");
-    vt_work w;
-    vt_status st = prepare(dev, NULL, op, in, n_in, out, n_out, params, params_size, &w);
-    if (st != VT_OK)
-        return st;
-    if (vt_op_outputs_empty(&w.args))
-        return VT_OK; /* nothing to write (op_check.h) */
-    return run_now(dev, &w);
+    return call(dev, NULL, NULL, op, in, n_in, out, n_out, params, params_size);
 }
 
 vt_status vt_op_run_resolved(const vt_resolution *r, const vt_tensor *const *in, uint32_t n_in, vt_tensor *const *out,
@@ -183,11 +180,5 @@ vt_status vt_op_run_resolved(const vt_resolution *r, const vt_tensor *const *in,
 {
     if (!r || !r->device)
         return vt_set_error(VT_E_INVALID_ARG, "vt_op_run_resolved: NULL resolution or one without a device");
-    vt_work w;
-    vt_status st = prepare(r->device, r, r->op, in, n_in, out, n_out, params, params_size, &w);
-    if (st != VT_OK)
-        return st;
-    if (vt_op_outputs_empty(&w.args))
-        return VT_OK; /* nothing to write (op_check.h) */
-    return run_now(r->device, &w);
+    return call(r->device, NULL, r, r->op, in, n_in, out, n_out, params, params_size);
 }

@@ -61,13 +61,43 @@ void vt_tensor_destroy(vt_tensor *t)
     free(t);
 }
 
+/* VT_OK when dev's kernels read host memory: the latest probe's answer,
+ * or one probe when there is none (a "no" is probed again for its reason). */
+static vt_status host_addressable(vt_device *dev, const char *fn)
+{
+    if (atomic_load(&dev->host_addressable) == 1)
+        return VT_OK;
+    vt_device_caps caps = {.struct_size = sizeof caps};
+    vt_status st = vt_device_probe(dev, &caps);
+    if (st != VT_OK)
+        return st;
+    if (!caps.host_addressable)
+        return vt_set_error(VT_E_UNSUPPORTED,
+                            "%s on %s: the device is not host-addressable (%s): copy into a tensor "
+                            "of it instead",
+                            fn, dev->id, caps.host_addressable_reason);
+    return VT_OK;
+}
+
 vt_status vt_tensor_wrap(vt_device *dev, vt_dtype dtype, uint32_t ndim, const int64_t *shape, void *data,
                          bool read_only, vt_tensor **out)
 {
+    if (!out)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_tensor_wrap: out is NULL");
     *out = NULL;
+    if (!dev || (ndim && !shape))
+        return vt_set_error(VT_E_INVALID_ARG, "vt_tensor_wrap: NULL device or shape");
     uint64_t bytes;
-    if (ndim > VT_MAX_DIMS || !vt_dtype_tensor_bytes(dtype, ndim, shape, &bytes))
-        return vt_set_error(VT_E_INVALID_ARG, "vt_tensor_wrap on %s: bad %s shape", dev->id, vt_dtype_name(dtype));
+    if (ndim > VT_MAX_DIMS || !vt_dtype_get(dtype) || !vt_dtype_tensor_bytes(dtype, ndim, shape, &bytes))
+        return vt_set_error(VT_E_INVALID_ARG,
+                            "vt_tensor_wrap on %s: bad %s shape (%u dims, at most %d; whole blocks, no overflow)",
+                            dev->id, vt_dtype_name(dtype), ndim, VT_MAX_DIMS);
+    if (!data && bytes)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_tensor_wrap on %s: data is NULL for %llu bytes", dev->id,
+                            (unsigned long long)bytes);
+    vt_status st = host_addressable(dev, "vt_tensor_wrap");
+    if (st != VT_OK)
+        return st;
     vt_tensor *t = calloc(1, sizeof *t);
     if (!t)
         return vt_set_error(VT_E_NO_MEMORY, "vt_tensor_wrap: out of host memory");

@@ -13,12 +13,6 @@
 
 #include "vt/vt.h"
 
-#if defined(__GNUC__)
-#define VT_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define VT_PRINTF(a, b)
-#endif
-
 /* Size of the reason buffers passed to plugins. */
 #define VT_WHY_SIZE 512
 
@@ -55,6 +49,9 @@ struct vt_device {
      * launches counters, added to the backend's in vt_device_stats_get). */
     atomic_uint_fast64_t core_syncs;
     atomic_uint_fast64_t core_launches;
+    /* From the latest probe (host addressability never changes): 0 not
+     * probed yet, 1 host-addressable, 2 not; vt_tensor_wrap's check. */
+    atomic_int host_addressable;
     pthread_mutex_t queue_lock; /* guards creating default_queue */
     vt_queue *default_queue;    /* created on first use, freed at close */
 };
@@ -93,9 +90,6 @@ struct vt_tensor {
     int64_t shape[VT_MAX_DIMS];
     uint64_t nbytes;
 };
-
-/* Record a failure on this thread and return status. */
-vt_status vt_set_error(vt_status status, const char *fmt, ...) VT_PRINTF(2, 3);
 
 /* strdup that returns NULL on NULL. */
 char *vt_strdup(const char *s);
@@ -158,12 +152,6 @@ void vt_plugin_unload(vt_plugin *p);
 /* Fill caps->keep_quant from a kernel table (SPEC 4: the kernel table is
  * the source of keep-quant formats per op class). */
 void vt_caps_derive_keep_quant(vt_device_caps *caps, const vt_kernel *table, uint32_t n);
-
-/* A tensor over memory the caller owns (borrowed, never released by
- * vt_tensor_destroy): only for a host-addressable device, whose kernels
- * can read host memory. read_only refuses vt_tensor_write. */
-vt_status vt_tensor_wrap(vt_device *dev, vt_dtype dtype, uint32_t ndim, const int64_t *shape, void *data,
-                         bool read_only, vt_tensor **out);
 
 /* The kernels dev may run: its backend's effective table, or none (*n = 0)
  * when the device's probe said kernels_unavailable. */

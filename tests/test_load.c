@@ -11,7 +11,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
+
 #include "test_util.h"
+
+/* Probes of every device, counted: this program's vt_device_probe stands
+ * in for libvt's (an executable's definition takes the calls the library
+ * makes to its exported functions) and counts before calling it. */
+static unsigned long n_probes;
+
+vt_status vt_device_probe(vt_device *dev, vt_device_caps *out)
+{
+    static vt_status (*real)(vt_device *, vt_device_caps *);
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "vt_device_probe");
+    ck_assert_msg(real != NULL, "dlsym(RTLD_NEXT, vt_device_probe): %s", dlerror());
+    n_probes++;
+    return real(dev, out);
+}
 
 static vt_device *find(vt_registry *reg, const char *spec)
 {
@@ -298,6 +315,33 @@ static const spec dense_model[] = {
 };
 #define N_DENSE (sizeof dense_model / sizeof dense_model[0])
 
+/* dense_model written to a temp file and opened (dense_close undoes it). */
+typedef struct dense {
+    vt_gguf_writer *w;
+    void *keep[N_DENSE]; /* the tensors' bytes */
+    char *path;
+    vt_gguf *g;
+} dense;
+
+static void dense_open(dense *d, uint64_t stream)
+{
+    vt_rng r;
+    vt_rng_init(&r, stream);
+    d->w = llama_writer();
+    d->path = write_model(d->w, dense_model, N_DENSE, d->keep, &r);
+    d->g = NULL;
+    ck_assert_int_eq(vt_gguf_open(d->path, &d->g), VT_OK);
+}
+
+static void dense_close(dense *d)
+{
+    vt_gguf_close(d->g);
+    vt_gguf_writer_destroy(d->w);
+    for (size_t i = 0; i < N_DENSE; i++)
+        free(d->keep[i]);
+    remove_model(d->path);
+}
+
 typedef struct prog {
     uint64_t last, calls, total;
     bool monotonic;
@@ -314,13 +358,9 @@ static void on_progress(void *user, uint64_t done, uint64_t total, const char *t
 
 START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
 {
-    vt_rng r;
-    vt_rng_init(&r, 54);
-    vt_gguf_writer *w = llama_writer();
-    void *keep[N_DENSE];
-    char *path = write_model(w, dense_model, N_DENSE, keep, &r);
-    vt_gguf *g = NULL;
-    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    dense d;
+    dense_open(&d, 54);
+    vt_gguf *g = d.g;
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_device *stub = find(reg, "cuda-stub:0");
     prog pr = {0, 0, 0, true};
@@ -333,7 +373,7 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
     ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_OK);
     ck_assert_msg(vt_model_stage(plan, &o, &m) == VT_OK, "%s", vt_last_error());
     const vt_stage_stats *st = vt_model_stats(m);
-    ck_assert_uint_eq(st->pool_bytes, 4096); /* bounded host memory */
+    ck_assert_uint_eq(st->pool_bytes, 2 * 4096); /* bounded host memory: two chunks by default */
     ck_assert_uint_eq(st->tensors_copied, N_DENSE);
     ck_assert_uint_eq(st->tensors_expanded, 1); /* attn_k f32 -> f16 */
     ck_assert_uint_eq(st->tensors_in_place, 0);
@@ -372,17 +412,251 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
     vt_tensor *norm = vt_model_find(m, "output_norm.weight");
     float v[256];
     ck_assert_int_eq(vt_tensor_read(norm, v, sizeof v), VT_OK);
-    ck_assert_int_eq(memcmp(v, keep[2], sizeof v), 0);
+    ck_assert_int_eq(memcmp(v, d.keep[2], sizeof v), 0);
     ck_assert_int_eq(vt_tensor_write(norm, v, sizeof v), VT_E_INVALID_ARG);
     ck_assert_msg(strstr(vt_last_error(), "read-only view"), "%s", vt_last_error());
     vt_model_destroy(m);
     vt_load_plan_destroy(plan);
     vt_registry_close(reg);
+    dense_close(&d);
+}
+END_TEST
+
+/* Progress of a staging onto the stub, watched in flight: the copies put
+ * on the device (h2d_copies, counted when queued) less the host's waits
+ * on it (syncs: the stub runs queued copies only when the host waits). */
+typedef struct flight {
+    vt_device *dev;
+    uint64_t h2d0, syncs0;
+    uint64_t most, calls;
+} flight;
+
+static void on_chunk(void *user, uint64_t done, uint64_t total, const char *tensor)
+{
+    flight *f = user;
+    (void)done, (void)total, (void)tensor;
+    vt_device_stats ds = {.struct_size = sizeof ds};
+    ck_assert_int_eq(vt_device_stats_get(f->dev, &ds), VT_OK);
+    uint64_t in_flight = (ds.backend.h2d_copies - f->h2d0) - (ds.backend.syncs - f->syncs0);
+    if (in_flight > f->most)
+        f->most = in_flight;
+    f->calls++;
+}
+
+/* Every tensor of m reads back as the file holds it, or for an expanded
+ * one as cpu:0's Dequantize / Copy of the whole tensor makes it (the
+ * conversion staging always ran, before in pieces through the cpu
+ * backend's kernel table). Returns how many were expanded. */
+static size_t check_read_back(vt_registry *reg, const vt_load_plan *plan, const vt_model *m)
+{
+    vt_device *cpu = find(reg, "cpu:0");
+    size_t expanded = 0;
+    for (size_t i = 0; i < vt_model_tensor_count(m); i++) {
+        vt_tensor *t = vt_model_tensor(m, i);
+        const vt_gguf_tensor *gt;
+        ck_assert_int_eq(vt_load_plan_entry(plan, i, &gt, NULL, NULL), VT_OK);
+        size_t bytes = (size_t)vt_tensor_nbytes(t);
+        unsigned char *got = malloc(bytes), *want = malloc(bytes);
+        ck_assert_int_eq(vt_tensor_read(t, got, bytes), VT_OK);
+        if (vt_tensor_dtype(t) == gt->type) {
+            ck_assert_uint_eq(bytes, gt->n_bytes);
+            memcpy(want, gt->data, bytes);
+        } else {
+            int64_t n = gt->n_elements;
+            vt_tensor *src = NULL, *dst = NULL;
+            ck_assert_int_eq(vt_tensor_create(cpu, gt->type, 1, &n, &src), VT_OK);
+            ck_assert_int_eq(vt_tensor_create(cpu, vt_tensor_dtype(t), 1, &n, &dst), VT_OK);
+            ck_assert_int_eq(vt_tensor_write(src, gt->data, (size_t)gt->n_bytes), VT_OK);
+            const vt_tensor *in[1] = {src};
+            vt_tensor *out[1] = {dst};
+            vt_op op = vt_dtype_get(gt->type)->quantized ? VT_OP_DEQUANTIZE : VT_OP_COPY;
+            ck_assert_msg(vt_op_run(cpu, op, in, 1, out, 1, NULL, 0) == VT_OK, "%s", vt_last_error());
+            ck_assert_int_eq(vt_tensor_read(dst, want, bytes), VT_OK);
+            vt_tensor_destroy(src);
+            vt_tensor_destroy(dst);
+            expanded++;
+        }
+        ck_assert_msg(memcmp(got, want, bytes) == 0, "'%s' (%s -> %s) read back differs", gt->name,
+                      vt_dtype_name(gt->type), vt_dtype_name(vt_tensor_dtype(t)));
+        free(got);
+        free(want);
+    }
+    return expanded;
+}
+
+/* The pool is n_chunks chunks taking turns: while the copy of one chunk
+ * is still queued on the device, the next is read from the file (and
+ * converted) and queued too; a chunk is refilled only after its copy's
+ * event. With one chunk nothing overlaps. The bytes are the same. */
+START_TEST(staging_overlaps_the_file_read_with_the_copy_in_flight)
+{
+    dense d;
+    dense_open(&d, 57);
+    vt_gguf *g = d.g;
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    vt_device *stub = find(reg, "cuda-stub:0");
+    for (uint32_t chunks = 1; chunks <= 3; chunks++) {
+        vt_device_stats ds = {.struct_size = sizeof ds};
+        ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
+        flight f = {stub, ds.backend.h2d_copies, ds.backend.syncs, 0, 0};
+        vt_load_options o = {sizeof o};
+        o.chunk_bytes = 4096;
+        o.n_chunks = chunks;
+        o.progress = on_chunk;
+        o.progress_user = &f;
+        vt_load_plan *plan = NULL;
+        vt_model *m = NULL;
+        ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_OK);
+        ck_assert_msg(vt_model_stage(plan, &o, &m) == VT_OK, "%s", vt_last_error());
+        ck_assert_uint_eq(vt_model_stats(m)->pool_bytes, chunks * 4096ull);
+        ck_assert_uint_gt(f.calls, 150);
+        ck_assert_msg(f.most == chunks, "%u chunks: at most %llu copies were in flight", chunks,
+                      (unsigned long long)f.most);
+        ck_assert_uint_eq(check_read_back(reg, plan, m), 1); /* attn_k f32 -> f16 */
+        vt_model_destroy(m);
+        vt_load_plan_destroy(plan);
+    }
+    vt_registry_close(reg);
+    dense_close(&d);
+}
+END_TEST
+
+/* Every block format of the catalogue, staged through small chunks: kept
+ * as stored (raw pieces, on the cpu without zero-copy), dequantized to f16
+ * (matmul weights on the stub, which keeps none) and to f32 (1-D weights):
+ * each reads back as the file's bytes or cpu:0's conversion of the whole
+ * tensor. The data are random bytes with bit 6 of every byte clear, so no
+ * f16 or E8M0 field is NaN wherever a format puts it. */
+START_TEST(staging_every_block_format_reads_back_as_before)
+{
+    vt_rng r;
+    vt_rng_init(&r, 58);
+    vt_gguf_writer *w = llama_writer();
+    size_t n = 2 * vt_n_q_formats;
+    spec *specs = calloc(n, sizeof *specs);
+    char(*names)[64] = calloc(n, sizeof *names);
+    void **keep = calloc(n, sizeof *keep);
+    for (uint32_t f = 0; f < vt_n_q_formats; f++) {
+        const char *fname = vt_dtype_name(vt_q_formats[f]);
+        snprintf(names[2 * f], sizeof names[0], "blk.%u.ffn_up.weight", f);
+        specs[2 * f] = (spec){names[2 * f], vt_q_formats[f], 2, {1024, 9}}; /* 9 rows: pieces end mid-tensor */
+        snprintf(names[2 * f + 1], sizeof names[0], "blk.%u.%s_norm.weight", f, fname);
+        specs[2 * f + 1] = (spec){names[2 * f + 1], vt_q_formats[f], 1, {512}};
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t bytes;
+        ck_assert(
+            vt_dtype_row_bytes(specs[i].type, specs[i].ne[0] * (specs[i].n_dims > 1 ? specs[i].ne[1] : 1), &bytes));
+        unsigned char *p = malloc(bytes);
+        for (uint64_t b = 0; b < bytes; b++)
+            p[b] = (unsigned char)(vt_rng_next(&r) & 0xbf);
+        keep[i] = p;
+        ck_assert_msg(
+            vt_gguf_writer_add_tensor(w, specs[i].name, specs[i].type, specs[i].n_dims, specs[i].ne, p, bytes) == VT_OK,
+            "%s", vt_last_error());
+    }
+    char *dir = vt_test_mkdtemp();
+    char *path = malloc(strlen(dir) + 16);
+    sprintf(path, "%s/m.gguf", dir);
+    free(dir);
+    ck_assert_msg(vt_gguf_writer_write_file(w, path) == VT_OK, "%s", vt_last_error());
+    vt_gguf *g = NULL;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    const char *devs[] = {"cuda-stub:0", "cpu:0"};
+    size_t expanded[2];
+    for (int d = 0; d < 2; d++) {
+        vt_load_options o = {sizeof o};
+        o.chunk_bytes = 4096;
+        o.flags = VT_LOAD_NO_ZERO_COPY;
+        vt_load_plan *plan = NULL;
+        vt_model *m = NULL;
+        ck_assert_msg(vt_load_plan_create(g, find(reg, devs[d]), &o, &plan) == VT_OK, "%s", vt_last_error());
+        ck_assert_msg(vt_model_stage(plan, &o, &m) == VT_OK, "%s", vt_last_error());
+        ck_assert_uint_eq(vt_model_stats(m)->tensors_copied, n);
+        expanded[d] = check_read_back(reg, plan, m);
+        vt_model_destroy(m);
+        vt_load_plan_destroy(plan);
+    }
+    ck_assert_uint_eq(expanded[0], n);              /* the stub: every tensor dequantized (f16, f32) */
+    ck_assert_uint_eq(expanded[1], vt_n_q_formats); /* the cpu: the matmul weights kept, 1-D ones to f32 */
+    vt_registry_close(reg);
     vt_gguf_close(g);
     vt_gguf_writer_destroy(w);
-    for (size_t i = 0; i < N_DENSE; i++)
+    for (size_t i = 0; i < n; i++)
         free(keep[i]);
+    free(keep);
+    free(specs);
+    free(names);
     remove_model(path);
+}
+END_TEST
+
+/* One probe per plan (the fit and its budget share it) and at most one
+ * per staging (cpu:0, resolving every conversion at once), however many
+ * pieces are converted; in-place views use the plan's probe. */
+START_TEST(a_load_probes_once_to_plan_and_once_to_convert)
+{
+    dense d;
+    dense_open(&d, 59);
+    vt_gguf *g = d.g;
+    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
+    vt_device *cpu = find(reg, "cpu:0");
+    n_probes = 0;
+    size_t refused = 0;
+    ck_assert_int_eq(vt_resolve_plan(cpu, NULL, 0, 0, NULL, &refused), VT_OK); /* probes once, inside libvt */
+    ck_assert_msg(n_probes == 1, "libvt's own calls to vt_device_probe are not counted (%lu): linked -Bsymbolic?",
+                  n_probes);
+    for (int k = 0; k < 2; k++) {
+        vt_device *dev = find(reg, k ? "cpu:0" : "cuda-stub:0");
+        vt_load_options o = {sizeof o};
+        o.chunk_bytes = 4096; /* attn_k alone is 9 pieces */
+        vt_load_plan *plan = NULL;
+        vt_model *m = NULL;
+        n_probes = 0;
+        ck_assert_int_eq(vt_load_plan_create(g, dev, &o, &plan), VT_OK);
+        ck_assert_msg(n_probes == 1, "planning on %s probed %lu times", vt_device_id(dev), n_probes);
+        n_probes = 0;
+        ck_assert_msg(vt_model_stage(plan, &o, &m) == VT_OK, "%s", vt_last_error());
+        ck_assert_msg(n_probes == 1, "staging on %s probed %lu times", vt_device_id(dev), n_probes);
+        ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, k ? N_DENSE - 1 : 0);
+        vt_model_destroy(m);
+        vt_load_plan_destroy(plan);
+    }
+    vt_registry_close(reg);
+    dense_close(&d);
+}
+END_TEST
+
+/* A conversion needs cpu:0 through the public op API: without the cpu
+ * backend, or with its Copy hidden (VT_DISABLE_OPS, the tier rules),
+ * staging is refused by name and frees what it made. */
+START_TEST(a_conversion_without_the_cpu_backend_is_refused_by_name)
+{
+    dense d;
+    dense_open(&d, 60);
+    vt_gguf *g = d.g;
+    for (int c = 0; c < 2; c++) {
+        if (c)
+            setenv("VT_DISABLE_OPS", "cpu:Copy", 1);
+        vt_registry *reg = vt_test_open(NULL, c ? "cpu,cuda-stub" : "cuda-stub", 0);
+        vt_device *stub = find(reg, "cuda-stub:0");
+        vt_load_plan *plan = NULL;
+        vt_model *m = NULL;
+        ck_assert_int_eq(vt_load_plan_create(g, stub, NULL, &plan), VT_OK);
+        vt_status st = vt_model_stage(plan, NULL, &m);
+        ck_assert_int_eq(st, c ? VT_E_OP_MISSING : VT_E_UNSUPPORTED);
+        ck_assert_ptr_null(m);
+        const char *want = c ? "Copy (1) on cpu:0" : "expanding f32 to f16 on the host needs the cpu backend (cpu:0)";
+        ck_assert_msg(strstr(vt_last_error(), want), "%s", vt_last_error());
+        vt_device_stats ds = {.struct_size = sizeof ds};
+        ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
+        ck_assert_uint_eq(ds.backend.live_bytes, 0);
+        vt_load_plan_destroy(plan);
+        vt_registry_close(reg);
+        unsetenv("VT_DISABLE_OPS");
+    }
+    dense_close(&d);
 }
 END_TEST
 
@@ -390,13 +664,9 @@ END_TEST
  * load succeeds once the fault is gone. */
 static void staging_fault(const char *var, const char *value, vt_status want)
 {
-    vt_rng r;
-    vt_rng_init(&r, 55);
-    vt_gguf_writer *w = llama_writer();
-    void *keep[N_DENSE];
-    char *path = write_model(w, dense_model, N_DENSE, keep, &r);
-    vt_gguf *g = NULL;
-    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    dense d;
+    dense_open(&d, 55);
+    vt_gguf *g = d.g;
     setenv(var, value, 1);
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_device *stub = find(reg, "cuda-stub:0");
@@ -423,11 +693,7 @@ static void staging_fault(const char *var, const char *value, vt_status want)
     vt_model_destroy(m);
     vt_load_plan_destroy(plan);
     vt_registry_close(reg);
-    vt_gguf_close(g);
-    vt_gguf_writer_destroy(w);
-    for (size_t i = 0; i < N_DENSE; i++)
-        free(keep[i]);
-    remove_model(path);
+    dense_close(&d);
 }
 
 START_TEST(a_copy_failure_while_staging_frees_everything)
@@ -452,13 +718,9 @@ END_TEST
  * with VT_E_BAD_FILE naming the tensor (pread), never SIGBUS on the map. */
 START_TEST(a_file_that_shrinks_before_staging_is_refused_by_tensor)
 {
-    vt_rng r;
-    vt_rng_init(&r, 56);
-    vt_gguf_writer *w = llama_writer();
-    void *keep[N_DENSE];
-    char *path = write_model(w, dense_model, N_DENSE, keep, &r);
-    vt_gguf *g = NULL;
-    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    dense d;
+    dense_open(&d, 56);
+    vt_gguf *g = d.g;
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_device *stub = find(reg, "cuda-stub:0");
     vt_load_options o = {sizeof o};
@@ -468,7 +730,7 @@ START_TEST(a_file_that_shrinks_before_staging_is_refused_by_tensor)
     ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_OK);
     const vt_gguf_tensor *first;
     ck_assert_int_eq(vt_load_plan_entry(plan, 0, &first, NULL, NULL), VT_OK);
-    ck_assert_int_eq(truncate(path, (off_t)(first->file_offset + first->n_bytes / 2)), 0);
+    ck_assert_int_eq(truncate(d.path, (off_t)(first->file_offset + first->n_bytes / 2)), 0);
     ck_assert_int_eq(vt_model_stage(plan, &o, &m), VT_E_BAD_FILE);
     ck_assert_ptr_null(m);
     char want[160];
@@ -479,11 +741,7 @@ START_TEST(a_file_that_shrinks_before_staging_is_refused_by_tensor)
     ck_assert_uint_eq(ds.backend.live_bytes, 0);
     vt_load_plan_destroy(plan);
     vt_registry_close(reg);
-    vt_gguf_close(g);
-    vt_gguf_writer_destroy(w);
-    for (size_t i = 0; i < N_DENSE; i++)
-        free(keep[i]);
-    remove_model(path);
+    dense_close(&d);
 }
 END_TEST
 
@@ -757,6 +1015,10 @@ int main(void)
     tcase_add_test(tc, hybrid_recurrent_layers_are_counted);
     tcase_add_test(tc, q4_0_experts_fit_keep_quant_and_not_expanded);
     tcase_add_test(tc, staging_copies_through_small_chunks_and_reads_back_identical);
+    tcase_add_test(tc, staging_overlaps_the_file_read_with_the_copy_in_flight);
+    tcase_add_test(tc, staging_every_block_format_reads_back_as_before);
+    tcase_add_test(tc, a_load_probes_once_to_plan_and_once_to_convert);
+    tcase_add_test(tc, a_conversion_without_the_cpu_backend_is_refused_by_name);
     tcase_add_test(tc, a_copy_failure_while_staging_frees_everything);
     tcase_add_test(tc, a_device_lost_while_staging_frees_everything);
     tcase_add_test(tc, an_allocation_failure_while_staging_frees_everything);

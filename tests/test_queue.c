@@ -529,6 +529,95 @@ START_TEST(half_a_queue_set_is_refused_and_events_outlive_queues)
 }
 END_TEST
 
+/* The four ways to put an op on a device share one path: an op with empty
+ * outputs launches nothing and succeeds through each; the two that wait
+ * run to the sync point (one host wait each on the stub); the default
+ * queue recording a graph refuses vt_op_run by name, while vt_op_enqueue
+ * on it records. */
+START_TEST(every_entry_point_skips_empty_outputs_and_waits_only_when_it_runs)
+{
+    vt_registry *reg = open_reg();
+    vt_device *d = dev_of(reg, "cuda-stub:0");
+    vt_tensor *x = mk(d, VT_F32, 2, 0, 4), *y = mk(d, VT_F32, 2, 0, 4); /* [0, 4]: empty */
+    vt_tensor *a = mk(d, VT_F32, 1, 4, 0), *b = mk(d, VT_F32, 1, 4, 0);
+    float v[4] = {1, 2, 3, 4}, got[4];
+    ck_assert_int_eq(vt_tensor_write(a, v, sizeof v), VT_OK);
+    vt_params_scale p = {2.0f};
+    vt_queue *q = vt_device_default_queue(d);
+    ck_assert_ptr_nonnull(q);
+    vt_resolution r;
+    vt_shape sx = vt_tensor_shape(a);
+    const vt_shape *sin[1] = {&sx}, *sout[1] = {&sx};
+    ck_assert_int_eq(vt_resolve_call(d, VT_OP_SCALE, sin, 1, sout, 1, &p, sizeof p, 0, &r), VT_OK);
+    for (int full = 0; full < 2; full++) {
+        const vt_tensor *in[1] = {full ? a : x};
+        vt_tensor *out[1] = {full ? b : y};
+        for (int way = 0; way < 4; way++) {
+            vt_device_stats s0 = stats(d);
+            vt_status st = way == 0   ? vt_op_enqueue(q, VT_OP_SCALE, in, 1, out, 1, &p, sizeof p)
+                           : way == 1 ? vt_op_enqueue_resolved(q, &r, in, 1, out, 1, &p, sizeof p)
+                           : way == 2 ? vt_op_run(d, VT_OP_SCALE, in, 1, out, 1, &p, sizeof p)
+                                      : vt_op_run_resolved(&r, in, 1, out, 1, &p, sizeof p);
+            ck_assert_msg(st == VT_OK, "way %d: %s", way, vt_last_error());
+            vt_device_stats s1 = stats(d);
+            ck_assert_uint_eq(s1.backend.launches - s0.backend.launches, full ? 1 : 0);
+            ck_assert_uint_eq(s1.backend.syncs - s0.backend.syncs, full && way >= 2 ? 1 : 0);
+        }
+    }
+    ck_assert_int_eq(vt_queue_synchronize(q), VT_OK);
+    ck_assert_int_eq(vt_tensor_read(b, got, sizeof got), VT_OK);
+    for (int i = 0; i < 4; i++)
+        ck_assert_float_eq(got[i], 2.0f * v[i]);
+
+    const vt_tensor *in[1] = {a};
+    vt_tensor *out[1] = {b};
+    vt_graph *g = NULL;
+    ck_assert_int_eq(vt_graph_begin(q), VT_OK);
+    ck_assert_int_eq(vt_op_run(d, VT_OP_SCALE, in, 1, out, 1, &p, sizeof p), VT_E_INVALID_ARG);
+    ck_assert_msg(strstr(vt_last_error(), "Scale (4) on cuda-stub:0: the default queue is recording a graph"), "%s",
+                  vt_last_error());
+    ck_assert_int_eq(vt_op_enqueue(q, VT_OP_SCALE, in, 1, out, 1, &p, sizeof p), VT_OK);
+    ck_assert_int_eq(vt_graph_end(q, &g), VT_OK);
+    vt_graph_destroy(g);
+    vt_tensor *all[] = {x, y, a, b};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        vt_tensor_destroy(all[i]);
+    vt_registry_close(reg);
+}
+END_TEST
+
+/* vt_tensor_wrap: host memory as a tensor of a host-addressable device,
+ * read in place and never freed by vt_tensor_destroy; refused by name on
+ * an opaque device and for bad arguments. */
+START_TEST(host_memory_wraps_only_on_a_host_addressable_device)
+{
+    vt_registry *reg = open_reg();
+    vt_device *cpu = dev_of(reg, "cpu:0"), *stub = dev_of(reg, "cuda-stub:0");
+    float mem[6] = {1, 2, 3, 4, 5, 6}, got[6];
+    int64_t shape[2] = {2, 3};
+    vt_tensor *t = NULL;
+    ck_assert_int_eq(vt_tensor_wrap(cpu, VT_F32, 2, shape, mem, true, &t), VT_OK);
+    ck_assert_uint_eq(vt_tensor_nbytes(t), sizeof mem);
+    ck_assert_int_eq(vt_tensor_read(t, got, sizeof got), VT_OK);
+    ck_assert_int_eq(memcmp(got, mem, sizeof mem), 0);
+    ck_assert_int_eq(vt_tensor_write(t, got, sizeof got), VT_E_INVALID_ARG); /* read-only */
+    vt_tensor_destroy(t);
+    ck_assert_float_eq(mem[5], 6.0f); /* still ours */
+    ck_assert_int_eq(vt_tensor_wrap(stub, VT_F32, 2, shape, mem, false, &t), VT_E_UNSUPPORTED);
+    ck_assert_ptr_null(t);
+    ck_assert_msg(strstr(vt_last_error(), "vt_tensor_wrap on cuda-stub:0: the device is not host-addressable"), "%s",
+                  vt_last_error());
+    ck_assert_int_eq(vt_tensor_wrap(cpu, VT_F32, 2, shape, NULL, false, &t), VT_E_INVALID_ARG);
+    ck_assert_msg(strstr(vt_last_error(), "data is NULL for 24 bytes"), "%s", vt_last_error());
+    int64_t bad[1] = {-1};
+    ck_assert_int_eq(vt_tensor_wrap(cpu, VT_F32, 1, bad, mem, false, &t), VT_E_INVALID_ARG);
+    ck_assert_int_eq(vt_tensor_wrap(cpu, VT_Q4_0, 1, shape, mem, false, &t), VT_E_INVALID_ARG); /* not whole blocks */
+    ck_assert_int_eq(vt_tensor_wrap(NULL, VT_F32, 2, shape, mem, false, &t), VT_E_INVALID_ARG);
+    ck_assert_int_eq(vt_tensor_wrap(cpu, VT_F32, 2, shape, mem, false, NULL), VT_E_INVALID_ARG);
+    vt_registry_close(reg);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("queue");
@@ -542,6 +631,8 @@ static Suite *suite(void)
     tcase_add_test(tc, tier_policy_is_registry_state);
     tcase_add_loop_test(tc, caps_and_stats_honour_the_callers_struct_size, 0, 2);
     tcase_add_test(tc, half_a_queue_set_is_refused_and_events_outlive_queues);
+    tcase_add_test(tc, every_entry_point_skips_empty_outputs_and_waits_only_when_it_runs);
+    tcase_add_test(tc, host_memory_wraps_only_on_a_host_addressable_device);
     suite_add_tcase(s, tc);
     return s;
 }

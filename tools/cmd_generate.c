@@ -15,6 +15,7 @@
 
 #include <vt/vt_runner.h>
 
+#include "progress_bar.h"
 #include "vtctl.h"
 
 /* Parse "1,2,3" into a fresh array. */
@@ -196,10 +197,11 @@ int vtctl_cmd_generate(int argc, char **argv)
         fprintf(stderr, "vtctl generate: %s\n", vt_last_error());
         goto done;
     }
-    vt_runner_options o = {sizeof o, want_ctx, (uint32_t)chunk, kv, -1, 0, 0, NULL, NULL, flags};
-    if (isatty(2))
-        o.load_flags |= VT_LOAD_PROGRESS_BAR;
+    progress_bar bar;
+    progress_bar_init(&bar, vt_device_id(dev));
+    vt_runner_options o = {sizeof o, want_ctx, (uint32_t)chunk, kv, -1, 0, 0, progress_bar_update, &bar, flags};
     st = vt_runner_create(g, dev, &o, &r);
+    progress_bar_end(&bar);
     if (st != VT_OK) {
         fprintf(stderr, "vtctl generate: %s\n", vt_last_error());
         goto done;

@@ -1,5 +1,6 @@
 /* cmd_stage.c - `vtctl stage FILE.gguf [--backend B[:DEV]] [--verify] ...`:
- * plan, then stage a model's weights onto a device with a progress bar,
+ * plan, then stage a model's weights onto a device with a progress bar
+ * (progress_bar.c, from the library's progress callback),
  * and with --verify read every tensor back and compare it byte for byte:
  * with the file for tensors copied as they are, with the cpu backend's own
  * conversion for expanded ones. Exit 1 on a refusal or a mismatch. */
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress_bar.h"
 #include "vtctl.h"
 #include "vtctl_load.h"
 
@@ -90,12 +92,18 @@ int vtctl_cmd_stage(int argc, char **argv)
     rc = vtctl_load_open(&a, &reg, &g, &dev);
     if (rc != VTCTL_EXIT_OK)
         return rc;
-    a.options.flags |= a.json ? 0 : VT_LOAD_PROGRESS_BAR;
+    progress_bar bar;
+    progress_bar_init(&bar, vt_device_id(dev));
+    if (!a.json) {
+        a.options.progress = progress_bar_update;
+        a.options.progress_user = &bar;
+    }
     vt_load_plan *plan = NULL;
     vt_model *m = NULL;
     vt_status st = vt_load_plan_create(g, dev, &a.options, &plan);
     if (st == VT_OK)
         st = vt_model_stage(plan, &a.options, &m);
+    progress_bar_end(&bar);
     if (st != VT_OK) {
         fprintf(stderr, "vtctl stage: %s\n", vt_last_error());
         rc = VTCTL_EXIT_REFUSED;

@@ -7,9 +7,11 @@
  * what a run of the requested context and batch needs (KV cache, conv and
  * GDN state caches, scratch), and the fit verdict against the budget.
  * vt_model_stage then copies the weights in, through a fixed pool of
- * pinned chunks (never a copy of the whole file), or uses the file's
- * mapping in place where the device is the host's memory and nothing is
- * converted. Both name what went wrong and free everything on failure. */
+ * n_chunks pinned chunks (never a copy of the whole file; the file read of
+ * one chunk overlaps the asynchronous copy of the one before), or uses the
+ * file's mapping in place where the device is the host's memory and
+ * nothing is converted. Both name what went wrong and free everything on
+ * failure. */
 #ifndef VT_LOAD_H
 #define VT_LOAD_H
 
@@ -27,10 +29,13 @@
 extern "C" {
 #endif
 
-/* Progress of staging: bytes_done of bytes_total, the tensor being copied. */
+/* Progress of staging: bytes_done of bytes_total handed to the device so
+ * far, the tensor being copied. libvt prints nothing: a caller that wants
+ * a bar draws it from this (vtctl does). */
 typedef void (*vt_progress_fn)(void *user, uint64_t bytes_done, uint64_t bytes_total, const char *tensor);
 
-/* Draw a progress bar on stderr while staging, when stderr is a terminal. */
+/* Accepted and ignored (libvt draws nothing): kept so callers that set it
+ * still build; draw from vt_load_options.progress instead. */
 #define VT_LOAD_PROGRESS_BAR 0x1u
 /* Always copy, even where the file's mapping could be used in place. */
 #define VT_LOAD_NO_ZERO_COPY 0x2u
@@ -51,9 +56,9 @@ typedef struct vt_load_options {
     uint64_t ctx;              /* context length the run needs state for; 0: weights only */
     uint64_t batch;            /* sequences of the run; 0 means 1 */
     uint64_t chunk_bytes;      /* staging chunk size (default 64 MiB) */
-    uint32_t n_chunks;         /* chunks in the pinned pool (default 2) */
+    uint32_t n_chunks;         /* chunks in the pinned pool, 1..16 (default 2: double-buffered) */
     uint32_t flags;            /* VT_LOAD_* */
-    vt_progress_fn progress;   /* called after every chunk, may be NULL */
+    vt_progress_fn progress;   /* called after every chunk is handed to the device, may be NULL */
     void *progress_user;
     const vt_tensor_class *classes; /* the op class of these tensors (the runner's); others: vt_gguf_op_class */
     size_t n_classes;               /* entries of classes; each must name a tensor of the file, once */
@@ -112,9 +117,9 @@ typedef struct vt_model vt_model;
 typedef struct vt_stage_stats {
     uint64_t bytes_copied;   /* bytes written to the device */
     uint64_t bytes_in_place; /* bytes used from the mapping without a copy */
-    uint64_t pool_bytes;     /* host memory of the chunk pool */
+    uint64_t pool_bytes;     /* host memory of the chunk pool: n_chunks x chunk_bytes */
     uint32_t tensors_copied, tensors_in_place, tensors_expanded;
-    bool pinned; /* the pool is pinned memory of the device */
+    bool pinned; /* every chunk of the pool is pinned memory of the device */
 } vt_stage_stats;
 
 /* Stage the weights of a plan whose verdict is VT_OK onto its device,

@@ -146,6 +146,10 @@ const char *vt_device_backend_name(const vt_device *dev);
 /* Index within its backend. */
 int vt_device_index(const vt_device *dev);
 
+/* The registry the device belongs to (NULL for NULL), e.g. to find its
+ * "cpu:0" sibling. */
+vt_registry *vt_device_registry(const vt_device *dev);
+
 /* Kernel table of the device's backend (plugin-owned static memory); none
  * (*n_kernels = 0) on a device whose caps say kernels_unavailable. */
 VT_WARN_UNUSED vt_status vt_device_kernels(const vt_device *dev, const vt_kernel **kernels, uint32_t *n_kernels);

@@ -49,6 +49,17 @@ const char *vt_last_error(void);
 /* Forget the calling thread's last error. */
 void vt_clear_error(void);
 
+#if defined(__GNUC__)
+#define VT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define VT_PRINTF(a, b)
+#endif
+
+/* Record a failure as the calling thread's last error (printf-style text
+ * naming what and where) and return status: for libraries built on libvt,
+ * such as its GGUF loader, whose failures read like the core's. */
+vt_status vt_set_error(vt_status status, const char *fmt, ...) VT_PRINTF(2, 3);
+
 #ifdef __cplusplus
 }
 #endif

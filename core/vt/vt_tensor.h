@@ -29,6 +29,17 @@ typedef struct vt_tensor vt_tensor;
 VT_WARN_UNUSED vt_status vt_tensor_create(vt_device *dev, vt_dtype dtype, uint32_t ndim, const int64_t *shape,
                                           vt_tensor **out);
 
+/* A tensor over host memory the caller owns, e.g. a file mapping or a
+ * buffer from vt_device_host_alloc: dtype and shape as vt_tensor_create,
+ * data holding vt_dtype_tensor_bytes of them and outliving the tensor
+ * (vt_tensor_destroy never frees it). Only on a host-addressable device
+ * (vt_device_caps.host_addressable: its kernels read host memory), else
+ * VT_E_UNSUPPORTED naming the device; the device's latest probe answers,
+ * so a device already probed is not probed again. read_only refuses
+ * writes into it. *out is owned by the caller. */
+vt_status vt_tensor_wrap(vt_device *dev, vt_dtype dtype, uint32_t ndim, const int64_t *shape, void *data,
+                         bool read_only, vt_tensor **out);
+
 /* Free a tensor. NULL is ignored. */
 void vt_tensor_destroy(vt_tensor *t);
 

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "gguf_internal.h"
-#include "vt_internal.h"
 
 const char *vt_gguf_name(const vt_gguf *g)
 {

@@ -10,6 +10,7 @@
 #include "vt/vt_dtype.h"
 #include "vt/vt_gguf.h"
 #include "vt/vt_gguf_writer.h"
+#include "vt/vt_status.h"
 
 /* "GGUF" as the first four bytes. */
 #define GGUF_MAGIC_0 'G'

@@ -3,7 +3,7 @@
 #ifndef VT_GGUF_LOAD_H
 #define VT_GGUF_LOAD_H
 
-#include "vt_internal.h"
+#include <vt/vt.h>
 
 #include <vt/vt_load.h>
 

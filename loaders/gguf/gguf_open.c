@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "gguf_internal.h"
-#include "vt_internal.h"
 
 /* Parse g (base, size, name set); on failure free it. */
 static vt_status finish_open(vt_gguf *g, vt_gguf **out)
@@ -31,7 +30,7 @@ static vt_gguf *new_handle(const char *name)
     if (!g)
         return NULL;
     g->fd = -1;
-    g->name = vt_strdup(name);
+    g->name = strdup(name);
     if (!g->name) {
         free(g);
         return NULL;

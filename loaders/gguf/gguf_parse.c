@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "gguf_internal.h"
-#include "vt_internal.h"
+#include "vt/vt_backend.h"
 
 _Static_assert(VT_GGUF_MAX_DIMS == VT_MAX_DIMS, "GGUF dims and vt dims must agree");
 

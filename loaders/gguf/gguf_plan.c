@@ -159,7 +159,7 @@ vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options 
         return st;
     }
     p->verdict = st;
-    p->message = vt_strdup(st == VT_OK ? "" : vt_last_error());
+    p->message = strdup(st == VT_OK ? "" : vt_last_error());
     if (!p->message) {
         vt_load_plan_destroy(p);
         return vt_set_error(VT_E_NO_MEMORY, "vt_load_plan_create: out of host memory");

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "gguf_internal.h"
-#include "vt_internal.h"
 
 vt_status gguf_read_tensor(const vt_gguf *g, const vt_gguf_tensor *t, uint64_t off, void *dst, size_t n)
 {

@@ -1,14 +1,21 @@
-/* gguf_stage.c - staging a planned GGUF model onto its device (SPEC 8).
+/* gguf_stage.c - staging a planned GGUF model onto its device (SPEC 8),
+ * as a client of libvt's public API.
  *
- * Each tensor is either used in place (a read-only view of the mapping,
- * where the device is host memory and nothing changes form) or copied into
- * a device tensor through a fixed pool of chunks (pinned where the backend
- * offers it), piece by piece: raw bytes for keep-quant and unchanged
- * tensors, or converted on the host by the cpu backend's Dequantize / Copy
- * kernel for expanded ones. Source pages already copied are dropped from
- * the mapping, so resident memory stays bounded by the pool whatever the
- * model's size. Every byte range is checked against the file before it is
- * read; any failure frees everything made so far. */
+ * Each tensor is either used in place (a read-only vt_tensor_wrap of the
+ * mapping, where the device is host memory and nothing changes form) or
+ * copied into a device tensor through a pool of n_chunks chunks of host
+ * memory (pinned where the backend offers it), piece by piece: raw bytes
+ * for keep-quant and unchanged tensors, or converted on the host by the
+ * Dequantize / Copy op on cpu:0 (resolved once per staging, one probe) for
+ * expanded ones. The chunks take turns: the file read (and conversion) of
+ * the next piece fills the next chunk while the asynchronous copy of the
+ * last one is still in flight on the staging queue; a chunk is refilled
+ * only once the event recorded after its copy has completed. Source pages
+ * already read are dropped from the mapping, so resident memory stays
+ * bounded by the pool whatever the model's size. Every byte range is
+ * checked against the file before it is read; any failure waits for the
+ * copies in flight and frees everything made so far. The library prints
+ * nothing: progress goes to the caller's callback. */
 #include "config.h"
 
 #include <stdio.h>
@@ -19,7 +26,11 @@
 
 #include "gguf_internal.h"
 #include "gguf_load.h"
-#include "op_check.h"
+
+#define MAX_CHUNKS 16 /* vt_load_options_resolve's limit on n_chunks */
+/* Kinds of conversion one staging can need: each type that expands (the
+ * 13 block formats, f32, f16, bf16) to the expand dtype or to f32. */
+#define MAX_CONVERSIONS 32
 
 struct vt_model {
     vt_load_plan *plan; /* borrowed */
@@ -28,37 +39,36 @@ struct vt_model {
     vt_stage_stats stats;
 };
 
-/* The chunk pool and the progress of one staging run. */
+/* One chunk of the pool and the copy out of it that may be in flight. */
+typedef struct chunk {
+    void *buf;      /* chunk_bytes of host memory from vt_device_host_alloc */
+    bool pinned;    /* ... its kind */
+    vt_event *done; /* recorded after the copy out of buf */
+    bool busy;      /* a copy out of buf was put on the queue since the last wait */
+    size_t tensor;  /* what that copy carries, for its error: tensor index ... */
+    uint64_t at, n; /* ... and its byte range in the tensor */
+} chunk;
+
+/* The pool, the conversions and the progress of one staging run. */
 typedef struct stager {
     vt_load_plan *plan;
     vt_device *dev;
     const vt_load_options *opt;
-    void *chunk;     /* one chunk is enough: copies are synchronous */
-    void *src_chunk; /* the file bytes of one piece of a conversion */
+    vt_model *m;
+    vt_queue *q; /* the copies to dev, in order */
+    chunk chunks[MAX_CHUNKS];
+    uint32_t n_chunks, next;
+    bool pinned; /* every chunk is pinned */
+    void *src;   /* the file bytes of one piece of a conversion */
     size_t src_size;
-    bool pinned;
+    vt_device *cpu; /* converts; NULL when nothing does */
+    size_t n_conv;  /* the conversions, resolved on cpu:0 together: */
+    vt_dtype conv_from[MAX_CONVERSIONS], conv_to[MAX_CONVERSIONS];
+    vt_plan_op conv_op[MAX_CONVERSIONS];
+    vt_resolution conv[MAX_CONVERSIONS];
+    bool named; /* vt_last_error already names the tensor */
     uint64_t done, total;
-    bool bar; /* draw a progress bar on stderr */
-    int bar_last;
 } stager;
-
-static void progress(stager *s, const char *tensor)
-{
-    if (s->opt->progress)
-        s->opt->progress(s->opt->progress_user, s->done, s->total, tensor);
-    if (s->bar && s->total) {
-        int pct = (int)(s->done * 100 / s->total);
-        if (pct != s->bar_last || s->done == s->total) {
-            s->bar_last = pct;
-            int fill = pct * 30 / 100;
-            fprintf(stderr, "\rstaging to %s [%.*s%*s] %3d%%", vt_device_id(s->dev), fill,
-                    "==============================", 30 - fill, "", pct);
-            if (s->done == s->total)
-                fputc('\n', stderr);
-            fflush(stderr);
-        }
-    }
-}
 
 /* A tensor's name as safe text for a message (the file chose its bytes:
  * escape sequences and newlines must not reach a terminal). */
@@ -68,7 +78,19 @@ static const char *esc_name(const vt_gguf_tensor *t, char *buf, size_t size)
     return buf;
 }
 
-/* Drop the pages of [p, p+n) of a file mapping once copied. */
+/* Name tensor i in the failure st (vt_last_error holds its cause). */
+static vt_status stage_error(stager *s, size_t i, vt_status st)
+{
+    if (s->named)
+        return st;
+    char en[256];
+    s->named = true;
+    return vt_set_error(st, "staging '%s' (tensor %zu of %zu) to %s failed: %s",
+                        esc_name(s->plan->tensors[i], en, sizeof en), i + 1, s->plan->n, vt_device_id(s->dev),
+                        vt_last_error());
+}
+
+/* Drop the pages of [p, p+n) of a file mapping once read. */
 static void drop_pages(const vt_gguf *g, const void *p, uint64_t n)
 {
     if (!g->map || n == 0)
@@ -80,97 +102,206 @@ static void drop_pages(const vt_gguf *g, const void *p, uint64_t n)
         (void)madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
-/* Run the cpu backend's kernel for (op, src -> dst) on host buffers. */
-static vt_status host_convert(stager *s, const char *name, uint32_t op, int src_type, const void *src, int dst_type,
-                              void *dst, int64_t elems, uint64_t src_bytes, uint64_t dst_bytes)
+/* Wait until the copy out of c (if any) is done; its failure names its
+ * tensor and bytes. */
+static vt_status chunk_wait(stager *s, chunk *c)
 {
-    vt_op_args a;
-    memset(&a, 0, sizeof a);
-    a.struct_size = sizeof a;
-    a.op = op;
-    a.n_in = 1;
-    a.n_out = 1;
-    a.in[0] = (vt_operand){(void *)src, (uint32_t)src_type, 1, {elems}, src_bytes};
-    a.out[0] = (vt_operand){dst, (uint32_t)dst_type, 1, {elems}, dst_bytes};
-    char why[VT_WHY_SIZE] = "";
-    vt_sig sig;
-    vt_status st = vt_op_check(&a, &sig, why, sizeof why);
-    if (st != VT_OK)
-        return vt_set_error(VT_E_UNSUPPORTED, "expanding '%s' from %s to %s: %s", name, vt_dtype_name(src_type),
-                            vt_dtype_name(dst_type), why);
-    vt_plugin *cpu = vt_registry_cpu(s->dev->reg);
-    if (!cpu)
-        return vt_set_error(VT_E_UNSUPPORTED, "expanding '%s' from %s to %s needs the cpu backend, which is not loaded",
-                            name, vt_dtype_name(src_type), vt_dtype_name(dst_type));
-    const vt_kernel *k = vt_kernel_find(cpu->kernels, cpu->n_kernels, op, sig);
-    if (!k) {
-        char sb[64];
-        return vt_set_error(VT_E_UNSUPPORTED, "expanding '%s': the cpu backend has no %s %s kernel", name,
-                            vt_op_name(op), vt_sig_format(sig, sb, sizeof sb));
+    if (!c->busy)
+        return VT_OK;
+    c->busy = false;
+    vt_status st = vt_event_synchronize(c->done);
+    if (st != VT_OK) {
+        vt_set_error(st, "the copy of bytes [%llu, +%llu) failed: %s", (unsigned long long)c->at,
+                     (unsigned long long)c->n, vt_last_error());
+        return stage_error(s, c->tensor, st);
     }
-    st = k->run(cpu->ctx, 0, &a, why, sizeof why);
-    if (st != VT_OK)
-        return vt_set_error(st, "expanding '%s' from %s to %s failed: %s", name, vt_dtype_name(src_type),
-                            vt_dtype_name(dst_type), why);
     return VT_OK;
 }
 
-/* Copy one planned tensor into t through the chunk. */
-static vt_status copy_tensor(stager *s, const vt_gguf_tensor *gt, const vt_weight_plan *d, vt_tensor *t)
+/* The next chunk to fill, once the copy out of it is done. */
+static vt_status chunk_take(stager *s, chunk **out)
 {
+    chunk *c = &s->chunks[s->next];
+    s->next = (s->next + 1) % s->n_chunks;
+    *out = c;
+    return chunk_wait(s, c);
+}
+
+/* Copy the n bytes filled in c into tensor i of the model at byte at,
+ * asynchronously on the staging queue, and report progress. */
+static vt_status chunk_put(stager *s, chunk *c, size_t i, uint64_t at, uint64_t n)
+{
+    vt_tensor *t = s->m->tensors[i];
+    vt_status st = vt_tensor_write_async(s->q, t, at, c->buf, (size_t)n);
+    if (st == VT_OK)
+        st = vt_event_record(c->done, s->q);
+    if (st != VT_OK)
+        return vt_set_error(st, "at byte %llu of %llu: %s", (unsigned long long)at,
+                            (unsigned long long)vt_tensor_nbytes(t), vt_last_error());
+    c->busy = true;
+    c->tensor = i;
+    c->at = at;
+    c->n = n;
+    s->done += n;
+    if (s->opt->progress)
+        s->opt->progress(s->opt->progress_user, s->done, s->total, s->plan->tensors[i]->name);
+    return VT_OK;
+}
+
+/* The resolved conversion from -> to (one of stager_open's). */
+static const vt_resolution *conversion_of(const stager *s, vt_dtype from, vt_dtype to)
+{
+    for (size_t k = 0; k < s->n_conv; k++)
+        if (s->conv_from[k] == from && s->conv_to[k] == to)
+            return &s->conv[k];
+    return NULL;
+}
+
+/* Convert n elements of src (host memory) into dst (a chunk) by op on
+ * cpu:0: both wrapped as cpu:0 tensors, run with the staging's resolution. */
+static vt_status host_convert(stager *s, const char *name, vt_dtype src_type, const void *src, vt_dtype dst_type,
+                              void *dst, int64_t n)
+{
+    const vt_resolution *r = conversion_of(s, src_type, dst_type);
+    if (!r) /* stager_open resolved every conversion of the plan */
+        return vt_set_error(VT_E_INVALID_ARG, "expanding '%s': %s to %s was not planned", name, vt_dtype_name(src_type),
+                            vt_dtype_name(dst_type));
+    vt_tensor *in = NULL, *out = NULL;
+    vt_status st = vt_tensor_wrap(s->cpu, src_type, 1, &n, (void *)src, true, &in);
+    if (st == VT_OK)
+        st = vt_tensor_wrap(s->cpu, dst_type, 1, &n, dst, false, &out);
+    if (st == VT_OK) {
+        const vt_tensor *ins[1] = {in};
+        vt_tensor *outs[1] = {out};
+        st = vt_op_run_resolved(r, ins, 1, outs, 1, NULL, 0);
+    }
+    vt_tensor_destroy(in);
+    vt_tensor_destroy(out);
+    if (st != VT_OK)
+        return vt_set_error(st, "expanding '%s' from %s to %s failed: %s", name, vt_dtype_name(src_type),
+                            vt_dtype_name(dst_type), vt_last_error());
+    return VT_OK;
+}
+
+/* Copy tensor i of the plan into the model's tensor through the pool. */
+static vt_status copy_tensor(stager *s, size_t i)
+{
+    const vt_gguf_tensor *gt = s->plan->tensors[i];
+    const vt_weight_plan *d = &s->plan->decisions[i];
     const vt_dtype_info *src_info = vt_dtype_get(gt->type), *dst_info = vt_dtype_get(d->resident_dtype);
     const uint8_t *src = gt->data;
-    uint64_t chunk = s->opt->chunk_bytes;
+    uint64_t size = s->opt->chunk_bytes;
     char en[256];
     esc_name(gt, en, sizeof en);
     if (d->resident_dtype == gt->type) {
-        for (uint64_t off = 0; off < gt->n_bytes; off += chunk) {
-            uint64_t n = gt->n_bytes - off < chunk ? gt->n_bytes - off : chunk;
-            vt_status st = gguf_read_tensor(s->plan->g, gt, off, s->chunk, (size_t)n);
+        for (uint64_t off = 0; off < gt->n_bytes; off += size) {
+            uint64_t n = gt->n_bytes - off < size ? gt->n_bytes - off : size;
+            chunk *c;
+            vt_status st = chunk_take(s, &c);
+            if (st == VT_OK)
+                st = gguf_read_tensor(s->plan->g, gt, off, c->buf, (size_t)n);
+            if (st == VT_OK)
+                drop_pages(s->plan->g, src + off, n);
+            if (st == VT_OK)
+                st = chunk_put(s, c, i, off, n);
             if (st != VT_OK)
                 return st;
-            st = vt_tensor_write_at(t, off, s->chunk, (size_t)n);
-            if (st != VT_OK)
-                return vt_set_error(st, "at byte %llu of %llu: %s", (unsigned long long)off,
-                                    (unsigned long long)gt->n_bytes, vt_last_error());
-            drop_pages(s->plan->g, src + off, n);
-            s->done += n;
-            progress(s, gt->name);
         }
         return VT_OK;
     }
     /* Expand piece by piece: whole blocks in, resident elements out. */
-    uint32_t op = src_info->quantized ? VT_OP_DEQUANTIZE : VT_OP_COPY;
     int64_t blk = src_info->block_elems, total = gt->n_elements;
-    int64_t per = (int64_t)(chunk / dst_info->block_bytes) / blk * blk;
+    int64_t per = (int64_t)(size / dst_info->block_bytes) / blk * blk;
     if (per < blk)
         per = blk;
     size_t src_need = (size_t)(per / blk) * src_info->block_bytes;
     if (s->src_size < src_need) {
-        void *p = realloc(s->src_chunk, src_need);
+        void *p = realloc(s->src, src_need);
         if (!p)
             return vt_set_error(VT_E_NO_MEMORY, "no host memory for %zu bytes of '%s'", src_need, en);
-        s->src_chunk = p;
+        s->src = p;
         s->src_size = src_need;
     }
     for (int64_t e0 = 0; e0 < total; e0 += per) {
         int64_t n = total - e0 < per ? total - e0 : per;
         uint64_t soff = (uint64_t)(e0 / blk) * src_info->block_bytes,
                  sbytes = (uint64_t)(n / blk) * src_info->block_bytes;
-        uint64_t dbytes = (uint64_t)n * dst_info->block_bytes;
-        vt_status st = gguf_read_tensor(s->plan->g, gt, soff, s->src_chunk, (size_t)sbytes);
+        chunk *c;
+        vt_status st = chunk_take(s, &c);
         if (st == VT_OK)
-            st = host_convert(s, en, op, gt->type, s->src_chunk, d->resident_dtype, s->chunk, n, sbytes, dbytes);
+            st = gguf_read_tensor(s->plan->g, gt, soff, s->src, (size_t)sbytes);
+        if (st == VT_OK) {
+            drop_pages(s->plan->g, src + soff, sbytes);
+            st = host_convert(s, en, gt->type, s->src, d->resident_dtype, c->buf, n);
+        }
+        if (st == VT_OK)
+            st = chunk_put(s, c, i, (uint64_t)e0 * dst_info->block_bytes, (uint64_t)n * dst_info->block_bytes);
         if (st != VT_OK)
             return st;
-        st = vt_tensor_write_at(t, (uint64_t)e0 * dst_info->block_bytes, s->chunk, (size_t)dbytes);
-        if (st != VT_OK)
-            return vt_set_error(st, "at element %lld of %lld: %s", (long long)e0, (long long)total, vt_last_error());
-        drop_pages(s->plan->g, src + soff, sbytes);
-        s->done += dbytes;
-        progress(s, gt->name);
     }
     return VT_OK;
+}
+
+/* Resolve every conversion the plan's copies need on cpu:0, in one plan
+ * (one probe of cpu:0); the chunks then run them with no lookup. */
+static vt_status resolve_conversions(stager *s)
+{
+    for (size_t i = 0; i < s->plan->n; i++) {
+        const vt_gguf_tensor *gt = s->plan->tensors[i];
+        const vt_weight_plan *d = &s->plan->decisions[i];
+        vt_dtype to = d->resident_dtype;
+        if (d->in_place || to == gt->type || conversion_of(s, gt->type, to))
+            continue;
+        if (s->n_conv == MAX_CONVERSIONS)
+            return vt_set_error(VT_E_INVALID_ARG, "staging: more than %d kinds of conversion", MAX_CONVERSIONS);
+        size_t k = s->n_conv++;
+        s->conv_from[k] = gt->type;
+        s->conv_to[k] = to;
+        vt_dtype sig[2] = {gt->type, (vt_dtype)to};
+        s->conv_op[k].op = vt_dtype_get(gt->type)->quantized ? VT_OP_DEQUANTIZE : VT_OP_COPY;
+        s->conv_op[k].sig = vt_sig_make(2, sig);
+    }
+    if (!s->n_conv)
+        return VT_OK;
+    if (vt_registry_find_device(vt_device_registry(s->dev), "cpu:0", &s->cpu) != VT_OK)
+        return vt_set_error(VT_E_UNSUPPORTED, "expanding %s to %s on the host needs the cpu backend (cpu:0): %s",
+                            vt_dtype_name(s->conv_from[0]), vt_dtype_name(s->conv_to[0]), vt_last_error());
+    size_t refused = 0;
+    vt_status st = vt_resolve_plan(s->cpu, s->conv_op, s->n_conv, 0, s->conv, &refused);
+    if (st != VT_OK)
+        return vt_set_error(st, "expanding weights on the host: %s", vt_last_error());
+    return VT_OK;
+}
+
+/* Wait for every copy in flight, then free the pool and the queue. */
+static void stager_close(stager *s)
+{
+    vt_queue_destroy(s->q); /* waits for its work */
+    for (uint32_t k = 0; k < s->n_chunks; k++) {
+        vt_event_destroy(s->chunks[k].done);
+        vt_device_host_free(s->dev, s->chunks[k].buf, s->chunks[k].pinned);
+    }
+    free(s->src);
+}
+
+/* The pool of n_chunks chunks (each pinned where the device offers it),
+ * their events, the staging queue and the conversions. */
+static vt_status stager_open(stager *s)
+{
+    s->pinned = true;
+    for (uint32_t k = 0; k < s->opt->n_chunks; k++) {
+        chunk *c = &s->chunks[k];
+        vt_status st = vt_device_host_alloc(s->dev, s->opt->chunk_bytes, &c->buf, &c->pinned);
+        if (st != VT_OK)
+            return st;
+        s->n_chunks = k + 1;
+        s->pinned &= c->pinned;
+        st = vt_event_create(s->dev, &c->done);
+        if (st != VT_OK)
+            return st;
+    }
+    vt_status st = vt_queue_create(s->dev, &s->q);
+    return st != VT_OK ? st : resolve_conversions(s);
 }
 
 void vt_model_destroy(vt_model *m)
@@ -181,6 +312,57 @@ void vt_model_destroy(vt_model *m)
         vt_tensor_destroy(m->tensors[i]);
     free(m->tensors);
     free(m);
+}
+
+/* Bytes the load copies onto the device for tensor i of the plan. */
+static uint64_t copy_bytes(const vt_load_plan *plan, size_t i)
+{
+    const vt_gguf_tensor *gt = plan->tensors[i];
+    const vt_weight_plan *d = &plan->decisions[i];
+    if (d->in_place)
+        return 0;
+    return d->resident_dtype == gt->type ? gt->n_bytes
+                                         : (uint64_t)gt->n_elements * vt_dtype_get(d->resident_dtype)->block_bytes;
+}
+
+/* Make tensor i of the model: a view of the mapping, or a device tensor
+ * filled through the pool. */
+static vt_status stage_one(stager *s, size_t i)
+{
+    vt_load_plan *plan = s->plan;
+    vt_model *m = s->m;
+    const vt_gguf_tensor *gt = plan->tensors[i];
+    const vt_weight_desc *desc = &plan->descs[i];
+    const vt_weight_plan *d = &plan->decisions[i];
+    const uint8_t *file = vt_gguf_bytes(plan->g);
+    uint64_t file_size = vt_gguf_file_size(plan->g);
+    char ename[256];
+    /* Verify the byte range before reading a byte of it. */
+    if (gt->file_offset > file_size || gt->n_bytes > file_size - gt->file_offset ||
+        (gt->n_bytes && gt->data != file + gt->file_offset)) {
+        s->named = true;
+        return vt_set_error(VT_E_BAD_FILE, "staging '%s': bytes [%llu, +%llu) are not inside the file (%llu bytes)",
+                            esc_name(gt, ename, sizeof ename), (unsigned long long)gt->file_offset,
+                            (unsigned long long)gt->n_bytes, (unsigned long long)file_size);
+    }
+    if (d->in_place) {
+        vt_status st =
+            vt_tensor_wrap(plan->dev, gt->type, desc->ndim, desc->shape, (void *)gt->data, true, &m->tensors[i]);
+        if (st == VT_OK) {
+            m->stats.tensors_in_place++;
+            m->stats.bytes_in_place += gt->n_bytes;
+        }
+        return st;
+    }
+    vt_status st = vt_tensor_create(plan->dev, d->resident_dtype, desc->ndim, desc->shape, &m->tensors[i]);
+    if (st != VT_OK)
+        return st;
+    uint64_t before = s->done;
+    st = copy_tensor(s, i);
+    m->stats.bytes_copied += s->done - before;
+    m->stats.tensors_copied++;
+    m->stats.tensors_expanded += d->resident_dtype != gt->type;
+    return st;
 }
 
 vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_model **out)
@@ -211,70 +393,31 @@ vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_
         return vt_set_error(VT_E_NO_MEMORY, "vt_model_stage: out of host memory");
     }
     m->plan = plan;
-    stager s = {plan, plan->dev, &opt, NULL, NULL, 0, false, 0, 0, false, -1};
-    s.bar = (opt.flags & VT_LOAD_PROGRESS_BAR) && isatty(2);
-    const uint8_t *file = vt_gguf_bytes(plan->g);
-    uint64_t file_size = vt_gguf_file_size(plan->g);
-    bool need_pool = false;
-    for (size_t i = 0; i < plan->n; i++) {
-        const vt_gguf_tensor *gt = plan->tensors[i];
-        const vt_weight_plan *d = &plan->decisions[i];
-        if (!d->in_place) {
-            uint64_t bytes = d->resident_dtype == gt->type
-                                 ? gt->n_bytes
-                                 : (uint64_t)gt->n_elements * vt_dtype_get(d->resident_dtype)->block_bytes;
-            need_pool |= bytes > 0;
-            s.total += bytes;
-        }
-    }
-    if (need_pool) {
-        st = vt_device_host_alloc(plan->dev, opt.chunk_bytes, &s.chunk, &s.pinned);
-        if (st != VT_OK) {
-            free(m->tensors);
-            free(m);
-            return st;
-        }
-        m->stats.pool_bytes = opt.chunk_bytes;
+    m->n = plan->n;
+    stager s;
+    memset(&s, 0, sizeof s);
+    s.plan = plan;
+    s.dev = plan->dev;
+    s.opt = &opt;
+    s.m = m;
+    for (size_t i = 0; i < plan->n; i++)
+        s.total += copy_bytes(plan, i);
+    if (s.total) {
+        st = stager_open(&s);
+        if (st != VT_OK)
+            st = vt_set_error(st, "staging to %s: %s", vt_device_id(s.dev), vt_last_error());
+        m->stats.pool_bytes = (uint64_t)s.n_chunks * opt.chunk_bytes;
         m->stats.pinned = s.pinned;
     }
-    char ename[256];
     for (size_t i = 0; i < plan->n && st == VT_OK; i++) {
-        const vt_gguf_tensor *gt = plan->tensors[i];
-        const vt_weight_desc *desc = &plan->descs[i];
-        const vt_weight_plan *d = &plan->decisions[i];
-        /* Verify the byte range before reading a byte of it. */
-        if (gt->file_offset > file_size || gt->n_bytes > file_size - gt->file_offset ||
-            (gt->n_bytes && gt->data != file + gt->file_offset)) {
-            st = vt_set_error(VT_E_BAD_FILE, "staging '%s': bytes [%llu, +%llu) are not inside the file (%llu bytes)",
-                              esc_name(gt, ename, sizeof ename), (unsigned long long)gt->file_offset,
-                              (unsigned long long)gt->n_bytes, (unsigned long long)file_size);
-            break;
-        }
-        if (d->in_place) {
-            st = vt_tensor_wrap(plan->dev, gt->type, desc->ndim, desc->shape, (void *)gt->data, true, &m->tensors[i]);
-            m->stats.tensors_in_place += st == VT_OK;
-            m->stats.bytes_in_place += st == VT_OK ? gt->n_bytes : 0;
-            continue;
-        }
-        st = vt_tensor_create(plan->dev, d->resident_dtype, desc->ndim, desc->shape, &m->tensors[i]);
-        if (st == VT_OK) {
-            uint64_t before = s.done;
-            st = copy_tensor(&s, gt, d, m->tensors[i]);
-            m->stats.bytes_copied += s.done - before;
-            m->stats.tensors_copied++;
-            m->stats.tensors_expanded += d->resident_dtype != gt->type;
-        }
+        st = stage_one(&s, i);
         if (st != VT_OK)
-            st =
-                vt_set_error(st, "staging '%s' (tensor %zu of %zu) to %s failed: %s", esc_name(gt, ename, sizeof ename),
-                             i + 1, plan->n, vt_device_id(plan->dev), vt_last_error());
+            st = stage_error(&s, i, st);
     }
-    m->n = plan->n;
-    if (s.chunk)
-        vt_device_host_free(plan->dev, s.chunk, s.pinned);
-    free(s.src_chunk);
-    if (s.bar && s.done != s.total)
-        fputc('\n', stderr);
+    for (uint32_t k = 0; k < s.n_chunks && st == VT_OK; k++) /* the last copies: their errors name their tensor */
+        st = chunk_wait(&s, &s.chunks[(s.next + k) % s.n_chunks]);
+    if (s.total)
+        stager_close(&s);
     if (st != VT_OK) {
         char msg[2048];
         snprintf(msg, sizeof msg, "%s", vt_last_error());

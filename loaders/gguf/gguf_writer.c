@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "gguf_internal.h"
-#include "vt_internal.h"
 
 /* One KV: the key and its encoded value (type, [element type, count,]
  * values), little-endian. */
@@ -96,7 +95,7 @@ static vt_status append_kv(vt_gguf_writer *w, const char *key, uint8_t *payload,
         w->kvs = k;
         w->cap_kv = cap;
     }
-    char *copy = vt_strdup(key);
+    char *copy = strdup(key);
     if (!copy) {
         free(payload);
         return vt_set_error(VT_E_NO_MEMORY, "GGUF writer: out of memory for key '%s'", key);

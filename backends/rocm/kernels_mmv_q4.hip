@@ -1,0 +1,20 @@
+// kernels_mmv_q4.hip - the decode products over q4_0 and iq4_nl weights
+// (kernels_mmv.h), in a translation unit of their own.
+#include "kernels_mmv.h"
+
+namespace vt_mmv
+{
+
+// Run a when dt is of this family (*taken = 1), else *taken = 0.
+hipError_t run_q4(uint32_t dt, const Args &a, bool aligned, int *taken)
+{
+    *taken = 1;
+    switch (dt) {
+    case 2: return run_dt<2>(a, aligned);
+    case 20: return run_dt<20>(a, aligned);
+    }
+    *taken = 0;
+    return hipSuccess;
+}
+
+} // namespace vt_mmv
