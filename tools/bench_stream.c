@@ -7,8 +7,9 @@
 
 #include "bench_time.h"
 
-vt_status bench_stream_time(vt_device *dev, vt_op op, vt_tensor *(*in)[3], vt_tensor *(*out)[1], int n_in, int sets,
-                            int reps, int warmup, double *t, double *wall_us)
+vt_status bench_stream_time(vt_device *dev, vt_op op, vt_tensor *(*in)[BENCH_MAX_IN], int n_in,
+                            vt_tensor *(*out)[BENCH_MAX_OUT], int n_out, const void *params, size_t params_size,
+                            int sets, int reps, int warmup, double *t, double *wall_us)
 {
     vt_queue *q = NULL;
     vt_event **ev = calloc((size_t)reps + 1, sizeof *ev);
@@ -16,14 +17,16 @@ vt_status bench_stream_time(vt_device *dev, vt_op op, vt_tensor *(*in)[3], vt_te
     for (int i = 0; st == VT_OK && i <= reps; i++)
         st = vt_event_create(dev, &ev[i]);
     for (int i = 0; st == VT_OK && i < warmup; i++)
-        st = vt_op_enqueue(q, op, (const vt_tensor *const *)in[i % sets], (uint32_t)n_in, out[i % sets], 1, NULL, 0);
+        st = vt_op_enqueue(q, op, (const vt_tensor *const *)in[i % sets], (uint32_t)n_in, out[i % sets],
+                           (uint32_t)n_out, params, params_size);
     if (st == VT_OK)
         st = vt_queue_synchronize(q);
     double t0 = bench_now_us();
     if (st == VT_OK)
         st = vt_event_record(ev[0], q);
     for (int i = 0; st == VT_OK && i < reps; i++) {
-        st = vt_op_enqueue(q, op, (const vt_tensor *const *)in[i % sets], (uint32_t)n_in, out[i % sets], 1, NULL, 0);
+        st = vt_op_enqueue(q, op, (const vt_tensor *const *)in[i % sets], (uint32_t)n_in, out[i % sets],
+                           (uint32_t)n_out, params, params_size);
         if (st == VT_OK)
             st = vt_event_record(ev[i + 1], q);
     }

@@ -7,16 +7,20 @@
 
 #include <vt/vt.h>
 
+#include "bench_plan.h"
+
 /* Ops in the Launch stream. */
 #define BENCH_LAUNCH_OPS 1000
 
 /* Time reps runs of op on dev as one stream on a fresh queue, after warmup
- * runs: run i uses in[i % sets] and out[i % sets]; an event is recorded
+ * runs: run i uses in[i % sets] (n_in inputs, NULL for an absent optional
+ * one), out[i % sets] (n_out outputs) and the params; an event is recorded
  * before the first and after every run, and the host waits once, at the
  * end. t[i] gets run i's microseconds between its two events; *wall_us the
  * host's microseconds from the first enqueue to the end of the wait. */
-vt_status bench_stream_time(vt_device *dev, vt_op op, vt_tensor *(*in)[3], vt_tensor *(*out)[1], int n_in, int sets,
-                            int reps, int warmup, double *t, double *wall_us);
+vt_status bench_stream_time(vt_device *dev, vt_op op, vt_tensor *(*in)[BENCH_MAX_IN], int n_in,
+                            vt_tensor *(*out)[BENCH_MAX_OUT], int n_out, const void *params, size_t params_size,
+                            int sets, int reps, int warmup, double *t, double *wall_us);
 
 /* The per-op cost of BENCH_LAUNCH_OPS Scale ops on one f32 element, reps
  * times each way: enq[r] = microseconds per op enqueued one by one (from the

@@ -20,6 +20,11 @@
  * in [0x04, 0x7b], which makes every f16/bf16/f32/E8M0 field a normal
  * finite number (no NaN, infinity or subnormal slow paths).
  *
+ * Besides the weight ops (MatMul, MoeExpertMatMul, GetRows, Dequantize,
+ * Copy) it times the other decode-path ops at real-model shapes
+ * (cmd_bench_ops.c): GatedDeltaRule, CausalConv1d, CausalConv1dUpdate,
+ * Attention, Softmax, Argmax, TopK, Sample, RmsNorm and Rope.
+ *
  * --peer PATH runs the reference library's op benchmark (bench_peer.h) on
  * each MatMul row's shape right after vt's row; --rounds R alternates vt
  * and the peer R times and reports the median of each. */
@@ -33,6 +38,7 @@
 #include <strings.h>
 
 #include "bench_peer.h"
+#include "bench_plan.h"
 #include "bench_stream.h"
 #include "bench_time.h"
 #include "vtctl.h"
@@ -45,20 +51,7 @@
 #define MAX_SETS       64
 #define MAX_SET_BYTES  (1ull << 40) /* one buffer set of a case: 1 TiB */
 #define MAX_CASES      64
-#define MAX_SHAPE_KEYS 6
-
-/* Shape keys per op, with defaults. */
-typedef struct shape_key {
-    const char *name;
-    int64_t value;
-} shape_key;
-
-typedef struct op_spec {
-    vt_op op;
-    const char *keys_doc;
-    shape_key keys[MAX_SHAPE_KEYS];
-    const char *default_wtypes; /* comma list */
-} op_spec;
+#define MAX_SHAPE_KEYS BENCH_MAX_KEYS
 
 static const op_spec specs[] = {
     {VT_OP_MATMUL, "m,k,n", {{"m", 4096}, {"k", 14336}, {"n", 1}}, "f16,bf16,q4_0,q8_0,iq4_nl,q4_k,q6_k"},
@@ -69,14 +62,22 @@ static const op_spec specs[] = {
     {VT_OP_GET_ROWS, "rows,k,n", {{"rows", 32768}, {"k", 4096}, {"n", 512}}, "f16,bf16,q4_0,q8_0,iq4_nl,q4_k,q6_k"},
     {VT_OP_DEQUANTIZE, "m,k", {{"m", 4096}, {"k", 14336}}, "q4_0,q8_0,iq4_nl,q4_k,q6_k"},
     {VT_OP_COPY, "n", {{"n", 16 << 20}}, "f32"},
+    /* the other decode-path ops (cmd_bench_ops.c), at real-model shapes */
+    {VT_OP_GATED_DELTA_RULE,
+     "b,t,h,hv,dk,dv",
+     {{"b", 1}, {"t", 1}, {"h", 16}, {"hv", 32}, {"dk", 128}, {"dv", 128}},
+     "f32"},
+    {VT_OP_CAUSAL_CONV1D, "b,d,t,w", {{"b", 1}, {"d", 8192}, {"t", 937}, {"w", 4}}, "f32"},
+    {VT_OP_CAUSAL_CONV1D_UPDATE, "b,d,t,w", {{"b", 1}, {"d", 3328}, {"t", 1}, {"w", 4}}, "f32"},
+    {VT_OP_ATTENTION, "t,hq,hkv,d,s", {{"t", 1}, {"hq", 32}, {"hkv", 8}, {"d", 128}, {"s", 4096}}, "f16"},
+    {VT_OP_SOFTMAX, "rows,n", {{"rows", 1}, {"n", 151936}}, "f32"},
+    {VT_OP_ARGMAX, "rows,n", {{"rows", 1}, {"n", 151936}}, "f32"},
+    {VT_OP_TOPK, "rows,n,k", {{"rows", 1}, {"n", 151936}, {"k", 40}}, "f32"},
+    {VT_OP_SAMPLE, "rows,n,k", {{"rows", 1}, {"n", 151936}, {"k", 40}}, "f32"},
+    {VT_OP_RMS_NORM, "rows,n", {{"rows", 1}, {"n", 4096}}, "f32"},
+    {VT_OP_ROPE, "t,h,d", {{"t", 1}, {"h", 32}, {"d", 128}}, "f32"},
 };
 #define N_SPECS (sizeof specs / sizeof specs[0])
-
-typedef struct bench_case {
-    const op_spec *spec;
-    vt_dtype wtype;
-    int64_t v[MAX_SHAPE_KEYS]; /* shape values, in spec key order */
-} bench_case;
 
 typedef struct bench_result {
     vt_status status;
@@ -95,7 +96,7 @@ typedef struct peer_row {
     char error[256];
 } peer_row;
 
-static int64_t key(const bench_case *c, const char *name)
+int64_t bench_key(const bench_case *c, const char *name)
 {
     for (int i = 0; i < MAX_SHAPE_KEYS && c->spec->keys[i].name; i++)
         if (!strcmp(c->spec->keys[i].name, name))
@@ -137,23 +138,6 @@ static uint64_t host_llc_bytes(void)
     return best;
 }
 
-/* One tensor of a buffer set: its dtype, shape and how to fill it. */
-enum { FILL_BYTES, FILL_F32, FILL_INDEX, FILL_NONE };
-typedef struct tensor_plan {
-    vt_dtype dtype;
-    uint32_t ndim;
-    int64_t shape[4];
-    int fill;
-    int64_t index_below; /* FILL_INDEX: values in [0, index_below) */
-} tensor_plan;
-
-typedef struct case_plan {
-    int n_in, n_out;
-    tensor_plan in[3], out[1];
-    double bytes;        /* bytes moved per run */
-    double expert_bytes; /* MoeExpertMatMul: bytes of one expert, added per distinct id */
-} case_plan;
-
 static uint64_t rng_next(uint64_t *s)
 {
     return vt_splitmix64_next(s);
@@ -169,9 +153,14 @@ static bool plan_case(const bench_case *c, case_plan *p, char *err, size_t err_s
 {
     memset(p, 0, sizeof *p);
     uint64_t wb = 0;
+    bool handled = false;
+    if (bench_plan_decode_op(c, p, &handled, err, err_size))
+        return true;
+    if (handled)
+        return false;
     switch (c->spec->op) {
     case VT_OP_MATMUL: {
-        int64_t m = key(c, "m"), k = key(c, "k"), n = key(c, "n");
+        int64_t m = bench_key(c, "m"), k = bench_key(c, "k"), n = bench_key(c, "n");
         p->n_in = 2;
         p->n_out = 1;
         p->in[0] = (tensor_plan){VT_F32, 2, {n, k}, FILL_F32, 0};
@@ -183,7 +172,8 @@ static bool plan_case(const bench_case *c, case_plan *p, char *err, size_t err_s
         return true;
     }
     case VT_OP_MOE_EXPERT_MATMUL: {
-        int64_t t = key(c, "t"), K = key(c, "topk"), e = key(c, "e"), m = key(c, "m"), k = key(c, "k");
+        int64_t t = bench_key(c, "t"), K = bench_key(c, "topk"), e = bench_key(c, "e"), m = bench_key(c, "m"),
+                k = bench_key(c, "k");
         p->n_in = 3;
         p->n_out = 1;
         p->in[0] = (tensor_plan){VT_F32, 2, {t, k}, FILL_F32, 0};
@@ -198,7 +188,7 @@ static bool plan_case(const bench_case *c, case_plan *p, char *err, size_t err_s
         return true;
     }
     case VT_OP_GET_ROWS: {
-        int64_t rows = key(c, "rows"), k = key(c, "k"), n = key(c, "n");
+        int64_t rows = bench_key(c, "rows"), k = bench_key(c, "k"), n = bench_key(c, "n");
         p->n_in = 2;
         p->n_out = 1;
         p->in[0] = (tensor_plan){c->wtype, 2, {rows, k}, FILL_BYTES, 0};
@@ -210,7 +200,7 @@ static bool plan_case(const bench_case *c, case_plan *p, char *err, size_t err_s
         return true;
     }
     case VT_OP_DEQUANTIZE: {
-        int64_t m = key(c, "m"), k = key(c, "k");
+        int64_t m = bench_key(c, "m"), k = bench_key(c, "k");
         p->n_in = 1;
         p->n_out = 1;
         p->in[0] = (tensor_plan){c->wtype, 2, {m, k}, FILL_BYTES, 0};
@@ -221,7 +211,7 @@ static bool plan_case(const bench_case *c, case_plan *p, char *err, size_t err_s
         return true;
     }
     case VT_OP_COPY: {
-        int64_t n = key(c, "n");
+        int64_t n = bench_key(c, "n");
         p->n_in = 1;
         p->n_out = 1;
         p->in[0] = (tensor_plan){c->wtype, 1, {n}, FILL_BYTES, 0};
@@ -245,6 +235,8 @@ static bool plan_bounded(const case_plan *p)
 {
     uint64_t total = 0, b;
     for (int i = 0; i < p->n_in + p->n_out; i++) {
+        if (i < p->n_in && p->in[i].fill == FILL_ABSENT)
+            continue;
         if (!plan_bytes(i < p->n_in ? &p->in[i] : &p->out[i - p->n_in], &b) || b > MAX_SET_BYTES - total)
             return false;
         total += b;
@@ -253,8 +245,9 @@ static bool plan_bounded(const case_plan *p)
 }
 
 /* Host contents of a tensor: random bytes in [0x04, 0x7b], f32 in
- * [-1, 1), or indices (per row of `row` values, distinct within a row when
- * the row fits, as a router's top-k ids are). */
+ * [lo, hi) ([-1, 1) when both are 0), one i32 value, or indices (per row of
+ * `row` values, distinct within a row when the row fits, as a router's
+ * top-k ids are). */
 static void *host_fill(const tensor_plan *t, size_t bytes, uint64_t *seed)
 {
     uint8_t *p = malloc(bytes ? bytes : 1);
@@ -262,8 +255,13 @@ static void *host_fill(const tensor_plan *t, size_t bytes, uint64_t *seed)
         return NULL;
     if (t->fill == FILL_F32) {
         float *f = (float *)(void *)p;
+        double lo = t->lo == 0 && t->hi == 0 ? -1.0 : t->lo, span = t->lo == 0 && t->hi == 0 ? 2.0 : t->hi - t->lo;
         for (size_t i = 0; i < bytes / 4; i++)
-            f[i] = (float)((double)(rng_next(seed) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+            f[i] = (float)(lo + (double)(rng_next(seed) >> 11) * (span / 9007199254740992.0));
+    } else if (t->fill == FILL_I32) {
+        int32_t *v = (int32_t *)(void *)p;
+        for (size_t i = 0; i < bytes / 4; i++)
+            v[i] = t->value;
     } else if (t->fill == FILL_INDEX) {
         int32_t *v = (int32_t *)(void *)p;
         int64_t row = t->shape[t->ndim - 1], n = (int64_t)(bytes / 4);
@@ -320,50 +318,60 @@ static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, 
         r->status = VT_E_SHAPE;
         return;
     }
-    uint64_t in_bytes[3] = {0}, out_bytes = 0, set_bytes = 0;
-    for (int i = 0; i < p.n_in; i++) {
-        plan_bytes(&p.in[i], &in_bytes[i]);
-        set_bytes += in_bytes[i];
+    /* host contents of the inputs, then of the INOUT outputs (states) */
+    enum { N_T = BENCH_MAX_IN + BENCH_MAX_OUT };
+    tensor_plan *tp[N_T];
+    uint64_t bytes[N_T] = {0}, set_bytes = 0;
+    for (int i = 0; i < p.n_in + p.n_out; i++) {
+        tp[i] = i < p.n_in ? &p.in[i] : &p.out[i - p.n_in];
+        if (tp[i]->fill != FILL_ABSENT) {
+            plan_bytes(tp[i], &bytes[i]);
+            set_bytes += bytes[i];
+        }
     }
-    plan_bytes(&p.out[0], &out_bytes);
-    set_bytes += out_bytes;
     int sets = set_bytes ? (int)((working + set_bytes - 1) / set_bytes) : 2;
     sets = sets < 2 ? 2 : sets > MAX_SETS ? MAX_SETS : sets;
     while (sets > 2 && free_mem && (uint64_t)sets * set_bytes > free_mem / 2)
         sets--;
     r->sets = sets;
-    vt_tensor *in[MAX_SETS][3], *out[MAX_SETS][1], *fence = NULL;
+    vt_tensor *in[MAX_SETS][BENCH_MAX_IN], *out[MAX_SETS][BENCH_MAX_OUT], *fence = NULL;
     memset(in, 0, sizeof in);
     memset(out, 0, sizeof out);
-    void *host[3] = {NULL, NULL, NULL};
+    void *host[N_T] = {NULL};
     uint64_t seed = 0x5eed;
     double *t = calloc((size_t)(reps > 0 ? reps : 1), sizeof *t);
     int64_t one = 1;
     vt_status st = t ? vt_tensor_create(dev, VT_F32, 1, &one, &fence) : VT_E_NO_MEMORY;
-    for (int i = 0; st == VT_OK && i < p.n_in; i++) {
-        host[i] = host_fill(&p.in[i], (size_t)in_bytes[i], &seed);
+    for (int i = 0; st == VT_OK && i < p.n_in + p.n_out; i++) {
+        if (tp[i]->fill == FILL_ABSENT || tp[i]->fill == FILL_NONE)
+            continue;
+        host[i] = host_fill(tp[i], (size_t)bytes[i], &seed);
         if (!host[i])
             st = VT_E_NO_MEMORY;
     }
     if (st == VT_OK && c->spec->op == VT_OP_MOE_EXPERT_MATMUL)
-        p.bytes += p.expert_bytes * (double)distinct_ids(host[2], (int64_t)(in_bytes[2] / 4), key(c, "e"));
+        p.bytes += p.expert_bytes * (double)distinct_ids(host[2], (int64_t)(bytes[2] / 4), bench_key(c, "e"));
     for (int s = 0; st == VT_OK && s < sets; s++) {
-        for (int i = 0; st == VT_OK && i < p.n_in; i++) {
-            st = vt_tensor_create(dev, p.in[i].dtype, p.in[i].ndim, p.in[i].shape, &in[s][i]);
-            if (st == VT_OK)
-                st = vt_tensor_write(in[s][i], host[i], (size_t)in_bytes[i]);
+        for (int i = 0; st == VT_OK && i < p.n_in + p.n_out; i++) {
+            if (tp[i]->fill == FILL_ABSENT)
+                continue;
+            vt_tensor **slot = i < p.n_in ? &in[s][i] : &out[s][i - p.n_in];
+            st = vt_tensor_create(dev, tp[i]->dtype, tp[i]->ndim, tp[i]->shape, slot);
+            if (st == VT_OK && host[i])
+                st = vt_tensor_write(*slot, host[i], (size_t)bytes[i]);
         }
-        if (st == VT_OK)
-            st = vt_tensor_create(dev, p.out[0].dtype, p.out[0].ndim, p.out[0].shape, &out[s][0]);
     }
+    const void *prm = p.params_size ? p.params : NULL;
     float fence_value;
     double wall = 0;
     if (st == VT_OK && !sync_mode)
-        st = bench_stream_time(dev, c->spec->op, in, out, p.n_in, sets, reps, warmup, t, &wall);
+        st = bench_stream_time(dev, c->spec->op, in, p.n_in, out, p.n_out, prm, p.params_size, sets, reps, warmup, t,
+                               &wall);
     for (int it = 0; sync_mode && st == VT_OK && it < warmup + reps; it++) {
         int s = it % sets;
         double t0 = bench_now_us();
-        st = vt_op_run(dev, c->spec->op, (const vt_tensor *const *)in[s], (uint32_t)p.n_in, out[s], 1, NULL, 0);
+        st = vt_op_run(dev, c->spec->op, (const vt_tensor *const *)in[s], (uint32_t)p.n_in, out[s], (uint32_t)p.n_out,
+                       prm, p.params_size);
         if (st == VT_OK)
             st = vt_tensor_read(fence, &fence_value, sizeof fence_value);
         if (it >= warmup)
@@ -379,12 +387,13 @@ static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, 
         r->bytes = p.bytes;
     }
     for (int s = 0; s < sets; s++) {
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < BENCH_MAX_IN; i++)
             vt_tensor_destroy(in[s][i]);
-        vt_tensor_destroy(out[s][0]);
+        for (int i = 0; i < BENCH_MAX_OUT; i++)
+            vt_tensor_destroy(out[s][i]);
     }
     vt_tensor_destroy(fence);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < N_T; i++)
         free(host[i]);
     free(t);
 }
@@ -438,7 +447,8 @@ static bool wtype_fits(vt_op op, vt_dtype t)
     case VT_OP_GET_ROWS: d[0] = t, d[1] = VT_I32, d[2] = VT_F32, n = 3; break;
     case VT_OP_DEQUANTIZE:
     case VT_OP_COPY: d[0] = t, d[1] = op == VT_OP_COPY ? t : VT_F32; break;
-    default: return false;
+    case VT_OP_ATTENTION: d[0] = VT_F32, d[1] = t; break; /* the wtype is the KV cache's */
+    default: d[0] = t, n = 1; break;                      /* the f32 ops */
     }
     return vt_op_sig_in_catalog(op, vt_sig_make(n, d));
 }
@@ -461,6 +471,8 @@ static void usage(FILE *f)
             "without --op: MatMul decode for each of its default wtypes\n"
             "default timing: a stream of enqueues with an event after each run and one wait (median of the\n"
             "  runs' times between events); --sync: one vt_op_run plus a fence read per run (a host wait each)\n"
+            "bytes: what a run must read and write at least (states read and written; Attention: the whole\n"
+            "  KV cache of s positions); GatedDeltaRule L2-normalises q and k\n"
             "--op Launch: per-op cost of a stream of %d Scale ops on one f32, enqueued and replayed from a graph\n"
             "--peer PATH: after each MatMul row, PATH (ggml's test-backend-ops, ../shared/peers/build-ggml-bench)\n"
             "  on the same shape: PATH perf -b CPU -o MUL_MAT -p \"type_a=T,type_b=f32,m=M,n=N,k=K,\", its time\n"
@@ -630,9 +642,7 @@ int vtctl_cmd_bench(int argc, char **argv)
         if (op == VT_OP_NONE)
             return vtctl_usage_error("bench", "no op named '%s' in the catalogue", op_name);
         if (!(spec = spec_of(op)))
-            return vtctl_usage_error("bench",
-                                     "bench has no plan for %s (it times MatMul, MoeExpertMatMul, GetRows, "
-                                     "Dequantize and Copy)",
+            return vtctl_usage_error("bench", "bench has no plan for %s (it times the ops of vtctl bench --help)",
                                      vt_op_name(op));
     }
     bench_case cases[MAX_CASES];
@@ -752,7 +762,8 @@ int vtctl_cmd_bench(int argc, char **argv)
             if (!with_peer)
                 continue;
             bench_peer_result p1;
-            bench_peer_matmul(peer, peer_backend, bc->wtype, key(bc, "m"), key(bc, "n"), key(bc, "k"), &p1);
+            bench_peer_matmul(peer, peer_backend, bc->wtype, bench_key(bc, "m"), bench_key(bc, "n"), bench_key(bc, "k"),
+                              &p1);
             if (!p1.ok) {
                 snprintf(pr.error, sizeof pr.error, "%s", p1.error);
                 n_peer = -1;

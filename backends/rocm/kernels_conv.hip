@@ -1,5 +1,6 @@
 // kernels_conv.hip - the causal depthwise convolutions of the rocm backend
-// (SPEC 7, ops 7, 8, 9). One thread per (sequence, channel): it computes
+// (SPEC 7, ops 7, 8, 9). Prefill: one thread per output element. The
+// state-updating forms: one thread per (sequence, channel): it computes
 // every output column, then shifts that channel's state row in place in
 // ascending order (each write reads a column ahead of it, never behind).
 #include "rocm_device.h"
@@ -49,27 +50,67 @@ __global__ void conv_spec_kernel(const float *x, const float *w, const float *bi
 }
 
 // x~ = [init or zeros (W-1), x]; the state out is the last W-1 columns.
+// One thread per element of a row [y[t] for t < T, then state[i]], so
+// neighbouring threads read neighbouring x (the window comes from cache).
+// I: the index type (32-bit when every index fits: no 64-bit divisions).
+template <typename I>
 __global__ void conv_prefill_kernel(const float *x, const float *w, const float *bias, const float *init, float *y,
-                                    float *state_out, int64_t B, int64_t D, int64_t T, int64_t W, int silu)
+                                    float *state_out, I B, I D, I T, I W, int silu)
 {
-    int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t bd = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; bd < B * D; bd += stride) {
-        int64_t d = bd % D;
+    I row = T + W - 1, total = B * D * row, stride = (I)gridDim.x * blockDim.x;
+    for (I e = (I)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
+        I bd = e / row, t = e % row, d = bd % D;
         const float *xr = x + bd * T;
         const float *ir = init ? init + bd * (W - 1) : nullptr;
-        const float *wr = w + d * W;
-        for (int64_t t = 0; t < T; t++) {
-            float acc = bias ? bias[d] : 0.0f;
-            for (int64_t j = 0; j < W; j++) {
-                int64_t k = t + j;
-                float e = k < W - 1 ? (ir ? ir[k] : 0.0f) : xr[k - (W - 1)];
-                acc += wr[j] * e;
-            }
-            y[bd * T + t] = act(acc, silu);
+        if (t >= T) { // state column i = x~[T + i]
+            I k = t;
+            state_out[bd * (W - 1) + (t - T)] = k < W - 1 ? (ir ? ir[k] : 0.0f) : xr[k - (W - 1)];
+            continue;
         }
-        for (int64_t i = 0; i < W - 1; i++) {
-            int64_t k = T + i;
-            state_out[bd * (W - 1) + i] = k < W - 1 ? (ir ? ir[k] : 0.0f) : xr[k - (W - 1)];
+        const float *wr = w + d * W;
+        float acc = bias ? bias[d] : 0.0f;
+        for (I j = 0; j < W; j++) {
+            I k = t + j;
+            float v = k < W - 1 ? (ir ? ir[k] : 0.0f) : xr[k - (W - 1)];
+            acc += wr[j] * v;
+        }
+        y[bd * T + t] = act(acc, silu);
+    }
+}
+
+// CausalConv1d for W = 4 (the usual width): one thread per 4 consecutive
+// columns of a row [y, then the state], the 7 values of x~ they need in
+// registers; the same sums in the same order as conv_prefill_kernel.
+template <typename I>
+__global__ void conv_prefill_w4_kernel(const float *x, const float *w, const float *bias, const float *init, float *y,
+                                       float *state_out, I B, I D, I T, int silu)
+{
+    const I row = T + 3, groups = (row + 3) / 4, total = B * D * groups, stride = (I)gridDim.x * blockDim.x;
+    for (I e = (I)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
+        I bd = e / groups, t0 = (e % groups) * 4, d = bd % D;
+        const float *xr = x + bd * T;
+        const float *ir = init ? init + bd * 3 : nullptr;
+        float xt[7]; // x~[t0 .. t0 + 6], x~[k] = k < 3 ? init : x[k - 3]
+#pragma unroll
+        for (int j = 0; j < 7; j++) {
+            I k = t0 + j;
+            xt[j] = k < 3 ? (ir ? ir[k] : 0.0f) : k - 3 < T ? xr[k - 3] : 0.0f;
+        }
+        const float w0 = w[d * 4], w1 = w[d * 4 + 1], w2 = w[d * 4 + 2], w3 = w[d * 4 + 3];
+        const float b0 = bias ? bias[d] : 0.0f;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            I t = t0 + u;
+            if (t < T) {
+                float acc = b0;
+                acc += w0 * xt[u];
+                acc += w1 * xt[u + 1];
+                acc += w2 * xt[u + 2];
+                acc += w3 * xt[u + 3];
+                y[bd * T + t] = act(acc, silu);
+            } else if (t < row) { // state column t - T = x~[t]
+                state_out[bd * 3 + (t - T)] = xt[u];
+            }
         }
     }
 }
@@ -125,8 +166,20 @@ extern "C" hipError_t vt_rocm_launch_conv_prefill(const float *x, const float *w
 {
     if (B * D <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(conv_prefill_kernel, dim3(vt_grid_for(B * D, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, x,
-                       w, bias, init, y, state_out, B, D, T, W, silu);
+    int64_t total = B * D * (T + W - 1);
+    dim3 grid(vt_grid_for(total, VT_ROCM_BLOCK)), block(VT_ROCM_BLOCK);
+    if (W == 4 && total < ((int64_t)1 << 31) - (int64_t)grid.x * VT_ROCM_BLOCK) {
+        dim3 grid4(vt_grid_for(B * D * ((T + 6) / 4), VT_ROCM_BLOCK));
+        hipLaunchKernelGGL(conv_prefill_w4_kernel<uint32_t>, grid4, block, 0, stream, x, w, bias, init, y, state_out,
+                           (uint32_t)B, (uint32_t)D, (uint32_t)T, silu);
+        return hipGetLastError();
+    }
+    if (total < ((int64_t)1 << 31) - (int64_t)grid.x * VT_ROCM_BLOCK)
+        hipLaunchKernelGGL(conv_prefill_kernel<uint32_t>, grid, block, 0, stream, x, w, bias, init, y, state_out,
+                           (uint32_t)B, (uint32_t)D, (uint32_t)T, (uint32_t)W, silu);
+    else
+        hipLaunchKernelGGL(conv_prefill_kernel<int64_t>, grid, block, 0, stream, x, w, bias, init, y, state_out, B, D,
+                           T, W, silu);
     return hipGetLastError();
 }
 

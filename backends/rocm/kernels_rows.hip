@@ -30,6 +30,52 @@ __global__ void norm_kernel(int kind, const float *x, const float *w, const floa
     }
 }
 
+// The same norms for long rows (a hidden state of a decode step): one
+// block of NORM_WIDE threads per row, 16-byte loads when the row is whole
+// float4s (VEC), so a row of 4096 is one load per thread per pass.
+#define NORM_WIDE 1024
+template <bool VEC>
+__global__ void norm_wide_kernel(int kind, const float *x, const float *w, const float *z, float *y, int64_t rows,
+                                 int64_t n, float eps)
+{
+    __shared__ float shm[NORM_WIDE];
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        const float *xr = x + r * n;
+        float ss = 0.0f;
+        if (VEC) {
+            for (int64_t j = threadIdx.x; j < n / 4; j += NORM_WIDE) {
+                float4 v = ((const float4 *)xr)[j];
+                ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+            }
+        } else {
+            for (int64_t j = threadIdx.x; j < n; j += NORM_WIDE)
+                ss += xr[j] * xr[j];
+        }
+        shm[threadIdx.x] = ss;
+        __syncthreads();
+        for (int st = NORM_WIDE / 2; st > 0; st >>= 1) {
+            if ((int)threadIdx.x < st)
+                shm[threadIdx.x] += shm[threadIdx.x + st];
+            __syncthreads();
+        }
+        ss = shm[0];
+        __syncthreads();
+        float inv = kind == VT_ROCM_NORM_L2 ? 1.0f / sqrtf(ss + eps) : 1.0f / sqrtf(ss / (float)n + eps);
+        for (int64_t j = threadIdx.x; j < (VEC ? n / 4 : n); j += NORM_WIDE) {
+            int c = VEC ? 4 : 1;
+            for (int u = 0; u < c; u++) {
+                int64_t i = VEC ? 4 * j + u : j;
+                float v = xr[i] * inv;
+                if (w)
+                    v *= w[i];
+                if (kind == VT_ROCM_NORM_GATED)
+                    v *= vt_silu(z[r * n + i]);
+                y[r * n + i] = v;
+            }
+        }
+    }
+}
+
 __global__ void softmax_kernel(const float *x, const float *mask, int64_t mask_elems, float *y, int64_t rows, int64_t n,
                                float scale, const vt_rocm_err *err)
 {
@@ -120,6 +166,109 @@ __global__ void softmax_scan_kernel(const float *x, const float *mask, int64_t m
     vt_rocm_err_set(err, VT_ROCM_ERR_SOFTMAX_X_INF + kind, op, VT_ROCM_NAME_X, r, i, mi, 0);
 }
 
+// Softmax and its +inf scan for few long rows (a vocabulary row): nb
+// blocks per row, each over a slice of per elements.
+__device__ inline float softmax_logit(const float *x, const float *mask, int64_t mask_elems, int64_t e, float scale)
+{
+    return x[e] * scale + (mask ? mask[e % mask_elems] : 0.0f);
+}
+
+// The scan of softmax_scan_kernel over slices: the same codes, so the
+// minimum over the blocks is the same first offence.
+__global__ void softmax_scan_split_kernel(const float *x, const float *mask, int64_t mask_elems, int64_t rows,
+                                          int64_t n, int64_t nb, float scale, vt_rocm_err *err, uint32_t op)
+{
+    __shared__ int64_t shm[VT_ROCM_BLOCK];
+    __shared__ bool last;
+    int64_t r = blockIdx.x / nb, per = (n + nb - 1) / nb, i0 = (blockIdx.x % nb) * per;
+    int64_t i1 = i0 + per < n ? i0 + per : n, first = n;
+    for (int64_t j = i0 + threadIdx.x; j < i1 && first == n; j += blockDim.x) {
+        float xv = x[r * n + j], m = mask ? mask[(r * n + j) % mask_elems] : 0.0f, v = xv * scale + m;
+        if (xv == INFINITY || m == INFINITY || v == INFINITY || (v != v && xv == xv && m == m))
+            first = j;
+    }
+    shm[threadIdx.x] = first;
+    __syncthreads();
+    for (int st = VT_ROCM_BLOCK / 2; st > 0; st >>= 1) {
+        if ((int)threadIdx.x < st && shm[threadIdx.x + st] < shm[threadIdx.x])
+            shm[threadIdx.x] = shm[threadIdx.x + st];
+        __syncthreads();
+    }
+    first = shm[0];
+    if (threadIdx.x == 0) {
+        if (first < n) {
+            float xv = x[r * n + first], m = mask ? mask[(r * n + first) % mask_elems] : 0.0f, v = xv * scale + m;
+            unsigned long long kind = xv == INFINITY ? 0 : m == INFINITY ? 1 : v == INFINITY ? 2 : 3;
+            atomicMin(&err->scan, ((unsigned long long)r << 34) | ((unsigned long long)first << 2) | kind);
+        }
+        __threadfence();
+        last = atomicAdd(&err->blocks_done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last || threadIdx.x != 0)
+        return;
+    unsigned long long w = atomicExch(&err->scan, ~0ull);
+    err->blocks_done = 0;
+    if (w == ~0ull)
+        return;
+    int64_t rr = (int64_t)(w >> 34), i = (int64_t)((w >> 2) & 0xffffffffu);
+    uint32_t kind = (uint32_t)(w & 3);
+    int64_t mi = mask_elems >= n ? (rr * n + i) % mask_elems : 0;
+    vt_rocm_err_set(err, VT_ROCM_ERR_SOFTMAX_X_INF + kind, op, VT_ROCM_NAME_X, rr, i, mi, 0);
+}
+
+// Pass 1: each slice's maximum m and sum of e^(v - m) into part[row][slice].
+__global__ void softmax_part_kernel(const float *x, const float *mask, int64_t mask_elems, int64_t n, int64_t nb,
+                                    float scale, float2 *part, const vt_rocm_err *err)
+{
+    __shared__ float shm[VT_ROCM_BLOCK];
+    if (err && err->code)
+        return;
+    int64_t r = blockIdx.x / nb, per = (n + nb - 1) / nb, i0 = (blockIdx.x % nb) * per;
+    int64_t i1 = i0 + per < n ? i0 + per : n;
+    float mx = -INFINITY;
+    for (int64_t j = i0 + threadIdx.x; j < i1; j += blockDim.x)
+        mx = fmaxf(mx, softmax_logit(x, mask, mask_elems, r * n + j, scale));
+    mx = vt_block_max(mx, shm);
+    float sum = 0.0f;
+    if (mx != -INFINITY)
+        for (int64_t j = i0 + threadIdx.x; j < i1; j += blockDim.x)
+            sum += expf(softmax_logit(x, mask, mask_elems, r * n + j, scale) - mx);
+    sum = vt_block_sum(sum, shm);
+    if (threadIdx.x == 0)
+        part[blockIdx.x] = make_float2(mx, sum);
+}
+
+// Pass 2: the row's maximum and sum from its slices (every block the same
+// way), then y = e^(v - M) / S over this block's slice; zeros when every
+// logit of the row is -inf.
+__global__ void softmax_apply_kernel(const float *x, const float *mask, int64_t mask_elems, float *y, int64_t n,
+                                     int64_t nb, float scale, const float2 *part, const vt_rocm_err *err)
+{
+    __shared__ float red[2];
+    if (err && err->code)
+        return;
+    int64_t r = blockIdx.x / nb, per = (n + nb - 1) / nb, i0 = (blockIdx.x % nb) * per;
+    int64_t i1 = i0 + per < n ? i0 + per : n;
+    if (threadIdx.x == 0) {
+        const float2 *pr = part + r * nb;
+        float M = -INFINITY, S = 0.0f;
+        for (int64_t b = 0; b < nb; b++)
+            M = fmaxf(M, pr[b].x);
+        for (int64_t b = 0; M != -INFINITY && b < nb; b++)
+            if (pr[b].x != -INFINITY)
+                S += pr[b].y * expf(pr[b].x - M);
+        red[0] = M;
+        red[1] = S;
+    }
+    __syncthreads();
+    float M = red[0], inv = 1.0f / red[1];
+    for (int64_t j = i0 + threadIdx.x; j < i1; j += blockDim.x) {
+        int64_t e = r * n + j;
+        y[e] = M == -INFINITY ? 0.0f : expf(softmax_logit(x, mask, mask_elems, e, scale) - M) * inv;
+    }
+}
+
 __global__ void rope_kernel(const float *x, const int32_t *pos, float *y, int64_t T, int64_t H, int64_t d,
                             int32_t n_rot, float theta, int neox)
 {
@@ -162,6 +311,15 @@ extern "C" hipError_t vt_rocm_launch_norm(int kind, const float *x, const float 
 {
     if (rows <= 0 || n <= 0)
         return hipSuccess;
+    if (n >= 2048 && rows <= 256) { // few long rows: a wide block per row
+        if (n % 4 == 0 && ((uintptr_t)x & 15) == 0)
+            hipLaunchKernelGGL(norm_wide_kernel<true>, dim3(row_grid(rows)), dim3(NORM_WIDE), 0, stream, kind, x, w, z,
+                               y, rows, n, eps);
+        else
+            hipLaunchKernelGGL(norm_wide_kernel<false>, dim3(row_grid(rows)), dim3(NORM_WIDE), 0, stream, kind, x, w, z,
+                               y, rows, n, eps);
+        return hipGetLastError();
+    }
     hipLaunchKernelGGL(norm_kernel, dim3(row_grid(rows)), dim3(VT_ROCM_BLOCK), 0, stream, kind, x, w, z, y, rows, n,
                        eps);
     return hipGetLastError();
@@ -186,6 +344,27 @@ extern "C" hipError_t vt_rocm_launch_softmax_scan(const float *x, const float *m
         return hipSuccess;
     hipLaunchKernelGGL(softmax_scan_kernel, dim3(row_grid(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, mask,
                        mask_elems > 0 ? mask_elems : 1, row0, rows, n, scale, err, op);
+    return hipGetLastError();
+}
+
+extern "C" hipError_t vt_rocm_launch_softmax_split(const float *x, const float *mask, int64_t mask_elems, float *y,
+                                                   int64_t rows, int64_t n, int64_t nb, float scale, void *part,
+                                                   vt_rocm_err *err, uint32_t op, hipStream_t stream)
+{
+    if (rows <= 0 || n <= 0)
+        return hipSuccess;
+    int64_t me = mask_elems > 0 ? mask_elems : 1;
+    dim3 grid((unsigned)(rows * nb)), block(VT_ROCM_BLOCK);
+    hipLaunchKernelGGL(softmax_scan_split_kernel, grid, block, 0, stream, x, mask, me, rows, n, nb, scale, err, op);
+    hipError_t e = hipGetLastError();
+    if (e != hipSuccess)
+        return e;
+    hipLaunchKernelGGL(softmax_part_kernel, grid, block, 0, stream, x, mask, me, n, nb, scale, (float2 *)part, err);
+    e = hipGetLastError();
+    if (e != hipSuccess)
+        return e;
+    hipLaunchKernelGGL(softmax_apply_kernel, grid, block, 0, stream, x, mask, me, y, n, nb, scale, (const float2 *)part,
+                       err);
     return hipGetLastError();
 }
 

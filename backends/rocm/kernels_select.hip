@@ -95,6 +95,67 @@ __global__ void scan_kernel(const float *x, int64_t rows, int64_t n, int samplin
         vt_rocm_err_set(err, VT_ROCM_ERR_NO_FINITE, op, name, (int64_t)((w >> 34) & ((1ull << 29) - 1)), 0, 0, 0);
 }
 
+// scan_kernel for few long rows: nb blocks per row, each over a slice; a
+// slice's NaN and +inf go to err->scan as scan_kernel's codes (their
+// minimum is the same first offence), whether it holds a finite value to
+// fin[row * nb + slice]; the last block adds "no finite value" for the rows
+// where no slice had one (when sampling) and reports as scan_kernel.
+__global__ void scan_split_kernel(const float *x, int64_t rows, int64_t n, int64_t nb, int sampling, uint8_t *fin,
+                                  vt_rocm_err *err, uint32_t op, uint32_t name)
+{
+    __shared__ int64_t shm[VT_ROCM_BLOCK];
+    __shared__ bool last;
+    int64_t r = blockIdx.x / nb, b = blockIdx.x % nb, per = (n + nb - 1) / nb;
+    int64_t i0 = b * per, i1 = i0 + per < n ? i0 + per : n;
+    int64_t first_nan = n, first_inf = n, first_finite = n;
+    for (int64_t i = i0 + threadIdx.x; i < i1; i += blockDim.x) {
+        float v = x[r * n + i];
+        if (v != v && i < first_nan)
+            first_nan = i;
+        if (v == INFINITY && i < first_inf)
+            first_inf = i;
+        if (v - v == 0.0f && i < first_finite)
+            first_finite = i;
+    }
+    first_nan = block_min(first_nan, shm);
+    first_inf = block_min(first_inf, shm);
+    first_finite = block_min(first_finite, shm);
+    if (threadIdx.x == 0) {
+        unsigned long long code = ~0ull;
+        if (first_nan < n)
+            code = ((unsigned long long)r << 32) | (unsigned long long)first_nan;
+        else if (sampling && first_inf < n)
+            code = (1ull << 63) | ((unsigned long long)r << 34) | (1ull << 32) | (unsigned long long)first_inf;
+        if (code != ~0ull)
+            atomicMin(&err->scan, code);
+        fin[blockIdx.x] = first_finite < n;
+        __threadfence();
+        last = atomicAdd(&err->blocks_done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last || threadIdx.x != 0)
+        return;
+    __threadfence();
+    for (int64_t row = 0; sampling && row < rows; row++) {
+        bool any = false;
+        for (int64_t j = 0; j < nb && !any; j++)
+            any = ((volatile uint8_t *)fin)[row * nb + j] != 0;
+        if (!any)
+            atomicMin(&err->scan, (1ull << 63) | ((unsigned long long)row << 34) | (2ull << 32));
+    }
+    unsigned long long w = atomicExch(&err->scan, ~0ull);
+    err->blocks_done = 0;
+    if (w == ~0ull)
+        return;
+    if (!(w >> 63))
+        vt_rocm_err_set(err, VT_ROCM_ERR_NAN, op, name, (int64_t)(w >> 32), (int64_t)(w & 0xffffffffu), 0, 0);
+    else if (((w >> 32) & 3) == 1)
+        vt_rocm_err_set(err, VT_ROCM_ERR_INF, op, name, (int64_t)((w >> 34) & ((1ull << 29) - 1)),
+                        (int64_t)(w & 0xffffffffu), 0, 0);
+    else
+        vt_rocm_err_set(err, VT_ROCM_ERR_NO_FINITE, op, name, (int64_t)((w >> 34) & ((1ull << 29) - 1)), 0, 0, 0);
+}
+
 __global__ void argmax_kernel(const float *x, int64_t rows, int64_t n, int32_t *out)
 {
     __shared__ float sv[VT_ROCM_BLOCK];
@@ -125,6 +186,87 @@ __global__ void argmax_kernel(const float *x, int64_t rows, int64_t n, int32_t *
     }
 }
 
+// Argmax and its NaN refusal in one pass, for few rows: nb blocks per row
+// each take a slice, put their best into part and their first NaN into
+// err->scan (row-major first wins, as scan_kernel); the last block to
+// finish picks each row's best over its nb slices (ties to the lower
+// index) and turns the NaN into the queue's error word.
+__global__ void argmax_split_kernel(const float *x, int64_t rows, int64_t n, int64_t nb, cand *part, int32_t *out,
+                                    vt_rocm_err *err, uint32_t op, uint32_t name)
+{
+    __shared__ float sv[VT_ROCM_BLOCK];
+    __shared__ int32_t si[VT_ROCM_BLOCK];
+    __shared__ int64_t shm[VT_ROCM_BLOCK];
+    __shared__ bool last;
+    int64_t r = blockIdx.x / nb, b = blockIdx.x % nb, per = (n + nb - 1) / nb;
+    int64_t i0 = b * per, i1 = i0 + per < n ? i0 + per : n;
+    cand best = {-INFINITY, INT32_MAX};
+    int64_t first_nan = n;
+    for (int64_t i = i0 + threadIdx.x; i < i1; i += blockDim.x) {
+        cand c = {x[r * n + i], (int32_t)i};
+        if (c.v != c.v && i < first_nan)
+            first_nan = i;
+        if (best.i == INT32_MAX || before(c, best))
+            best = c;
+    }
+    first_nan = block_min(first_nan, shm);
+    sv[threadIdx.x] = best.v;
+    si[threadIdx.x] = best.i;
+    __syncthreads();
+    for (int st = VT_ROCM_BLOCK / 2; st > 0; st >>= 1) {
+        if ((int)threadIdx.x < st) {
+            cand a = {sv[threadIdx.x], si[threadIdx.x]}, c = {sv[threadIdx.x + st], si[threadIdx.x + st]};
+            if (c.i != INT32_MAX && (a.i == INT32_MAX || before(c, a))) {
+                sv[threadIdx.x] = c.v;
+                si[threadIdx.x] = c.i;
+            }
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        part[blockIdx.x] = cand{sv[0], si[0]};
+        if (first_nan < n)
+            atomicMin(&err->scan, ((unsigned long long)r << 32) | (unsigned long long)first_nan);
+        __threadfence();
+        last = atomicAdd(&err->blocks_done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence();
+    for (int64_t row = 0; row < rows; row++) {
+        cand c = {-INFINITY, INT32_MAX};
+        for (int64_t j = threadIdx.x; j < nb; j += blockDim.x) {
+            const volatile cand *vp = part + row * nb + j; // other blocks wrote it
+            cand pj = {vp->v, vp->i};
+            if (pj.i != INT32_MAX && (c.i == INT32_MAX || before(pj, c)))
+                c = pj;
+        }
+        sv[threadIdx.x] = c.v;
+        si[threadIdx.x] = c.i;
+        __syncthreads();
+        for (int st = VT_ROCM_BLOCK / 2; st > 0; st >>= 1) {
+            if ((int)threadIdx.x < st) {
+                cand a = {sv[threadIdx.x], si[threadIdx.x]}, o = {sv[threadIdx.x + st], si[threadIdx.x + st]};
+                if (o.i != INT32_MAX && (a.i == INT32_MAX || before(o, a))) {
+                    sv[threadIdx.x] = o.v;
+                    si[threadIdx.x] = o.i;
+                }
+            }
+            __syncthreads();
+        }
+        if (threadIdx.x == 0)
+            out[row] = si[0];
+        __syncthreads();
+    }
+    if (threadIdx.x != 0)
+        return;
+    unsigned long long w = atomicExch(&err->scan, ~0ull);
+    err->blocks_done = 0;
+    if (w != ~0ull)
+        vt_rocm_err_set(err, VT_ROCM_ERR_NAN, op, name, (int64_t)(w >> 32), (int64_t)(w & 0xffffffffu), 0, 0);
+}
+
 // Bitonic sort of each row's candidates (padded to p, a power of two, with
 // entries that come after every real one), one block per row.
 __global__ void sort_kernel(const float *x, int64_t rows, int64_t n, int64_t p, cand *scratch)
@@ -152,6 +294,41 @@ __global__ void sort_kernel(const float *x, int64_t rows, int64_t n, int64_t p, 
             }
         __syncthreads();
     }
+}
+
+// One pass of the sliced selection of TopK and Sample: block (row, slice)
+// takes sl candidates of its row (from x with their indices on the first
+// pass, else from in), padded with entries that come after every real
+// one, sorts them in shared memory (bitonic, "before" order) and writes
+// its first kk to out[row][slice]. The top k of a row are among the top k
+// of its slices, so passes shrink a row to one sorted run of kk.
+__global__ void slice_topk_kernel(const float *x, const cand *in, int64_t m, int64_t sl, int64_t kk, int64_t nslices,
+                                  cand *out)
+{
+    extern __shared__ cand sc[]; // sl
+    int64_t row = blockIdx.x / nslices, base = (blockIdx.x % nslices) * sl;
+    for (int64_t i = threadIdx.x; i < sl; i += blockDim.x) {
+        int64_t j = base + i;
+        sc[i] = j >= m ? cand{-INFINITY, INT32_MAX} : x ? cand{x[row * m + j], (int32_t)j} : in[row * m + j];
+    }
+    __syncthreads();
+    for (int64_t size = 2; size <= sl; size <<= 1)
+        for (int64_t stride = size >> 1; stride > 0; stride >>= 1) {
+            for (int64_t i = threadIdx.x; i < sl; i += blockDim.x) {
+                int64_t j = i ^ stride;
+                if (j > i) {
+                    cand a = sc[i], b = sc[j];
+                    bool swap = (i & size) == 0 ? before(b, a) : before(a, b);
+                    if (swap) {
+                        sc[i] = b;
+                        sc[j] = a;
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    for (int64_t i = threadIdx.x; i < kk; i += blockDim.x)
+        out[blockIdx.x * kk + i] = sc[i];
 }
 
 __global__ void topk_out_kernel(const cand *scratch, int64_t rows, int64_t p, int64_t k, float *values,
@@ -276,11 +453,40 @@ extern "C" hipError_t vt_rocm_launch_scan(const float *x, int64_t rows, int64_t 
     return hipGetLastError();
 }
 
+extern "C" hipError_t vt_rocm_launch_scan_split(const float *x, int64_t rows, int64_t n, int64_t nb, int sampling,
+                                                void *fin, vt_rocm_err *err, uint32_t op, uint32_t name,
+                                                hipStream_t stream)
+{
+    if (rows <= 0 || n <= 0)
+        return hipSuccess;
+    hipLaunchKernelGGL(scan_split_kernel, dim3((unsigned)(rows * nb)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, nb,
+                       sampling, (uint8_t *)fin, err, op, name);
+    return hipGetLastError();
+}
+
 extern "C" hipError_t vt_rocm_launch_argmax(const float *x, int64_t rows, int64_t n, int32_t *out, hipStream_t stream)
 {
     if (rows <= 0 || n <= 0)
         return hipSuccess;
     hipLaunchKernelGGL(argmax_kernel, dim3(row_blocks(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, out);
+    return hipGetLastError();
+}
+
+extern "C" int64_t vt_rocm_argmax_split_blocks(int64_t rows, int64_t n)
+{
+    int64_t nb = (n + 2047) / 2048;
+    nb = nb > 128 ? 128 : nb;
+    return rows > 0 && rows <= 64 && nb >= 2 ? nb : 0;
+}
+
+extern "C" hipError_t vt_rocm_launch_argmax_checked(const float *x, int64_t rows, int64_t n, int64_t nb, void *part,
+                                                    int32_t *out, vt_rocm_err *err, uint32_t op, uint32_t name,
+                                                    hipStream_t stream)
+{
+    if (rows <= 0 || n <= 0)
+        return hipSuccess;
+    hipLaunchKernelGGL(argmax_split_kernel, dim3((unsigned)(rows * nb)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, nb,
+                       (cand *)part, out, err, op, name);
     return hipGetLastError();
 }
 
@@ -291,6 +497,17 @@ extern "C" hipError_t vt_rocm_launch_sort_rows(const float *x, int64_t rows, int
         return hipSuccess;
     hipLaunchKernelGGL(sort_kernel, dim3(row_blocks(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, p,
                        (cand *)scratch);
+    return hipGetLastError();
+}
+
+extern "C" hipError_t vt_rocm_launch_slice_topk(const float *x, const void *in, int64_t rows, int64_t m, int64_t sl,
+                                                int64_t kk, void *out, hipStream_t stream)
+{
+    int64_t nslices = (m + sl - 1) / sl;
+    if (rows <= 0 || m <= 0)
+        return hipSuccess;
+    hipLaunchKernelGGL(slice_topk_kernel, dim3((unsigned)(rows * nslices)), dim3(VT_ROCM_BLOCK),
+                       (size_t)sl * sizeof(cand), stream, x, (const cand *)in, m, sl, kk, nslices, (cand *)out);
     return hipGetLastError();
 }
 

@@ -55,6 +55,17 @@ static vt_status k_softmax(vt_backend_ctx *c, int dev, const vt_op_args *a, char
     if ((uint64_t)n >> 32) /* the scan's word holds a 32-bit index */
         return vt_why(VT_E_INVALID_ARG, why, why_size,
                       "rows of %lld elements: the rocm backend's +inf scan takes at most 2^32 per row", (long long)n);
+    int64_t nb = vt_rocm_argmax_split_blocks(rows, n);
+    if (nb) { /* few long rows: every pass over many blocks */
+        void *part;
+        vt_status st = vt_rocm_call_scratch(&L_, (uint64_t)(rows * nb) * 8, &part, why, why_size);
+        if (st != VT_OK)
+            return st;
+        hipError_t e = vt_rocm_launch_softmax_split(X(0), mask ? X(1) : NULL, nm, Y(0), rows, n, nb, scale, part,
+                                                    L_.q->err, a->op, s);
+        vt_rocm_checked(&L_);
+        return vt_rocm_done(&L_, e, "Softmax (10)", why, why_size);
+    }
     hipError_t e = softmax_scan(&L_, X(0), mask ? X(1) : NULL, nm, rows, n, scale);
     if (e == hipSuccess)
         e = vt_rocm_launch_softmax(X(0), mask ? X(1) : NULL, nm, Y(0), rows, n, scale, L_.q->err, s);

@@ -73,6 +73,13 @@ hipError_t vt_rocm_launch_softmax_scan(const float *x, const float *mask, int64_
                                        int64_t rows, int64_t n, float scale, vt_rocm_err *err, uint32_t op,
                                        hipStream_t stream);
 
+/* Softmax with its +inf scan for few long rows: nb blocks per row (the
+ * scan, the slices' maxima and sums into part, rows x nb float pairs of
+ * scratch, then the output). */
+hipError_t vt_rocm_launch_softmax_split(const float *x, const float *mask, int64_t mask_elems, float *y, int64_t rows,
+                                        int64_t n, int64_t nb, float scale, void *part, vt_rocm_err *err, uint32_t op,
+                                        hipStream_t stream);
+
 /* Rope over x [T,H,d] at positions pos[T]; neox: pairs (i, i+n_rot/2). */
 hipError_t vt_rocm_launch_rope(const float *x, const int32_t *pos, float *y, int64_t T, int64_t H, int64_t d,
                                int32_t n_rot, float theta, int neox, hipStream_t stream);
@@ -88,10 +95,15 @@ hipError_t vt_rocm_launch_index_select(const void *src, const void *idx, int idx
 hipError_t vt_rocm_launch_kv_write(const float *k, const int32_t *slots, void *cache, uint32_t cache_dtype, int64_t T,
                                    int64_t n, hipStream_t stream);
 
-/* Attention (see SPEC 7, op 30). kv dtype f32/f16/bf16. */
+/* Attention (see SPEC 7, op 30). kv dtype f32/f16/bf16. Up to
+ * VT_ROCM_ATTN_SPLIT_MAX_T queries (decode) are split over chunks of keys
+ * when scratch (vt_rocm_attention_scratch_bytes of the shape, non-zero) is
+ * given; otherwise one block per (query, head). */
+#define VT_ROCM_ATTN_SPLIT_MAX_T 16
+uint64_t vt_rocm_attention_scratch_bytes(int64_t T, int64_t Hq, int64_t Hkv, int64_t S, int64_t d, int64_t dv);
 hipError_t vt_rocm_launch_attention(const float *q, const void *k, const void *v, uint32_t kv_dtype, const int32_t *pos,
                                     float *o, int64_t T, int64_t Hq, int64_t Hkv, int64_t S, int64_t d, int64_t dv,
-                                    float scale, int32_t window, hipStream_t stream);
+                                    float scale, int32_t window, void *scratch, hipStream_t stream);
 
 /* DsaIndexerLogits (op 34); k dtype f32/f16/bf16. */
 hipError_t vt_rocm_launch_dsa_logits(const float *q, const void *k, uint32_t k_dtype, const float *w,
@@ -164,13 +176,35 @@ hipError_t vt_rocm_launch_mmv_moe(const float *x, int x_per_slot, const void *w,
 hipError_t vt_rocm_launch_scan(const float *x, int64_t rows, int64_t n, int sampling, vt_rocm_err *err, uint32_t op,
                                uint32_t name, hipStream_t stream);
 
+/* vt_rocm_launch_scan over few long rows, nb blocks per row
+ * (vt_rocm_argmax_split_blocks), fin: rows x nb bytes of scratch. */
+hipError_t vt_rocm_launch_scan_split(const float *x, int64_t rows, int64_t n, int64_t nb, int sampling, void *fin,
+                                     vt_rocm_err *err, uint32_t op, uint32_t name, hipStream_t stream);
+
 /* Argmax per row (ties to the lower index). */
 hipError_t vt_rocm_launch_argmax(const float *x, int64_t rows, int64_t n, int32_t *out, hipStream_t stream);
+
+/* Blocks per row of the one-pass Argmax over few long rows, 0 when the
+ * shape takes the scan and one block per row. */
+int64_t vt_rocm_argmax_split_blocks(int64_t rows, int64_t n);
+
+/* Argmax with the scan's NaN refusal in one pass: nb blocks per row, their
+ * candidates in part (rows x nb x 8 bytes of scratch). */
+hipError_t vt_rocm_launch_argmax_checked(const float *x, int64_t rows, int64_t n, int64_t nb, void *part, int32_t *out,
+                                         vt_rocm_err *err, uint32_t op, uint32_t name, hipStream_t stream);
 
 /* Sort each row's (value, index) candidates into scratch (rows x p pairs,
  * p a power of two >= n): value descending, ties by ascending index. */
 hipError_t vt_rocm_launch_sort_rows(const float *x, int64_t rows, int64_t n, int64_t p, void *scratch,
                                     hipStream_t stream);
+
+/* One pass of the sliced top-kk selection (kk <= sl / 2, sl a power of
+ * two <= VT_ROCM_SLICE_MAX): each row's m candidates (x with their indices
+ * when x is given, else in: rows x m pairs) in slices of sl, each slice's
+ * kk best, sorted, to out (rows x ceil(m / sl) x kk pairs). */
+#define VT_ROCM_SLICE_MAX 4096
+hipError_t vt_rocm_launch_slice_topk(const float *x, const void *in, int64_t rows, int64_t m, int64_t sl, int64_t kk,
+                                     void *out, hipStream_t stream);
 
 /* TopK from sorted rows: the first k values and indices of each row. */
 hipError_t vt_rocm_launch_topk_out(const void *scratch, int64_t rows, int64_t p, int64_t k, float *values,
