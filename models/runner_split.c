@@ -159,18 +159,25 @@ vt_status vt_runner_plan_split(vt_gguf *g, vt_device *const *devs, uint32_t n, c
     out->placed = next;
     out->fits = st == VT_OK && next == hp.L;
     uint64_t need_next = st == VT_OK && next < hp.L ? c[n - 1].layer[next] : 0;
+    uint64_t scratch_last = c[n - 1].scratch, budget_last = c[n - 1].budget;
+    uint32_t chunk_T = o.chunk ? o.chunk : 512;
+    if (chunk_T > run_ctx_of(&hp, o.ctx))
+        chunk_T = run_ctx_of(&hp, o.ctx);
     for (uint32_t d = 0; d < n; d++)
         free(c[d].layer);
     if (st != VT_OK)
         return st;
     describe(out, devs);
     if (!out->fits) {
-        char b1[32];
+        char b1[32], b2[32], b3[32];
         return vt_set_error(VT_E_DOES_NOT_FIT,
                             "layer split of %s over %u device(s): only %u of %u layers fit (%s); layer %u alone "
-                            "needs %s on %s: add a device or raise a budget",
+                            "needs %s on %s, besides the %s of workspaces each device holds for a prefill chunk of "
+                            "%u tokens (budget %s): add a device, raise a budget or prefill in smaller chunks",
                             vt_gguf_name(g), n, next, hp.L, next ? out->placement : "none placed", next,
-                            vt_format_bytes(need_next, b1, sizeof b1), vt_device_id(devs[n - 1]));
+                            vt_format_bytes(need_next, b1, sizeof b1), vt_device_id(devs[n - 1]),
+                            vt_format_bytes(scratch_last, b2, sizeof b2), chunk_T,
+                            vt_format_bytes(budget_last, b3, sizeof b3));
     }
     return VT_OK;
 }
