@@ -211,6 +211,8 @@ static vt_status copy_tensor(stager *s, size_t i)
     }
     /* Expand piece by piece: whole blocks in, resident elements out. */
     int64_t blk = src_info->block_elems, total = gt->n_elements;
+    if (total == 0)
+        return VT_OK; /* nothing to read or convert */
     int64_t per = (int64_t)(size / dst_info->block_bytes) / blk * blk;
     if (per < blk)
         per = blk;
@@ -281,7 +283,6 @@ static void stager_close(stager *s)
         vt_event_destroy(s->chunks[k].done);
         vt_device_host_free(s->dev, s->chunks[k].buf, s->chunks[k].pinned);
     }
-    free(s->src);
 }
 
 /* The pool of n_chunks chunks (each pinned where the device offers it),
@@ -418,6 +419,7 @@ vt_status vt_model_stage(vt_load_plan *plan, const vt_load_options *options, vt_
         st = chunk_wait(&s, &s.chunks[(s.next + k) % s.n_chunks]);
     if (s.total)
         stager_close(&s);
+    free(s.src); /* the file-side buffer of expansions: made even for a tensor of 0 elements, which opens no pool */
     if (st != VT_OK) {
         char msg[2048];
         snprintf(msg, sizeof msg, "%s", vt_last_error());
