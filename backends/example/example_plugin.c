@@ -132,6 +132,30 @@ static int example_device_count(vt_backend_ctx *c, char *why, size_t why_size)
 
 /* ---- capabilities ----------------------------------------------------- */
 
+/* Whether the host reads and writes this device's memory in place: take
+ * one block the way alloc does, store a pattern through a host pointer and
+ * read it back. (A GPU backend asks its runtime instead, e.g. HIP's
+ * PageableMemoryAccess; the point is the same: an answer found out, not
+ * assumed.) */
+static bool host_reads_device_memory(char *reason, size_t reason_size)
+{
+    volatile unsigned char *p = aligned_alloc(EXAMPLE_ALIGNMENT, EXAMPLE_ALIGNMENT);
+    if (!p) {
+        snprintf(reason, reason_size, "a probe block of %u bytes could not be allocated", EXAMPLE_ALIGNMENT);
+        return false;
+    }
+    bool same = true;
+    for (unsigned i = 0; i < EXAMPLE_ALIGNMENT; i++)
+        p[i] = (unsigned char)(0xA5 ^ i);
+    for (unsigned i = 0; i < EXAMPLE_ALIGNMENT; i++)
+        same &= p[i] == (unsigned char)(0xA5 ^ i);
+    free((void *)p);
+    snprintf(reason, reason_size,
+             same ? "a block of its memory (aligned_alloc) read back through a host pointer"
+                  : "a block of its memory did not read back through a host pointer");
+    return same;
+}
+
 /* probe: fill the device's capabilities NOW (every field a probe result,
  * never a cached constant: vt_caps.h). The core zeroed caps and set
  * struct_size; it derives keep_quant from the kernel table itself. */
@@ -155,11 +179,10 @@ static vt_status example_probe(vt_backend_ctx *c, int dev, vt_device_caps *caps,
      * in place: the core may then use the portable CPU tier on it, and
      * weights need no staging copy. The core rejects a device whose
      * staging claim contradicts its addressability. */
-    caps->host_addressable = true;
-    snprintf(caps->host_addressable_reason, sizeof caps->host_addressable_reason,
-             "allocations are aligned_alloc'd host memory");
-    caps->needs_weight_staging = false;
-    caps->sampled_token_readback = false; /* no asynchronous readback path */
+    caps->host_addressable =
+        host_reads_device_memory(caps->host_addressable_reason, sizeof caps->host_addressable_reason);
+    caps->needs_weight_staging = !caps->host_addressable; /* what the host cannot read must be copied over */
+    caps->sampled_token_readback = false;                 /* no asynchronous readback path */
     snprintf(caps->sampled_token_readback_reason, sizeof caps->sampled_token_readback_reason,
              "the example backend has no queues");
     return VT_OK;
