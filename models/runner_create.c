@@ -295,13 +295,12 @@ static vt_status resolve_all(vt_runner *r)
     vt_status st = run_plan_ops(r, &ops, &n);
     if (st != VT_OK)
         return st;
-    uint32_t flags = 0;
-    st = vt_tier_policy_from_env(&flags);
-    vt_resolution *res = st == VT_OK ? calloc(n, sizeof *res) : NULL;
-    if (st == VT_OK && !res)
+    vt_resolution *res = calloc(n, sizeof *res);
+    if (!res)
         st = vt_set_error(VT_E_NO_MEMORY, "runner: out of host memory");
     if (st == VT_OK) {
-        st = vt_resolve_plan(r->dev, ops, n, flags, res, &n_refused);
+        /* flags 0: the registry's tier policy (read once at its open) applies */
+        st = vt_resolve_plan(r->dev, ops, n, 0, res, &n_refused);
         if (st != VT_OK) {
             /* One line naming every refused op, then the first reason in full. */
             char msg[3072], sb[96];
