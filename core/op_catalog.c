@@ -20,8 +20,9 @@ const uint32_t vt_n_q_formats = sizeof vt_q_formats / sizeof vt_q_formats[0];
 vt_sig vt_op_sig_f32[1];
 
 /* The families (core/ops/), each with its ops' entries, rules and shapes. */
-static const vt_op_family *const families[] = {&vt_ops_convert, &vt_ops_elementwise, &vt_ops_rows,   &vt_ops_conv,
-                                               &vt_ops_matmul,  &vt_ops_attention,   &vt_ops_select, &vt_ops_gather};
+#define FAMILY(unused, family) &vt_ops_##family,
+static const vt_op_family *const families[] = {VT_OP_FAMILIES(FAMILY, )};
+#undef FAMILY
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const vt_op_def *by_id[VT_OP_ID_LIMIT];

@@ -2,7 +2,9 @@
  * every op has a family of the catalogue's vocabulary, and
  * vt_op_output_shapes derives the outputs the operand rules then accept
  * (values written here from SPEC 7's definitions), leaves INOUT outputs
- * alone, and refuses what it cannot derive by name. No backend needed. */
+ * alone, and refuses what it cannot derive by name. No backend needed,
+ * but for the check that the cpu backend's kernel table is its family
+ * tables joined in the catalogue's order (VT_OP_FAMILIES). */
 #include "config.h"
 
 #include <stdio.h>
@@ -59,6 +61,46 @@ START_TEST(every_op_has_a_family)
     ck_assert(vt_op_output_dtype_free(VT_OP_COPY) && vt_op_output_dtype_free(VT_OP_GET_ROWS) &&
               vt_op_output_dtype_free(VT_OP_DEQUANTIZE));
     ck_assert(!vt_op_output_dtype_free(VT_OP_MATMUL) && !vt_op_output_dtype_free(VT_OP_INDEX_SELECT));
+}
+END_TEST
+
+/* VT_OP_FAMILIES is the catalogue's family list, in its order, and a
+ * backend that joins per-family tables with it (the cpu) lists its rows
+ * family by family in that order. */
+#define FAMILY_NAME(unused, family) #family,
+static const char *const listed[] = {VT_OP_FAMILIES(FAMILY_NAME, )};
+#undef FAMILY_NAME
+
+START_TEST(family_list_orders_the_backends_kernel_tables)
+{
+    static const char *const names[] = {"convert", "elementwise", "rows",   "conv",
+                                        "matmul",  "attention",   "select", "gather"};
+    size_t n_listed = sizeof listed / sizeof listed[0];
+    ck_assert_uint_eq(n_listed, 8);
+    for (size_t k = 0; k < n_listed; k++)
+        ck_assert_str_eq(listed[k], names[k]);
+    vt_registry *reg = vt_test_open(NULL, "cpu", 0);
+    const vt_kernel *rows = NULL;
+    uint32_t n = 0;
+    ck_assert_int_eq(vt_registry_backend_kernels(reg, "cpu", &rows, &n), VT_OK);
+    ck_assert_uint_gt(n, 100);
+    size_t prev = 0;
+    uint32_t per_family[8] = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        const char *f = vt_op_family_name(rows[i].op);
+        ck_assert_msg(f != NULL, "row %u: op %u is not in the catalogue", i, rows[i].op);
+        size_t k = 0;
+        while (k < n_listed && strcmp(listed[k], f) != 0)
+            k++;
+        ck_assert_msg(k < n_listed, "row %u: family '%s' is not listed", i, f);
+        ck_assert_msg(k >= prev, "row %u (%s, family %s) after a row of family %s", i, vt_op_get_info(rows[i].op)->name,
+                      f, listed[prev]);
+        prev = k;
+        per_family[k]++;
+    }
+    for (size_t k = 0; k < n_listed; k++)
+        ck_assert_msg(per_family[k] > 0, "the cpu has no row of family %s", listed[k]);
+    vt_registry_close(reg);
 }
 END_TEST
 
@@ -159,6 +201,7 @@ int main(void)
     TCase *tc = tcase_create("families");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, every_op_has_a_family);
+    tcase_add_test(tc, family_list_orders_the_backends_kernel_tables);
     tcase_add_test(tc, output_shapes_follow_the_catalogue);
     tcase_add_test(tc, inout_outputs_are_left_alone);
     tcase_add_test(tc, what_cannot_be_derived_is_refused_by_name);

@@ -47,9 +47,10 @@ typedef struct vt_op_family {
     void (*build)(void); /* fills the family's signature tables, once; NULL if none */
 } vt_op_family;
 
-/* The families, in the order op_catalog.c lists them. */
-extern const vt_op_family vt_ops_convert, vt_ops_elementwise, vt_ops_rows, vt_ops_conv, vt_ops_matmul, vt_ops_attention,
-    vt_ops_select, vt_ops_gather;
+/* The families (vt_ops_<family>, one per VT_OP_FAMILIES entry). */
+#define VT_OPS_FAMILY_DECLARE(unused, family) extern const vt_op_family vt_ops_##family;
+VT_OP_FAMILIES(VT_OPS_FAMILY_DECLARE, )
+#undef VT_OPS_FAMILY_DECLARE
 
 /* The definition of an op id, or NULL when it is not in the catalogue. */
 const vt_op_def *vt_op_def_get(uint32_t op);

@@ -62,7 +62,8 @@
  * of every op: vt_op_get_info(op)->in and ->out (vt_op.h), or `vtctl ops`.
  *
  * Besides libvt's public vt_* functions (above), a plugin may use the
- * static inline helpers of this header: vt_why, vt_kernel_families_join,
+ * static inline helpers and macros of this header: vt_why,
+ * vt_kernel_families_join, VT_KERNEL_TABLE_FROM_FAMILIES,
  * vt_op_args_fold_offsets. */
 #ifndef VT_BACKEND_H
 #define VT_BACKEND_H
@@ -185,6 +186,37 @@ static inline uint32_t vt_kernel_families_join(const vt_kernel_family *families,
             out[n++] = families[f].rows[i];
     return n;
 }
+
+/* A backend whose kernel rows live in one file per op family (as cpu and
+ * rocm do) names each file's rows <prefix>_kernels_<family>[] and their
+ * count <prefix>_n_kernels_<family>; VT_OP_FAMILIES(VT_KERNEL_FAMILY_DECLARE,
+ * prefix) declares all of them, and VT_KERNEL_TABLE_FROM_FAMILIES defines
+ * the table the vtable points at. A backend with a few rows (cuda-stub,
+ * backends/example) keeps one static vt_kernel array instead. */
+#define VT_KERNEL_FAMILY_DECLARE(prefix, family)                                                                       \
+    extern const vt_kernel prefix##_kernels_##family[];                                                                \
+    extern const uint32_t prefix##_n_kernels_##family;
+#define VT_KERNEL_FAMILY_ROW(prefix, family) {prefix##_kernels_##family, &prefix##_n_kernels_##family},
+
+/* Rows a table assembled from families holds at most. */
+#define VT_KERNEL_TABLE_MAX 1024u
+
+/* Defines `const vt_kernel *fn(uint32_t *n)`: the backend's kernel table,
+ * every family of VT_OP_FAMILIES in the catalogue's order, joined on the
+ * first call. Not thread-safe on that first call: the plugin calls it from
+ * vt_plugin_entry under a pthread_once (backends/cpu/cpu_plugin.c). */
+#define VT_KERNEL_TABLE_FROM_FAMILIES(fn, prefix)                                                                      \
+    const vt_kernel *fn(uint32_t *n)                                                                                   \
+    {                                                                                                                  \
+        static const vt_kernel_family families_[] = {VT_OP_FAMILIES(VT_KERNEL_FAMILY_ROW, prefix)};                    \
+        static vt_kernel rows_[VT_KERNEL_TABLE_MAX];                                                                   \
+        static uint32_t n_rows_;                                                                                       \
+        if (!n_rows_)                                                                                                  \
+            n_rows_ = vt_kernel_families_join(families_, sizeof families_ / sizeof families_[0], rows_,                \
+                                              VT_KERNEL_TABLE_MAX);                                                    \
+        *n = n_rows_;                                                                                                  \
+        return rows_;                                                                                                  \
+    }
 
 /* The (op, sig) row of a kernel table, or NULL. */
 const vt_kernel *vt_kernel_find(const vt_kernel *table, uint32_t n, vt_op op, vt_sig sig);

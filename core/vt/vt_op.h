@@ -134,6 +134,14 @@ const vt_op_info *vt_op_catalog_entry(uint32_t i);
  * give their family files. NULL for an id not in the catalogue. */
 const char *vt_op_family_name(vt_op op);
 
+/* The catalogue's op families in its order, as an X-macro: X(arg, family)
+ * for each, family a bare name (the one vt_op_family_name returns). The
+ * one list of them: core/op_catalog.c joins its family files with it, and
+ * backends join their per-family kernel tables with it (vt_backend.h). */
+#define VT_OP_FAMILIES(X, arg)                                                                                         \
+    X(arg, convert)                                                                                                    \
+    X(arg, elementwise) X(arg, rows) X(arg, conv) X(arg, matmul) X(arg, attention) X(arg, select) X(arg, gather)
+
 /* True when (op, sig) is one of the catalogue's signatures. */
 bool vt_op_sig_in_catalog(vt_op op, vt_sig sig);
 

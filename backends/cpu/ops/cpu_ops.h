@@ -24,18 +24,9 @@
 #define VT_CPU_KERNEL(name)                                                                                            \
     vt_status name(vt_backend_ctx *ctx, int dev, const vt_op_args *a, char *why, size_t why_size)
 
-/* The kernel rows of each family (ops/cpu_kernels_<family>.c). */
-#define VT_CPU_FAMILY_TABLE(family)                                                                                    \
-    extern const vt_kernel vt_cpu_kernels_##family[];                                                                  \
-    extern const uint32_t vt_cpu_n_kernels_##family
-VT_CPU_FAMILY_TABLE(convert);
-VT_CPU_FAMILY_TABLE(elementwise);
-VT_CPU_FAMILY_TABLE(rows);
-VT_CPU_FAMILY_TABLE(conv);
-VT_CPU_FAMILY_TABLE(matmul);
-VT_CPU_FAMILY_TABLE(attention);
-VT_CPU_FAMILY_TABLE(select);
-VT_CPU_FAMILY_TABLE(gather);
+/* The kernel rows of each family (ops/cpu_kernels_<family>.c):
+ * vt_cpu_kernels_<family>[] and vt_cpu_n_kernels_<family>. */
+VT_OP_FAMILIES(VT_KERNEL_FAMILY_DECLARE, vt_cpu)
 
 /* ---- convert ---- */
 /* Copy (1): cast between f32/f16/bf16, or copy i32. */
