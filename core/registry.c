@@ -352,3 +352,13 @@ uint32_t vt_registry_tier_policy(const vt_registry *reg)
 {
     return reg && (reg->tier_flags & VT_RESOLVE_STRICT) ? VT_TIER_POLICY_STRICT : VT_TIER_POLICY_PORTABLE;
 }
+
+vt_status vt_registry_tier_policy_get(const vt_registry *reg, uint32_t *policy)
+{
+    if (!reg || !policy)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_registry_tier_policy_get: NULL argument");
+    *policy = vt_registry_tier_policy(reg);
+    if (reg->policy_status != VT_OK)
+        return vt_set_error(reg->policy_status, "%s", reg->policy_error ? reg->policy_error : "bad tier policy");
+    return VT_OK;
+}

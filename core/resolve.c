@@ -144,11 +144,11 @@ vt_status vt_resolve(vt_device *dev, vt_op op, vt_sig sig, uint32_t flags, vt_re
 /* The registry's policy: its flags, or the error of a bad $VT_TIER_POLICY. */
 static vt_status registry_policy(const vt_device *dev, uint32_t *flags)
 {
-    const vt_registry *reg = dev->reg;
-    if (reg->policy_status != VT_OK)
-        return vt_set_error(reg->policy_status, "%s", reg->policy_error ? reg->policy_error : "bad tier policy");
-    *flags |= reg->tier_flags;
-    return VT_OK;
+    uint32_t policy;
+    vt_status st = vt_registry_tier_policy_get(dev->reg, &policy);
+    if (st == VT_OK && policy == VT_TIER_POLICY_STRICT)
+        *flags |= VT_RESOLVE_STRICT;
+    return st;
 }
 
 vt_status vt_resolve_args(vt_device *dev, vt_op op, vt_sig sig, const vt_op_args *args, uint32_t flags,

@@ -402,6 +402,17 @@ START_TEST(strict_mode_refuses_the_cpu_tier)
     d = device0(reg);
     ck_assert_int_eq(vt_resolve(d, oc.op, oc.sig, 0, &res), VT_E_INVALID_ARG);
     ck_assert_msg(contains(vt_last_error(), "VT_TIER_POLICY='sloppy'"), "%s", vt_last_error());
+    /* a tool asks the registry, which answers the same refusal */
+    uint32_t policy = 0;
+    ck_assert_int_eq(vt_registry_tier_policy_get(reg, &policy), VT_E_INVALID_ARG);
+    ck_assert_msg(contains(vt_last_error(), "VT_TIER_POLICY='sloppy' is not a policy"), "%s", vt_last_error());
+    vt_registry_close(reg);
+    /* the option overrides even a bad environment: the registry is the one source */
+    o.tier_policy = VT_TIER_POLICY_STRICT;
+    ck_assert_int_eq(vt_registry_open(&reg, &o), VT_OK);
+    ck_assert_int_eq(vt_registry_tier_policy_get(reg, &policy), VT_OK);
+    ck_assert_int_eq(policy, VT_TIER_POLICY_STRICT);
+    ck_assert_int_eq(vt_resolve(device0(reg), oc.op, oc.sig, 0, &res), VT_E_OP_MISSING);
     vt_registry_close(reg);
     setenv("VT_TIER_POLICY", "portable", 1);
     reg = vt_test_open(NULL, NULL, 0);

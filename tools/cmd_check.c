@@ -151,17 +151,14 @@ int vtctl_cmd_check(int argc, char **argv)
     vt_op only = VT_OP_NONE;
     if (op_name && (only = vt_op_from_name(op_name)) == VT_OP_NONE)
         return vtctl_usage_error("check", "no op named '%s' in the catalogue", op_name);
-    uint32_t policy;
-    if (vt_tier_policy_from_env(&policy) != VT_OK) {
-        fprintf(stderr, "vtctl check: %s\n", vt_last_error());
-        return VTCTL_EXIT_USAGE;
-    }
     if (!have_seed)
         seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
 
     vt_registry *reg;
-    if (!vtctl_open(&reg))
-        return VTCTL_EXIT_REFUSED;
+    bool strict;
+    int rc = vtctl_open_policy("check", VT_TIER_POLICY_ENV, &reg, &strict);
+    if (rc != VTCTL_EXIT_OK)
+        return rc;
     vt_device *oracle = NULL;
     if (vt_registry_find_device(reg, "cpu:0", &oracle) != VT_OK) {
         fprintf(stderr, "vtctl check: no cpu oracle: %s\n", vt_last_error());
@@ -189,7 +186,7 @@ int vtctl_cmd_check(int argc, char **argv)
     rec_object_begin(&rw, NULL, NULL);
     rec_uint(&rw, "seed", NULL, seed);
     rec_str(&rw, "oracle", NULL, vt_device_id(oracle));
-    rec_str(&rw, "policy", NULL, (policy & VT_RESOLVE_STRICT) ? "strict" : "portable");
+    rec_str(&rw, "policy", NULL, strict ? "strict" : "portable");
     rec_array_begin(&rw, "devices");
     unsigned failed = 0, refused = 0;
     for (size_t i = 0; i < n_devs; i++) {

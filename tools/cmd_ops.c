@@ -74,17 +74,11 @@ int vtctl_cmd_ops(int argc, char **argv)
     vt_op only_op = VT_OP_NONE;
     if (only && (only_op = vt_op_from_name(only)) == VT_OP_NONE)
         return vtctl_usage_error("ops", "no op named '%s' in the catalogue", only);
-    uint32_t policy;
-    if (vt_tier_policy_from_env(&policy) != VT_OK) {
-        fprintf(stderr, "vtctl ops: %s\n", vt_last_error());
-        return VTCTL_EXIT_USAGE;
-    }
-    if (strict)
-        policy |= VT_RESOLVE_STRICT;
-
+    /* --strict is the registry's policy option: it overrides $VT_TIER_POLICY */
     vt_registry *reg;
-    if (!vtctl_open(&reg))
-        return VTCTL_EXIT_REFUSED;
+    int rc = vtctl_open_policy("ops", strict ? VT_TIER_POLICY_STRICT : VT_TIER_POLICY_ENV, &reg, &strict);
+    if (rc != VTCTL_EXIT_OK)
+        return rc;
     char backend[128];
     snprintf(backend, sizeof backend, "%.*s", (int)strcspn(spec, ":"), spec);
     const vt_kernel *kernels = NULL;
@@ -115,7 +109,7 @@ int vtctl_cmd_ops(int argc, char **argv)
     json_writer w;
     rec_writer r;
     rec_start(&r, &w, json, 2, 0);
-    const char *policy_name = (policy & VT_RESOLVE_STRICT) ? "strict" : "portable";
+    const char *policy_name = strict ? "strict" : "portable";
     rec_object_begin(&r, NULL, NULL);
     rec_str(&r, "backend", NULL, backend);
     rec_str(&r, "device", NULL, dev ? vt_device_id(dev) : NULL);
@@ -158,7 +152,7 @@ int vtctl_cmd_ops(int argc, char **argv)
     }
     size_t n_refused = 0;
     /* VT_E_OP_MISSING only says some rows are refused: each row shows why */
-    vt_status rs = dev ? vt_resolve_plan(dev, plan, n_rows, policy, res, &n_refused) : VT_OK;
+    vt_status rs = dev ? vt_resolve_plan(dev, plan, n_rows, 0, res, &n_refused) : VT_OK;
     if (rs != VT_OK && rs != VT_E_OP_MISSING) {
         fprintf(stderr, "vtctl ops: %s\n", vt_last_error());
         free(plan);

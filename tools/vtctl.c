@@ -69,9 +69,10 @@ static void print_cpu_tier_run(void *user, const vt_device *dev, vt_op op, const
     fprintf(stderr, "vt: %s\n", text);
 }
 
-bool vtctl_open_flags(vt_registry **reg, uint32_t flags)
+/* Open the registry with flags and a tier policy option, or print why not. */
+static bool open_registry(vt_registry **reg, uint32_t flags, uint32_t tier_policy)
 {
-    vt_registry_options o = {sizeof o, NULL, NULL, -1, flags};
+    vt_registry_options o = {sizeof o, NULL, NULL, -1, flags, tier_policy};
     const char *tier_log = getenv("VT_TIER_LOG");
     if (tier_log && *tier_log && strcmp(tier_log, "0") != 0)
         o.on_cpu_tier = print_cpu_tier_run;
@@ -81,6 +82,26 @@ bool vtctl_open_flags(vt_registry **reg, uint32_t flags)
         return false;
     }
     return true;
+}
+
+bool vtctl_open_flags(vt_registry **reg, uint32_t flags)
+{
+    return open_registry(reg, flags, VT_TIER_POLICY_ENV);
+}
+
+int vtctl_open_policy(const char *cmd, uint32_t tier_policy, vt_registry **reg, bool *strict)
+{
+    if (!open_registry(reg, 0, tier_policy))
+        return VTCTL_EXIT_REFUSED;
+    uint32_t policy;
+    if (vt_registry_tier_policy_get(*reg, &policy) != VT_OK) {
+        fprintf(stderr, "vtctl %s: %s\n", cmd, vt_last_error());
+        vt_registry_close(*reg);
+        *reg = NULL;
+        return VTCTL_EXIT_USAGE;
+    }
+    *strict = policy == VT_TIER_POLICY_STRICT;
+    return VTCTL_EXIT_OK;
 }
 
 void vtctl_print_warnings(const vt_registry *reg)

@@ -44,6 +44,14 @@ bool vtctl_open_flags(vt_registry **reg, uint32_t flags);
 /* vtctl_open_flags with no flags. */
 bool vtctl_open(vt_registry **reg);
 
+/* Open the registry for cmd with tier_policy as its option
+ * (VT_TIER_POLICY_ENV: the environment's) and say whether the policy the
+ * registry fixed is strict: the one source of the policy vtctl shows and
+ * resolves under. Returns VTCTL_EXIT_OK, or the exit code after printing
+ * why: VTCTL_EXIT_USAGE for a bad $VT_TIER_POLICY (the registry is then
+ * closed), VTCTL_EXIT_REFUSED when the registry does not open. */
+int vtctl_open_policy(const char *cmd, uint32_t tier_policy, vt_registry **reg, bool *strict);
+
 /* Print the registry's warnings to stderr (text mode). */
 void vtctl_print_warnings(const vt_registry *reg);
 

@@ -189,6 +189,12 @@ VT_WARN_UNUSED vt_status vt_device_stats_get(vt_device *dev, vt_device_stats *ou
  * fixed at open. */
 uint32_t vt_registry_tier_policy(const vt_registry *reg);
 
+/* The same policy in *policy, or VT_E_INVALID_ARG (vt_last_error names the
+ * value) when it was to come from a bad $VT_TIER_POLICY, which every
+ * resolution on reg then refuses with: how a tool shows or checks the
+ * policy without reading the environment itself. */
+VT_WARN_UNUSED vt_status vt_registry_tier_policy_get(const vt_registry *reg, uint32_t *policy);
+
 #ifdef __cplusplus
 }
 #endif

@@ -90,7 +90,9 @@ VT_WARN_UNUSED vt_status vt_resolve_plan(vt_device *dev, const vt_plan_op *ops, 
 
 /* The tier policy from the environment: VT_RESOLVE_STRICT when
  * VT_TIER_POLICY=strict, 0 when unset or "portable". An unknown value is
- * VT_E_INVALID_ARG. (A registry reads it once, at open.) */
+ * VT_E_INVALID_ARG. A registry reads it once, at open, unless its options
+ * set the policy; tools and engines ask the registry
+ * (vt_registry_tier_policy_get), not the environment. */
 VT_WARN_UNUSED vt_status vt_tier_policy_from_env(uint32_t *flags);
 
 #ifdef __cplusplus
