@@ -139,22 +139,20 @@ int vtctl_cmd_backend_list(int argc, char **argv)
         {"json", no_argument, NULL, 'j'}, {"isolate", no_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'}, {0}};
     bool json = false;
     uint32_t flags = 0;
+    vtctl_opts o = {"backend-list",
+                    "usage: vtctl backend-list [--isolate] [--json]\n"
+                    "  --isolate  probe each plugin in a child process first: one that crashes or hangs\n"
+                    "             is listed as skipped with the signal and stage, never loaded here\n",
+                    opts, argc, argv};
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = vtctl_option(&o)) > 0) {
         if (c == 'j')
             json = true;
         else if (c == 'i')
             flags |= VT_REGISTRY_ISOLATE;
-        else if (c == 'h') {
-            printf("usage: vtctl backend-list [--isolate] [--json]\n"
-                   "  --isolate  probe each plugin in a child process first: one that crashes or hangs\n"
-                   "             is listed as skipped with the signal and stage, never loaded here\n");
-            return VTCTL_EXIT_OK;
-        } else
-            return vtctl_usage_error("backend-list", "unknown option '%s'", argv[optind - 1]);
     }
+    if (c < 0)
+        return o.exit_code;
     if (optind < argc)
         return vtctl_usage_error("backend-list", "unexpected argument '%s'", argv[optind]);
     vt_registry *reg;

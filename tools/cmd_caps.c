@@ -115,18 +115,12 @@ int vtctl_cmd_caps(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
     bool json = false;
+    vtctl_opts o = {"caps", "usage: vtctl caps [BACKEND[:DEV]] [--json]\n", opts, argc, argv};
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'j')
-            json = true;
-        else if (c == 'h') {
-            printf("usage: vtctl caps [BACKEND[:DEV]] [--json]\n");
-            return VTCTL_EXIT_OK;
-        } else
-            return vtctl_usage_error("caps", "unknown option '%s'", argv[optind - 1]);
-    }
+    while ((c = vtctl_option(&o)) > 0)
+        json |= c == 'j';
+    if (c < 0)
+        return o.exit_code;
     if (argc - optind > 1)
         return vtctl_usage_error("caps", "at most one BACKEND[:DEV], got '%s' and '%s'", argv[optind],
                                  argv[optind + 1]);

@@ -122,10 +122,13 @@ int vtctl_cmd_check(int argc, char **argv)
     bool json = false, have_seed = false, allow_refused = false;
     const char *backend = NULL, *op_name = NULL;
     uint64_t seed = 0;
+    vtctl_opts o = {"check",
+                    "usage: vtctl check [--backend B[:DEV]] [--op NAME] [--seed N] [--allow-refused] [--json]\n"
+                    "exit 1 when a signature FAILs or is refused (or has no cpu oracle kernel);\n"
+                    "--allow-refused lists refused ones without failing\n",
+                    opts, argc, argv};
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = vtctl_option(&o)) > 0) {
         if (c == 'j')
             json = true;
         else if (c == 'r')
@@ -138,14 +141,10 @@ int vtctl_cmd_check(int argc, char **argv)
             if (!parse_seed(optarg, &seed))
                 return vtctl_usage_error("check", "--seed wants an unsigned number, got '%s'", optarg);
             have_seed = true;
-        } else if (c == 'h') {
-            printf("usage: vtctl check [--backend B[:DEV]] [--op NAME] [--seed N] [--allow-refused] [--json]\n"
-                   "exit 1 when a signature FAILs or is refused (or has no cpu oracle kernel);\n"
-                   "--allow-refused lists refused ones without failing\n");
-            return VTCTL_EXIT_OK;
-        } else
-            return vtctl_usage_error("check", "unknown option or missing value '%s'", argv[optind - 1]);
+        }
     }
+    if (c < 0)
+        return o.exit_code;
     if (optind != argc)
         return vtctl_usage_error("check", "unexpected argument '%s' (the device goes after --backend)", argv[optind]);
     vt_op only = VT_OP_NONE;

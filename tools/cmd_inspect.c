@@ -15,6 +15,8 @@
 
 /* Array elements shown before "... (N more)". */
 #define PREVIEW_ELEMS 8
+#define TEXT_(x)      #x
+#define TEXT(x)       TEXT_(x) /* a number macro as a string literal */
 
 /* Rendered bytes of a string value shown before it is cut (text mode). */
 #define PREVIEW_TEXT 96
@@ -276,22 +278,20 @@ int vtctl_cmd_inspect(int argc, char **argv)
     static const struct option opts[] = {
         {"json", no_argument, NULL, 'j'}, {"all", no_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'}, {0}};
     bool json = false, all = false;
+    vtctl_opts o = {
+        "inspect",
+        "usage: vtctl inspect FILE.gguf [--all] [--json]\n"
+        "  --all   every array element and whole strings (default: the first " TEXT(PREVIEW_ELEMS) " elements)\n",
+        opts, argc, argv};
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = vtctl_option(&o)) > 0) {
         if (c == 'j')
             json = true;
         else if (c == 'a')
             all = true;
-        else if (c == 'h') {
-            printf("usage: vtctl inspect FILE.gguf [--all] [--json]\n"
-                   "  --all   every array element and whole strings (default: the first %d elements)\n",
-                   PREVIEW_ELEMS);
-            return VTCTL_EXIT_OK;
-        } else
-            return vtctl_usage_error("inspect", "unknown option '%s'", argv[optind - 1]);
     }
+    if (c < 0)
+        return o.exit_code;
     if (argc - optind == 0)
         return vtctl_usage_error("inspect", "FILE.gguf is missing");
     if (argc - optind > 1)

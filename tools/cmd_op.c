@@ -483,10 +483,12 @@ static int cmd_run(int argc, char **argv)
     int n_ins = 0, n_pars = 0, n_casts = 0;
     const char *backend = NULL, *dir = NULL, *out_dtype = NULL;
     bool json = false;
+    vtctl_opts o = {"op run",
+                    "usage: vtctl op run OP --backend B[:DEV] --in NAME=FILE.npy ... [--param KEY=VALUE ...]\n"
+                    "                   [--in-dtype NAME=DTYPE ...] [--out-dtype DTYPE] --out DIR [--json]\n",
+                    opts, argc, argv};
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = vtctl_option(&o)) > 0) {
         switch (c) {
         case 'b': backend = optarg; break;
         case 'o': dir = optarg; break;
@@ -507,13 +509,10 @@ static int cmd_run(int argc, char **argv)
                 return vtctl_usage_error("op run", "too many --in-dtype");
             casts[n_casts++] = optarg;
             break;
-        case 'h':
-            printf("usage: vtctl op run OP --backend B[:DEV] --in NAME=FILE.npy ... [--param KEY=VALUE ...]\n"
-                   "                   [--in-dtype NAME=DTYPE ...] [--out-dtype DTYPE] --out DIR [--json]\n");
-            return VTCTL_EXIT_OK;
-        default: return vtctl_usage_error("op run", "unknown option or missing value '%s'", argv[optind - 1]);
         }
     }
+    if (c < 0)
+        return o.exit_code;
     if (argc - optind != 1)
         return vtctl_usage_error("op run", "name one op");
     vt_op op = vt_op_from_name(argv[optind]);

@@ -52,22 +52,18 @@ int vtctl_cmd_ops(int argc, char **argv)
                                          {0}};
     bool json = false, strict = false;
     const char *only = NULL;
+    vtctl_opts o = {"ops", "usage: vtctl ops BACKEND[:DEV] [--op NAME] [--strict] [--json]\n", opts, argc, argv};
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = vtctl_option(&o)) > 0) {
         if (c == 'j')
             json = true;
         else if (c == 's')
             strict = true;
         else if (c == 'o')
             only = optarg;
-        else if (c == 'h') {
-            printf("usage: vtctl ops BACKEND[:DEV] [--op NAME] [--strict] [--json]\n");
-            return VTCTL_EXIT_OK;
-        } else
-            return vtctl_usage_error("ops", "unknown option or missing value '%s'", argv[optind - 1]);
     }
+    if (c < 0)
+        return o.exit_code;
     if (argc - optind != 1)
         return vtctl_usage_error("ops", "name one BACKEND[:DEV]");
     const char *spec = argv[optind];

@@ -1,6 +1,7 @@
 /* vtctl.c - the operator's tool: command dispatch, usage and helpers. */
 #include "config.h"
 
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,32 @@ int vtctl_usage_error(const char *cmd, const char *fmt, ...)
     fprintf(stderr, "\n(run 'vtctl help' for usage)\n");
     va_end(ap);
     return VTCTL_EXIT_USAGE;
+}
+
+int vtctl_option(vtctl_opts *o)
+{
+    if (!o->started) {
+        optind = 1;
+        opterr = 0;
+        o->started = true;
+    }
+    int c = getopt_long(o->argc, o->argv, "h", o->opts, NULL);
+    if (c == -1)
+        return 0;
+    if (c == 'h') {
+        fputs(o->usage, stdout);
+        o->exit_code = VTCTL_EXIT_OK;
+        return -1;
+    }
+    if (c == '?' || c == ':') {
+        bool takes_values = false;
+        for (const struct option *p = o->opts; p->name; p++)
+            takes_values |= p->has_arg == required_argument;
+        o->exit_code = vtctl_usage_error(o->cmd, "unknown option%s '%s'", takes_values ? " or missing value" : "",
+                                         o->argv[optind - 1]);
+        return -1;
+    }
+    return c;
 }
 
 bool vtctl_open(vt_registry **reg)

@@ -2,6 +2,7 @@
 #ifndef VT_VTCTL_H
 #define VT_VTCTL_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -36,6 +37,25 @@ int vtctl_cmd_generate(int argc, char **argv);
 const char *vtctl_text(const char *s, char *buf, size_t size);
 
 int vtctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* One command's command line, read option by option by vtctl_option. */
+typedef struct vtctl_opts {
+    const char *cmd;           /* the command, as messages name it ("ops", "op run") */
+    const char *usage;         /* what --help (-h) prints on stdout */
+    const struct option *opts; /* getopt_long's table; its 'h' entry is --help */
+    int argc;
+    char **argv;
+    int exit_code; /* set when vtctl_option returns -1 */
+    bool started;  /* set by the first call (which resets getopt) */
+} vtctl_opts;
+
+/* The next option of o's command line: its val (> 0), 0 when the options
+ * are done (argv[optind] is the first operand), or -1 when the command is
+ * to return o->exit_code: after printing the usage for --help
+ * (VTCTL_EXIT_OK), or after reporting an unknown option or a missing value
+ * (VTCTL_EXIT_USAGE). Every command's option loop is
+ * `while ((c = vtctl_option(&o)) > 0) ...; if (c < 0) return o.exit_code;` */
+int vtctl_option(vtctl_opts *o);
 
 /* Open the registry from the environment (plus VT_REGISTRY_* flags), or
  * print why not and return false. */

@@ -81,10 +81,14 @@ int vtctl_load_parse(const char *cmd, int argc, char **argv, vtctl_load_args *a)
         {"help", no_argument, NULL, 'h'},          {0}};
     memset(a, 0, sizeof *a);
     a->options.struct_size = sizeof a->options;
+    char usage[512];
+    snprintf(usage, sizeof usage,
+             "usage: vtctl %s FILE.gguf [--backend B[:DEV]] [--budget BYTES] [--ctx N] [--batch B]\n"
+             "       [--expand f16|bf16|f32] [--class TENSOR=matmul|gather|moe-expert|none ...]%s [--json]\n",
+             cmd, strcmp(cmd, "stage") ? "" : " [--chunk BYTES] [--no-zero-copy] [--verify]");
+    vtctl_opts o = {cmd, usage, opts, argc, argv};
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = vtctl_option(&o)) > 0) {
         uint64_t v = 0;
         switch (c) {
         case 'b': a->backend = optarg; break;
@@ -134,14 +138,10 @@ int vtctl_load_parse(const char *cmd, int argc, char **argv, vtctl_load_args *a)
         }
         case 'v': a->verify = true; break;
         case 'j': a->json = true; break;
-        case 'h':
-            printf("usage: vtctl %s FILE.gguf [--backend B[:DEV]] [--budget BYTES] [--ctx N] [--batch B]\n"
-                   "       [--expand f16|bf16|f32] [--class TENSOR=matmul|gather|moe-expert|none ...]%s [--json]\n",
-                   cmd, strcmp(cmd, "stage") ? "" : " [--chunk BYTES] [--no-zero-copy] [--verify]");
-            return VTCTL_EXIT_OK;
-        default: return vtctl_usage_error(cmd, "unknown option or missing value '%s'", argv[optind - 1]);
         }
     }
+    if (c < 0)
+        return o.exit_code;
     if (argc - optind != 1)
         return vtctl_usage_error(cmd, "name one FILE.gguf");
     a->file = argv[optind];
