@@ -310,8 +310,11 @@ vt_status stub_resolve_range(vt_backend_ctx *c, int dev, const void *p, uint64_t
     return VT_OK;
 }
 
-static vt_status stub_write(vt_backend_ctx *c, int dev, void *dst, const void *src, uint64_t bytes, char *why,
-                            size_t why_size)
+/* A blocking copy between host memory and the device range at dptr: from
+ * the host (from_host, a write) or to it (to_host, a read), the other
+ * NULL. It waits for the device (a sync) and counts one copy. */
+static vt_status stub_blocking_copy(vt_backend_ctx *c, int dev, const void *dptr, void *to_host, const void *from_host,
+                                    uint64_t bytes, char *why, size_t why_size)
 {
     if (!valid_dev(c, dev))
         return vt_why(VT_E_NOT_FOUND, why, why_size, "cuda-stub:%d does not exist", dev);
@@ -320,38 +323,34 @@ static vt_status stub_write(vt_backend_ctx *c, int dev, void *dst, const void *s
     unsigned char *host;
     vt_status st = stub_copy_fault(c, sd, dev, why, why_size);
     if (st == VT_OK)
-        st = stub_resolve_range(c, dev, dst, bytes, &host, why, why_size);
+        st = stub_resolve_range(c, dev, dptr, bytes, &host, why, why_size);
     if (st == VT_OK) {
         stub_drain_all(c, dev); /* a blocking copy waits for the device (and counts as a sync) */
         sd->counters.syncs++;
-        memcpy(host, src, (size_t)bytes);
-        sd->counters.h2d_copies++;
-        sd->counters.h2d_bytes += bytes;
+        if (from_host) {
+            memcpy(host, from_host, (size_t)bytes);
+            sd->counters.h2d_copies++;
+            sd->counters.h2d_bytes += bytes;
+        } else {
+            memcpy(to_host, host, (size_t)bytes);
+            sd->counters.d2h_copies++;
+            sd->counters.d2h_bytes += bytes;
+        }
     }
     pthread_mutex_unlock(&sd->lock);
     return st;
 }
 
+static vt_status stub_write(vt_backend_ctx *c, int dev, void *dst, const void *src, uint64_t bytes, char *why,
+                            size_t why_size)
+{
+    return stub_blocking_copy(c, dev, dst, NULL, src, bytes, why, why_size);
+}
+
 static vt_status stub_read(vt_backend_ctx *c, int dev, void *dst, const void *src, uint64_t bytes, char *why,
                            size_t why_size)
 {
-    if (!valid_dev(c, dev))
-        return vt_why(VT_E_NOT_FOUND, why, why_size, "cuda-stub:%d does not exist", dev);
-    stub_device *sd = &c->dev[dev];
-    pthread_mutex_lock(&sd->lock);
-    unsigned char *host;
-    vt_status st = stub_copy_fault(c, sd, dev, why, why_size);
-    if (st == VT_OK)
-        st = stub_resolve_range(c, dev, src, bytes, &host, why, why_size);
-    if (st == VT_OK) {
-        stub_drain_all(c, dev);
-        sd->counters.syncs++;
-        memcpy(dst, host, (size_t)bytes);
-        sd->counters.d2h_copies++;
-        sd->counters.d2h_bytes += bytes;
-    }
-    pthread_mutex_unlock(&sd->lock);
-    return st;
+    return stub_blocking_copy(c, dev, src, dst, NULL, bytes, why, why_size);
 }
 
 static vt_status stub_synchronize(vt_backend_ctx *c, int dev, char *why, size_t why_size)
