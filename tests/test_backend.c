@@ -606,13 +606,11 @@ int main(int argc, char **argv)
         return 2;
     }
     backend = argv[1];
-    int gate = vt_test_backend_gate(backend);
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin(backend, backend, "backend", 300, &s, &tc);
     if (gate != 0)
         return gate;
-    vt_test_seed();
-    Suite *s = suite_create(backend);
-    TCase *tc = tcase_create("backend");
-    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, caps_invariants);
     tcase_add_test(tc, memory_free_is_probed_not_cached);
     tcase_add_test(tc, memory_round_trip_and_counters);
@@ -625,6 +623,5 @@ int main(int argc, char **argv)
         tcase_add_test(tc, hiding_a_kernel_fails_the_conformance);
         tcase_add_test(tc, softmax_refuses_plus_inf_by_name);
     }
-    suite_add_tcase(s, tc);
     return vt_test_run_suite(s);
 }

@@ -149,13 +149,11 @@ END_TEST
 
 int main(void)
 {
-    int gate = vt_test_backend_gate("cuda-stub");
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin("cuda-stub", "concurrency", "threads", 300, &s, &tc);
     if (gate != 0)
         return gate;
-    Suite *s = suite_create("concurrency");
-    TCase *tc = tcase_create("threads");
-    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, registries_and_ops_from_many_threads);
-    suite_add_tcase(s, tc);
     return vt_test_run_suite(s);
 }

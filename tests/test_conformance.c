@@ -183,16 +183,13 @@ END_TEST
 
 int main(void)
 {
-    int gate = vt_test_backend_gate("cpu");
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin("cpu", "conformance runner", "conformance", 300, &s, &tc);
     if (gate != 0)
         return gate;
-    vt_test_seed();
-    Suite *s = suite_create("conformance runner");
-    TCase *tc = tcase_create("conformance");
-    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, every_signature_has_a_valid_call);
     tcase_add_test(tc, the_comparison_catches_what_spec_7_forbids);
     tcase_add_test(tc, check_outcomes_by_device);
-    suite_add_tcase(s, tc);
     return vt_test_run_suite(s);
 }

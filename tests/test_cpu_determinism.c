@@ -163,15 +163,12 @@ END_TEST
 
 int main(void)
 {
-    int gate = vt_test_backend_gate("cpu");
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin("cpu", "cpu determinism", "threads", 600, &s, &tc);
     if (gate != 0)
         return gate;
-    vt_test_seed();
-    Suite *s = suite_create("cpu determinism");
-    TCase *tc = tcase_create("threads");
-    tcase_set_timeout(tc, 600);
     tcase_add_test(tc, the_cpu_device_reports_its_pool_size);
     tcase_add_test(tc, every_kernel_is_bit_identical_over_thread_counts);
-    suite_add_tcase(s, tc);
     return vt_test_run_suite(s);
 }

@@ -437,13 +437,11 @@ END_TEST
 
 int main(void)
 {
-    int gate = vt_test_backend_gate("cpu");
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin("cpu", "cpu ops: attention, DSA indexer, MoE", "attn", 300, &s, &tc);
     if (gate != 0)
         return gate;
-    vt_test_seed();
-    Suite *s = suite_create("cpu ops: attention, DSA indexer, MoE");
-    TCase *tc = tcase_create("attn");
-    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, attention_gqa_windows_dtypes);
     tcase_add_test(tc, attention_queries_without_keys);
     tcase_add_test(tc, attention_long_cache);
@@ -454,6 +452,5 @@ int main(void)
     tcase_add_test(tc, moe_router_scores_bias_renorm);
     tcase_add_test(tc, moe_router_refuses_nan);
     tcase_add_test(tc, moe_combine);
-    suite_add_tcase(s, tc);
     return vt_test_run_suite(s);
 }

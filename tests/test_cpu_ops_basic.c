@@ -517,13 +517,11 @@ END_TEST
 
 int main(void)
 {
-    int gate = vt_test_backend_gate("cpu");
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin("cpu", "cpu ops: elementwise, norms, softmax, rope", "basic", 300, &s, &tc);
     if (gate != 0)
         return gate;
-    vt_test_seed();
-    Suite *s = suite_create("cpu ops: elementwise, norms, softmax, rope");
-    TCase *tc = tcase_create("basic");
-    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, silu_gelu_sigmoid);
     tcase_add_test(tc, mul_broadcast_and_scale);
     tcase_add_test(tc, swiglu);
@@ -534,6 +532,5 @@ int main(void)
     tcase_add_test(tc, softmax_vocabulary_row_is_accurate);
     tcase_add_test(tc, softmax_refuses_plus_inf_by_name);
     tcase_add_test(tc, rope_normal_neox_partial);
-    suite_add_tcase(s, tc);
     return vt_test_run_suite(s);
 }

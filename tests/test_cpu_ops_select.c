@@ -321,19 +321,16 @@ END_TEST
 
 int main(void)
 {
-    int gate = vt_test_backend_gate("cpu");
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin("cpu", "cpu ops: TopK, Argmax, Sample", "select", 300, &s, &tc);
     if (gate != 0)
         return gate;
-    vt_test_seed();
-    Suite *s = suite_create("cpu ops: TopK, Argmax, Sample");
-    TCase *tc = tcase_create("select");
-    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, topk_ties_zeros_and_k_range);
     tcase_add_test(tc, topk_signed_zero_is_a_tie);
     tcase_add_test(tc, nan_is_refused_with_its_row);
     tcase_add_test(tc, argmax_ties_to_the_lower_index);
     tcase_add_test(tc, sample_matches_the_documented_algorithm);
     tcase_add_test(tc, sample_frequencies_follow_softmax);
-    suite_add_tcase(s, tc);
     return vt_test_run_suite(s);
 }

@@ -681,13 +681,11 @@ END_TEST
 
 int main(void)
 {
-    int gate = vt_test_backend_gate("cpu");
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin("cpu", "cpu ops: convolutions, KV cache, gated delta rule", "state", 300, &s, &tc);
     if (gate != 0)
         return gate;
-    vt_test_seed();
-    Suite *s = suite_create("cpu ops: convolutions, KV cache, gated delta rule");
-    TCase *tc = tcase_create("state");
-    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, conv_spec_update_accepted_and_padding);
     tcase_add_test(tc, conv_update_slots_and_padding);
     tcase_add_test(tc, conv_spec_with_one_token_equals_update);
@@ -697,6 +695,5 @@ int main(void)
     tcase_add_test(tc, kv_cache_write_skips_and_casts);
     tcase_add_test(tc, gated_delta_rule_slots_gva_l2);
     tcase_add_test(tc, gated_delta_rule_bad_slots_are_refused);
-    suite_add_tcase(s, tc);
     return vt_test_run_suite(s);
 }

@@ -1169,13 +1169,11 @@ END_TEST
 
 int main(void)
 {
-    int gate = vt_test_backend_gate("cpu");
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin("cpu", "cpu-quant", "quant", 600, &s, &tc);
     if (gate != 0)
         return gate;
-    vt_test_seed();
-    Suite *s = suite_create("cpu-quant");
-    TCase *tc = tcase_create("quant");
-    tcase_set_timeout(tc, 600);
     tcase_add_test(tc, layouts_match_the_type_table);
     tcase_add_test(tc, shared_block_decoder_matches_reference);
     tcase_add_test(tc, dequantize_is_exact);
@@ -1189,6 +1187,5 @@ int main(void)
     tcase_add_test(tc, bad_simd_switch_is_named);
     tcase_add_test(tc, matmul_int16_path_is_canonical);
     tcase_add_test(tc, idle_pool_burns_no_cpu);
-    suite_add_tcase(s, tc);
     return vt_test_run_suite(s);
 }

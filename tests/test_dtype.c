@@ -296,10 +296,11 @@ END_TEST
 
 int main(void)
 {
-    vt_test_seed();
-    Suite *s = suite_create("dtype");
-    TCase *tc = tcase_create("table");
-    tcase_set_timeout(tc, 60);
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin(NULL, "dtype", "table", 60, &s, &tc);
+    if (gate != 0)
+        return gate;
     tcase_add_test(tc, type_table_matches_ggml);
     tcase_add_test(tc, byte_sizes_check_blocks_and_overflow);
     tcase_add_test(tc, a_zero_dim_hides_no_overflow);
@@ -309,6 +310,5 @@ int main(void)
     tcase_add_test(tc, bf16_rounds_to_nearest_even);
     tcase_add_test(tc, splitmix64_matches_the_reference);
     tcase_add_test(tc, utf8_decode_accepts_and_refuses);
-    suite_add_tcase(s, tc);
     return vt_test_run_suite(s);
 }

@@ -177,13 +177,15 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("example backend");
-    TCase *tc = tcase_create("registry");
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin(NULL, "example backend", "registry", 0, &s, &tc);
+    if (gate != 0)
+        return gate;
     tcase_add_test(tc, test_pc_exports_the_headers_abi);
     tcase_add_test(tc, test_example_loads);
     tcase_add_test(tc, test_example_add);
     tcase_add_test(tc, test_example_refuses_by_name);
     tcase_add_test(tc, test_example_excluded_by_name);
-    suite_add_tcase(s, tc);
     return vt_test_run_suite(s);
 }

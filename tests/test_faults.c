@@ -224,17 +224,15 @@ END_TEST
 
 int main(void)
 {
-    int gate = vt_test_backend_gate("cuda-stub");
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin("cuda-stub", "faults", "cuda-stub", 120, &s, &tc);
     if (gate != 0)
         return gate;
-    Suite *s = suite_create("faults");
-    TCase *tc = tcase_create("cuda-stub");
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, allocation_failure_is_named_and_recoverable);
     tcase_add_test(tc, copy_failures_are_named_and_recoverable);
     tcase_add_test(tc, a_lost_device_fails_by_name_and_leaves_the_others_working);
     tcase_add_test(tc, the_cpu_tier_reports_a_lost_device);
     tcase_add_test(tc, bad_fault_settings_fail_the_plugin_by_name);
-    suite_add_tcase(s, tc);
     return vt_test_run_suite(s);
 }

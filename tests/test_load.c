@@ -1003,13 +1003,11 @@ END_TEST
 
 int main(void)
 {
-    int gate = vt_test_backend_gate("cuda-stub");
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin("cuda-stub", "load", "gguf", 120, &s, &tc);
     if (gate != 0)
         return gate;
-    vt_test_seed();
-    Suite *s = suite_create("load");
-    TCase *tc = tcase_create("gguf");
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, op_classes_follow_llama_names);
     tcase_add_test(tc, run_estimate_matches_hand_arithmetic);
     tcase_add_test(tc, hybrid_recurrent_layers_are_counted);
@@ -1027,6 +1025,5 @@ int main(void)
     tcase_add_test(tc, a_host_addressable_device_is_fit_checked_over_what_it_allocates);
     tcase_add_test(tc, the_loader_follows_the_staging_decisions);
     tcase_add_test(tc, load_options_take_a_per_tensor_op_class);
-    suite_add_tcase(s, tc);
     return vt_test_run_suite(s);
 }

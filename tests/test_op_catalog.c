@@ -196,15 +196,15 @@ END_TEST
 
 int main(void)
 {
-    vt_test_seed();
-    Suite *s = suite_create("op catalogue");
-    TCase *tc = tcase_create("families");
-    tcase_set_timeout(tc, 60);
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin(NULL, "op catalogue", "families", 60, &s, &tc);
+    if (gate != 0)
+        return gate;
     tcase_add_test(tc, every_op_has_a_family);
     tcase_add_test(tc, family_list_orders_the_backends_kernel_tables);
     tcase_add_test(tc, output_shapes_follow_the_catalogue);
     tcase_add_test(tc, inout_outputs_are_left_alone);
     tcase_add_test(tc, what_cannot_be_derived_is_refused_by_name);
-    suite_add_tcase(s, tc);
     return vt_test_run_suite(s);
 }

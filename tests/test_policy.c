@@ -783,13 +783,11 @@ int main(int argc, char **argv)
      * refusal paths have ops to exercise (the refusal names the switch). */
     if (!strcmp(backend, "rocm"))
         setenv("VT_DISABLE_OPS", "rocm:IndexSelect,rocm:Argmax,rocm:TopK,rocm:MoeRouter", 1);
-    int gate = vt_test_backend_gate(backend);
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin(backend, backend, "policy", 300, &s, &tc);
     if (gate != 0)
         return gate;
-    vt_test_seed();
-    Suite *s = suite_create(backend);
-    TCase *tc = tcase_create("policy");
-    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, missing_op_is_refused_by_name);
     tcase_add_test(tc, cpu_tier_serves_a_host_addressable_device);
     tcase_add_test(tc, strict_mode_refuses_the_cpu_tier);
@@ -801,6 +799,5 @@ int main(int argc, char **argv)
     tcase_add_test(tc, the_fit_counts_what_staging_allocates_host_addressable);
     if (!strcmp(backend, "cuda-stub"))
         tcase_add_test(tc, q4_0_experts_fit_keep_quant_but_not_expanded);
-    suite_add_tcase(s, tc);
     return vt_test_run_suite(s);
 }

@@ -235,11 +235,13 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("quantize");
-    TCase *tc = tcase_create("rows");
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin(NULL, "quantize", "rows", 0, &s, &tc);
+    if (gate != 0)
+        return gate;
     tcase_add_test(tc, representable_values_come_back_exactly);
     tcase_add_test(tc, random_rows_within_bounds);
     tcase_add_test(tc, unwritable_formats_are_refused);
-    suite_add_tcase(s, tc);
     return vt_test_run_suite(s);
 }

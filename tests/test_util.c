@@ -204,6 +204,23 @@ double vt_test_decode(const void *p, vt_dtype t, int64_t i)
     return ((const float *)p)[i];
 }
 
+int vt_test_suite_begin(const char *backend, const char *name, const char *tc_name, double timeout_s, Suite **s,
+                        TCase **tc)
+{
+    if (backend) {
+        int gate = vt_test_backend_gate(backend);
+        if (gate != 0)
+            return gate;
+    }
+    vt_test_seed();
+    *s = suite_create(name);
+    *tc = tcase_create(tc_name);
+    if (timeout_s > 0)
+        tcase_set_timeout(*tc, timeout_s);
+    suite_add_tcase(*s, *tc);
+    return 0;
+}
+
 int vt_test_run_suite(Suite *s)
 {
     SRunner *sr = srunner_create(s);

@@ -74,6 +74,13 @@ vt_device_stats vt_test_stats(vt_device *d);
  * (independently of the library's converters). */
 double vt_test_decode(const void *p, vt_dtype t, int64_t i);
 
+/* The start of a suite's main: when backend is not NULL, its gate (77,
+ * skip: main returns it; the suite is not made); then the run's seed and
+ * a suite named name holding one test case tc_name (timeout_s seconds; 0
+ * keeps Check's default), in *s and *tc for main to fill. 0: run it. */
+int vt_test_suite_begin(const char *backend, const char *name, const char *tc_name, double timeout_s, Suite **s,
+                        TCase **tc);
+
 /* Run every test of s, free the runner, and return the suite's exit
  * status (0 when every test passed, 1 otherwise). */
 int vt_test_run_suite(Suite *s);
