@@ -196,7 +196,7 @@ START_TEST(memory_round_trip_and_counters)
     vt_rng_init(&r, 21);
     for (size_t i = 0; i < f.n; i++) {
         vt_device_stats s0 = VT_DEVICE_STATS_INIT, s1 = VT_DEVICE_STATS_INIT;
-        ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s0), VT_OK);
+        s0 = vt_test_stats(f.dev[i]);
         int64_t n = 100003; /* prime, not a multiple of anything */
         vt_tensor *t = make(f.dev[i], VT_I32, 1, &n);
         ck_assert_uint_eq(vt_tensor_nbytes(t), 4 * (uint64_t)n);
@@ -217,13 +217,13 @@ START_TEST(memory_round_trip_and_counters)
         ck_assert_int_eq(vt_tensor_write_at(t, 4 * (uint64_t)n - 4, patch, sizeof patch), VT_E_INVALID_ARG);
         ck_assert_msg(strstr(vt_last_error(), vt_device_id(f.dev[i])), "error names the device: %s", vt_last_error());
         ck_assert_int_eq(vt_tensor_write(t, src, 12), VT_E_INVALID_ARG);
-        ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s1), VT_OK);
+        s1 = vt_test_stats(f.dev[i]);
         ck_assert_uint_eq(s1.backend.allocs, s0.backend.allocs + 1);
         ck_assert_uint_ge(s1.backend.live_bytes, s0.backend.live_bytes + 4 * (uint64_t)n);
         ck_assert_uint_eq(s1.backend.h2d_copies, s0.backend.h2d_copies + 2);
         ck_assert_uint_eq(s1.backend.d2h_copies, s0.backend.d2h_copies + 2);
         vt_tensor_destroy(t);
-        ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s1), VT_OK);
+        s1 = vt_test_stats(f.dev[i]);
         ck_assert_uint_eq(s1.backend.frees, s0.backend.frees + 1);
         ck_assert_uint_eq(s1.backend.live_bytes, s0.backend.live_bytes);
         free(src);
@@ -407,8 +407,7 @@ START_TEST(native_kernels_match_reference)
         }
         fprintf(stderr, "%s: %u of %u native kernels checked against the reference\n", vt_device_id(f.dev[i]), checked,
                 nk);
-        vt_device_stats s = VT_DEVICE_STATS_INIT;
-        ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s), VT_OK);
+        vt_device_stats s = vt_test_stats(f.dev[i]);
         ck_assert_uint_eq(s.native_runs >= checked, 1);
         ck_assert_uint_eq(s.cpu_tier_runs, 0);
     }
@@ -464,8 +463,7 @@ START_TEST(every_signature_passes_the_conformance_strict)
         char first[1200];
         unsigned bad = conformance_strict(f.reg, f.dev[i], VT_OP_NONE, first, sizeof first);
         ck_assert_msg(bad == 0, "%s: %u signature(s) do not pass; first: %s", vt_device_id(f.dev[i]), bad, first);
-        vt_device_stats s = VT_DEVICE_STATS_INIT;
-        ck_assert_int_eq(vt_device_stats_get(f.dev[i], &s), VT_OK);
+        vt_device_stats s = vt_test_stats(f.dev[i]);
         ck_assert_uint_eq(s.cpu_tier_runs, 0);
     }
     vt_registry_close(f.reg);

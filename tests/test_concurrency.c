@@ -139,8 +139,7 @@ START_TEST(registries_and_ops_from_many_threads)
         ck_assert_msg(jobs[i].failures == 0, "thread %d: %s", i, jobs[i].what);
     vt_device *d = NULL;
     ck_assert_int_eq(vt_registry_find_device(shared, "cuda-stub:0", &d), VT_OK);
-    vt_device_stats s = VT_DEVICE_STATS_INIT;
-    ck_assert_int_eq(vt_device_stats_get(d, &s), VT_OK);
+    vt_device_stats s = vt_test_stats(d);
     ck_assert_uint_eq(s.cpu_tier_runs, 2 * ROUNDS); /* every fallback counted, none lost */
     ck_assert_uint_eq(s.backend.live_bytes, 0);
     vt_registry_close(shared);

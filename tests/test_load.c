@@ -275,7 +275,7 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
     reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_device *stub = find(reg, "cuda-stub:0");
     vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
-    ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
+    before = vt_test_stats(stub);
     ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_ptr_nonnull(plan);
     rep = vt_load_plan_report(plan);
@@ -288,7 +288,7 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
     vt_model *m = NULL;
     ck_assert_int_eq(vt_model_stage(plan, NULL, &m), VT_E_DOES_NOT_FIT);
     ck_assert_ptr_null(m);
-    ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
+    after = vt_test_stats(stub);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
     vt_load_plan_destroy(plan);
     /* The budget from the environment: 1 refuses anything. */
@@ -398,8 +398,7 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
         free(got);
     }
     vt_model_destroy(m);
-    vt_device_stats ds = VT_DEVICE_STATS_INIT;
-    ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
+    vt_device_stats ds = vt_test_stats(stub);
     ck_assert_uint_eq(ds.backend.live_bytes, 0);
     vt_load_plan_destroy(plan);
 
@@ -435,8 +434,7 @@ static void on_chunk(void *user, uint64_t done, uint64_t total, const char *tens
 {
     flight *f = user;
     (void)done, (void)total, (void)tensor;
-    vt_device_stats ds = {.struct_size = sizeof ds};
-    ck_assert_int_eq(vt_device_stats_get(f->dev, &ds), VT_OK);
+    vt_device_stats ds = vt_test_stats(f->dev);
     uint64_t in_flight = (ds.backend.h2d_copies - f->h2d0) - (ds.backend.syncs - f->syncs0);
     if (in_flight > f->most)
         f->most = in_flight;
@@ -496,8 +494,7 @@ START_TEST(staging_overlaps_the_file_read_with_the_copy_in_flight)
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_device *stub = find(reg, "cuda-stub:0");
     for (uint32_t chunks = 1; chunks <= 3; chunks++) {
-        vt_device_stats ds = {.struct_size = sizeof ds};
-        ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
+        vt_device_stats ds = vt_test_stats(stub);
         flight f = {stub, ds.backend.h2d_copies, ds.backend.syncs, 0, 0};
         vt_load_options o = {sizeof o};
         o.chunk_bytes = 4096;
@@ -649,8 +646,7 @@ START_TEST(a_conversion_without_the_cpu_backend_is_refused_by_name)
         ck_assert_ptr_null(m);
         const char *want = c ? "Copy (1) on cpu:0" : "expanding f32 to f16 on the host needs the cpu backend (cpu:0)";
         ck_assert_msg(strstr(vt_last_error(), want), "%s", vt_last_error());
-        vt_device_stats ds = {.struct_size = sizeof ds};
-        ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
+        vt_device_stats ds = vt_test_stats(stub);
         ck_assert_uint_eq(ds.backend.live_bytes, 0);
         vt_load_plan_destroy(plan);
         vt_registry_close(reg);
@@ -680,8 +676,7 @@ static void staging_fault(const char *var, const char *value, vt_status want)
     ck_assert_msg(strstr(vt_last_error(), "staging '") && strstr(vt_last_error(), "to cuda-stub:0 failed"), "%s",
                   vt_last_error());
     fprintf(stderr, "staging fault: %s\n", vt_last_error());
-    vt_device_stats ds = VT_DEVICE_STATS_INIT;
-    ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
+    vt_device_stats ds = vt_test_stats(stub);
     ck_assert_uint_eq(ds.backend.live_bytes, 0); /* every tensor made so far was freed */
     vt_load_plan_destroy(plan);
     vt_registry_close(reg);
@@ -736,8 +731,7 @@ START_TEST(a_file_that_shrinks_before_staging_is_refused_by_tensor)
     char want[160];
     snprintf(want, sizeof want, "staging '%s'", first->name);
     ck_assert_msg(strstr(vt_last_error(), want) && strstr(vt_last_error(), "shrank"), "%s", vt_last_error());
-    vt_device_stats ds = VT_DEVICE_STATS_INIT;
-    ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
+    vt_device_stats ds = vt_test_stats(stub);
     ck_assert_uint_eq(ds.backend.live_bytes, 0);
     vt_load_plan_destroy(plan);
     vt_registry_close(reg);
@@ -776,7 +770,7 @@ START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
     unsetenv("VT_CUDA_STUB_MEMORY_BYTES");
     vt_device *stub = find(reg, "cuda-stub:0");
     vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
-    ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
+    before = vt_test_stats(stub);
     vt_load_plan *plan = NULL;
     vt_status st = vt_load_plan_create(g, stub, NULL, &plan);
     ck_assert_msg(st == VT_E_DOES_NOT_FIT, "plan: %s: %s", vt_status_name(st), vt_last_error());
@@ -789,7 +783,7 @@ START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
     st = vt_model_stage(plan, NULL, &m);
     ck_assert_msg(st == VT_E_DOES_NOT_FIT, "stage: %s: %s", vt_status_name(st), vt_last_error());
     ck_assert_ptr_null(m);
-    ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
+    after = vt_test_stats(stub);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
     vt_load_plan_destroy(plan);
 
@@ -871,9 +865,9 @@ START_TEST(the_loader_follows_the_staging_decisions)
     ck_assert_int_eq(vt_model_stage(plan, &nz, &m), VT_E_INVALID_ARG);
     ck_assert_msg(strstr(vt_last_error(), "make the plan with VT_LOAD_NO_ZERO_COPY"), "%s", vt_last_error());
     vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
-    ck_assert_int_eq(vt_device_stats_get(stub, &before), VT_OK);
+    before = vt_test_stats(stub);
     ck_assert_msg(vt_model_stage(plan, NULL, &m) == VT_OK, "%s", vt_last_error());
-    ck_assert_int_eq(vt_device_stats_get(stub, &after), VT_OK);
+    after = vt_test_stats(stub);
     ck_assert_uint_eq(after.backend.allocs - before.backend.allocs, 1); /* the expanded copy only */
     ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, 2);
     vt_model_destroy(m);
@@ -907,9 +901,9 @@ START_TEST(the_loader_follows_the_staging_decisions)
     rep = vt_load_plan_report(plan);
     ck_assert(!rep->checked && rep->fits);
     ck_assert_uint_eq(rep->needed_bytes, 0);
-    ck_assert_int_eq(vt_device_stats_get(bstub, &before), VT_OK);
+    before = vt_test_stats(bstub);
     ck_assert_msg(vt_model_stage(plan, NULL, &m) == VT_OK, "%s", vt_last_error());
-    ck_assert_int_eq(vt_device_stats_get(bstub, &after), VT_OK);
+    after = vt_test_stats(bstub);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
     vt_model_destroy(m);
     vt_load_plan_destroy(plan);

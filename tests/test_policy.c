@@ -131,14 +131,14 @@ START_TEST(missing_op_is_refused_by_name)
     }
     op_case oc = pick_case(d);
     vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
-    ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
+    before = vt_test_stats(d);
     float poison[6], got[6];
     vt_poison(poison, sizeof poison);
     if (oc.op == VT_OP_INDEX_SELECT) {
         int64_t ss[2] = {4, 3}, is[1] = {2}, ds[2] = {2, 3};
         vt_tensor *src = make(d, VT_F32, 2, ss), *idx = make(d, VT_I32, 1, is), *dst = make(d, VT_F32, 2, ds);
         ck_assert_int_eq(vt_tensor_write(dst, poison, sizeof poison), VT_OK);
-        ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
+        before = vt_test_stats(d);
         vt_params_index_select p = {0};
         const vt_tensor *in[2] = {src, idx};
         vt_tensor *out[1] = {dst};
@@ -174,7 +174,7 @@ START_TEST(missing_op_is_refused_by_name)
         ck_assert_msg(contains(m, "(hidden by VT_DISABLE_OPS)"), "a hidden kernel says so: %s", m);
     fprintf(stderr, "refusal: %s\n", m);
     free(m);
-    ck_assert_int_eq(vt_device_stats_get(d, &after), VT_OK);
+    after = vt_test_stats(d);
     ck_assert_uint_ge(after.refusals, before.refusals + 1);
     ck_assert_uint_eq(after.cpu_tier_runs, before.cpu_tier_runs);
     vt_registry_close(reg);
@@ -307,7 +307,7 @@ START_TEST(cpu_tier_serves_a_host_addressable_device)
     ck_assert_int_eq(res.tier, VT_TIER_CPU);
     ck_assert_msg(contains(res.reason, "portable CPU tier"), "%s", res.reason);
     vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
-    ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
+    before = vt_test_stats(d);
     vt_rng r;
     vt_rng_init(&r, 41);
     char err_path[] = "/tmp/vt-policy-stderr-XXXXXX";
@@ -332,7 +332,7 @@ START_TEST(cpu_tier_serves_a_host_addressable_device)
     close(err_fd);
     unlink(err_path);
     unsetenv("VT_TIER_LOG");
-    ck_assert_int_eq(vt_device_stats_get(d, &after), VT_OK);
+    after = vt_test_stats(d);
     ck_assert_uint_eq(after.cpu_tier_runs, before.cpu_tier_runs + 3); /* counted, never silent */
     ck_assert_int_eq(notes.n, 3);                                     /* and reported, once a run */
     ck_assert_ptr_eq(notes.dev, d);
@@ -452,7 +452,7 @@ START_TEST(a_plan_reports_every_refused_op)
     vt_resolution res[4];
     size_t refused = 99;
     vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
-    ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
+    before = vt_test_stats(d);
     /* On a host-addressable device (an APU) the CPU tier would serve the
      * lacking ops: strict makes them refusals there. */
     vt_device_caps caps = VT_DEVICE_CAPS_INIT;
@@ -470,7 +470,7 @@ START_TEST(a_plan_reports_every_refused_op)
         ck_assert_int_eq(res[i].tier, VT_TIER_REFUSED);
     }
     ck_assert_int_eq(res[3].tier, copy_native ? VT_TIER_NATIVE : VT_TIER_REFUSED);
-    ck_assert_int_eq(vt_device_stats_get(d, &after), VT_OK);
+    after = vt_test_stats(d);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
     fprintf(stderr, "plan refusal:\n%s\n", m);
     vt_registry_close(reg);
@@ -498,7 +498,7 @@ START_TEST(budget_one_refuses_without_allocating)
     unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES"); /* read once, at open */
     vt_device *d = device0(reg);
     vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
-    ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
+    before = vt_test_stats(d);
     /* Every weight copied onto the device (what a device that stages
      * weights does anyway): the split by staging decision is below. */
     vt_fit_options o = {sizeof o, VT_EXPAND_F16, 0, NULL, 0, "tiny.gguf", VT_FIT_NO_IN_PLACE};
@@ -514,7 +514,7 @@ START_TEST(budget_one_refuses_without_allocating)
     ck_assert_msg(contains(m, "nothing was allocated"), "%s", m);
     ck_assert(rep.checked && !rep.fits);
     ck_assert_uint_eq(rep.budget_bytes, 1);
-    ck_assert_int_eq(vt_device_stats_get(d, &after), VT_OK);
+    after = vt_test_stats(d);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
     ck_assert_uint_eq(after.backend.live_bytes, before.backend.live_bytes);
     fprintf(stderr, "fit refusal: %s\n", m);
@@ -549,7 +549,7 @@ START_TEST(forced_expansion_costs_the_expanded_size)
                  vt_caps_keeps_quant(&caps, VT_OP_CLASS_GATHER, VT_Q4_0) &&
                  vt_caps_keeps_quant(&caps, VT_OP_CLASS_MATMUL, VT_Q4_0);
     vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
-    ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
+    before = vt_test_stats(d);
     /* Hand arithmetic of every weight copied onto the device (in place:
      * the_fit_counts_what_staging_allocates). */
     vt_fit_options o = {sizeof o, VT_EXPAND_F16, 4000000, "--budget", 0, "tiny.gguf", VT_FIT_NO_IN_PLACE};
@@ -622,7 +622,7 @@ START_TEST(forced_expansion_costs_the_expanded_size)
     uint64_t headroom = caps.memory_total / 100 * 5 > (512ull << 20) ? caps.memory_total / 100 * 5 : 512ull << 20;
     ck_assert_msg(budget <= caps.memory_total - headroom, "budget %llu, total %llu", (unsigned long long)budget,
                   (unsigned long long)caps.memory_total);
-    ck_assert_int_eq(vt_device_stats_get(d, &after), VT_OK);
+    after = vt_test_stats(d);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
     vt_registry_close(reg);
 }
@@ -700,7 +700,7 @@ static void fit_follows_staging(void)
     ck_assert_int_eq(sd.weights_in_place, !caps.needs_weight_staging && !caps.managed_memory_enabled);
     ck_assert_int_eq(sd.device_fit_all_weights, !sd.weights_in_place);
     vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
-    ck_assert_int_eq(vt_device_stats_get(d, &before), VT_OK);
+    before = vt_test_stats(d);
     vt_fit_options o = {sizeof o, VT_EXPAND_F16, 1ull << 40, "--budget", 0, "tiny.gguf", 0};
     vt_weight_plan plans[N_MODEL];
     vt_fit_report rep;
@@ -736,7 +736,7 @@ static void fit_follows_staging(void)
     ck_assert_uint_eq(rep.needed_bytes, rep.weight_bytes);
     ck_assert_uint_eq(rep.n_in_place, 0);
     unsetenv("VT_DEVICE_WEIGHT_BUDGET_BYTES");
-    ck_assert_int_eq(vt_device_stats_get(d, &after), VT_OK);
+    after = vt_test_stats(d);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
     fprintf(stderr, "%s (%s): %u weights in place (%llu bytes), %llu bytes allocated\n", vt_device_id(d),
             caps.host_addressable_reason, n_in_place, (unsigned long long)in_place, (unsigned long long)copied);

@@ -717,7 +717,7 @@ static void refused(const char *path, vt_status want, const char *needle)
     vt_device_stats ds;
     memset(&ds, 0, sizeof ds);
     ds.struct_size = sizeof ds;
-    ck_assert_int_eq(vt_device_stats_get(stub, &ds), VT_OK);
+    ds = vt_test_stats(stub);
     ck_assert_msg(ds.backend.allocs == 0 && ds.backend.peak_bytes == 0 && ds.backend.h2d_copies == 0,
                   "the stub saw %llu allocations, %llu bytes, %llu copies", (unsigned long long)ds.backend.allocs,
                   (unsigned long long)ds.backend.peak_bytes, (unsigned long long)ds.backend.h2d_copies);
@@ -753,7 +753,7 @@ START_TEST(bad_files_and_inputs_are_refused_by_name)
     vt_device_stats before, after;
     memset(&before, 0, sizeof before);
     memset(&after, 0, sizeof after);
-    ck_assert_int_eq(vt_device_stats_get(cpu, &before), VT_OK);
+    before = vt_test_stats(cpu);
     int32_t bad[2] = {3, 512}, tok;
     ck_assert_int_eq(vt_runner_step(r, bad, 2, NULL, 0, &tok, NULL), VT_E_INVALID_ARG);
     ck_assert_ptr_nonnull(strstr(vt_last_error(), "token 512 (index 1) is outside the vocabulary of 512"));
@@ -764,7 +764,7 @@ START_TEST(bad_files_and_inputs_are_refused_by_name)
     int32_t out[4];
     ck_assert_int_eq(vt_runner_generate(r, nine, 6, 4, NULL, out, NULL), VT_E_INVALID_ARG);
     ck_assert_ptr_nonnull(strstr(vt_last_error(), "6 prompt + 4 generated tokens exceed the context of 8"));
-    ck_assert_int_eq(vt_device_stats_get(cpu, &after), VT_OK);
+    after = vt_test_stats(cpu);
     ck_assert_uint_eq(after.backend.h2d_copies, before.backend.h2d_copies);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
     ck_assert_uint_eq(after.native_runs, before.native_runs);
@@ -1027,7 +1027,7 @@ START_TEST(layer_split_failure_frees_everything)
         vt_device_stats ds;
         memset(&ds, 0, sizeof ds);
         ds.struct_size = sizeof ds;
-        ck_assert_int_eq(vt_device_stats_get(d[i], &ds), VT_OK);
+        ds = vt_test_stats(d[i]);
         ck_assert_msg(ds.backend.live_bytes == 0 && ds.backend.allocs == ds.backend.frees && ds.backend.allocs > 0,
                       "cuda-stub:%d: %llu live bytes, %llu allocations, %llu frees", i,
                       (unsigned long long)ds.backend.live_bytes, (unsigned long long)ds.backend.allocs,
