@@ -342,6 +342,32 @@ static void dense_close(dense *d)
     remove_model(d->path);
 }
 
+/* The dense model (stream) and a registry with cpu and cuda-stub beside
+ * it: what the staging tests start from (dense_teardown ends them). */
+static vt_registry *dense_setup(dense *d, uint64_t stream)
+{
+    dense_open(d, stream);
+    return vt_test_open(NULL, "cpu,cuda-stub", 0);
+}
+
+static void dense_teardown(dense *d, vt_registry *reg)
+{
+    vt_registry_close(reg);
+    dense_close(d);
+}
+
+/* g planned on dev and staged with o, both asserted to succeed: the model
+ * (and its plan in *plan), for the caller to destroy. */
+static vt_model *stage_ok(vt_gguf *g, vt_device *dev, const vt_load_options *o, vt_load_plan **plan)
+{
+    vt_model *m = NULL;
+    *plan = NULL;
+    ck_assert_msg(vt_load_plan_create(g, dev, o, plan) == VT_OK, "planning on %s: %s", vt_device_id(dev),
+                  vt_last_error());
+    ck_assert_msg(vt_model_stage(*plan, o, &m) == VT_OK, "staging on %s: %s", vt_device_id(dev), vt_last_error());
+    return m;
+}
+
 typedef struct prog {
     uint64_t last, calls, total;
     bool monotonic;
@@ -359,19 +385,16 @@ static void on_progress(void *user, uint64_t done, uint64_t total, const char *t
 START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
 {
     dense d;
-    dense_open(&d, 54);
+    vt_registry *reg = dense_setup(&d, 54);
     vt_gguf *g = d.g;
-    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_device *stub = find(reg, "cuda-stub:0");
     prog pr = {0, 0, 0, true};
     vt_load_options o = {sizeof o};
     o.chunk_bytes = 4096; /* many pieces per tensor */
     o.progress = on_progress;
     o.progress_user = &pr;
-    vt_load_plan *plan = NULL;
-    vt_model *m = NULL;
-    ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_OK);
-    ck_assert_msg(vt_model_stage(plan, &o, &m) == VT_OK, "%s", vt_last_error());
+    vt_load_plan *plan;
+    vt_model *m = stage_ok(g, stub, &o, &plan);
     const vt_stage_stats *st = vt_model_stats(m);
     ck_assert_uint_eq(st->pool_bytes, 2 * 4096); /* bounded host memory: two chunks by default */
     ck_assert_uint_eq(st->tensors_copied, N_DENSE);
@@ -404,9 +427,7 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
 
     /* On the cpu nothing changes form except attn_k: the rest is used in
      * place, read-only. */
-    vt_device *cpu = find(reg, "cpu:0");
-    ck_assert_int_eq(vt_load_plan_create(g, cpu, NULL, &plan), VT_OK);
-    ck_assert_int_eq(vt_model_stage(plan, NULL, &m), VT_OK);
+    m = stage_ok(g, find(reg, "cpu:0"), NULL, &plan);
     ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, N_DENSE - 1);
     vt_tensor *norm = vt_model_find(m, "output_norm.weight");
     float v[256];
@@ -416,8 +437,7 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
     ck_assert_msg(strstr(vt_last_error(), "read-only view"), "%s", vt_last_error());
     vt_model_destroy(m);
     vt_load_plan_destroy(plan);
-    vt_registry_close(reg);
-    dense_close(&d);
+    dense_teardown(&d, reg);
 }
 END_TEST
 
@@ -489,9 +509,8 @@ static size_t check_read_back(vt_registry *reg, const vt_load_plan *plan, const 
 START_TEST(staging_overlaps_the_file_read_with_the_copy_in_flight)
 {
     dense d;
-    dense_open(&d, 57);
+    vt_registry *reg = dense_setup(&d, 57);
     vt_gguf *g = d.g;
-    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_device *stub = find(reg, "cuda-stub:0");
     for (uint32_t chunks = 1; chunks <= 3; chunks++) {
         vt_device_stats ds = vt_test_stats(stub);
@@ -501,10 +520,8 @@ START_TEST(staging_overlaps_the_file_read_with_the_copy_in_flight)
         o.n_chunks = chunks;
         o.progress = on_chunk;
         o.progress_user = &f;
-        vt_load_plan *plan = NULL;
-        vt_model *m = NULL;
-        ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_OK);
-        ck_assert_msg(vt_model_stage(plan, &o, &m) == VT_OK, "%s", vt_last_error());
+        vt_load_plan *plan;
+        vt_model *m = stage_ok(g, stub, &o, &plan);
         ck_assert_uint_eq(vt_model_stats(m)->pool_bytes, chunks * 4096ull);
         ck_assert_uint_gt(f.calls, 150);
         ck_assert_msg(f.most == chunks, "%u chunks: at most %llu copies were in flight", chunks,
@@ -513,8 +530,7 @@ START_TEST(staging_overlaps_the_file_read_with_the_copy_in_flight)
         vt_model_destroy(m);
         vt_load_plan_destroy(plan);
     }
-    vt_registry_close(reg);
-    dense_close(&d);
+    dense_teardown(&d, reg);
 }
 END_TEST
 
@@ -566,10 +582,8 @@ START_TEST(staging_every_block_format_reads_back_as_before)
         vt_load_options o = {sizeof o};
         o.chunk_bytes = 4096;
         o.flags = VT_LOAD_NO_ZERO_COPY;
-        vt_load_plan *plan = NULL;
-        vt_model *m = NULL;
-        ck_assert_msg(vt_load_plan_create(g, find(reg, devs[d]), &o, &plan) == VT_OK, "%s", vt_last_error());
-        ck_assert_msg(vt_model_stage(plan, &o, &m) == VT_OK, "%s", vt_last_error());
+        vt_load_plan *plan;
+        vt_model *m = stage_ok(g, find(reg, devs[d]), &o, &plan);
         ck_assert_uint_eq(vt_model_stats(m)->tensors_copied, n);
         expanded[d] = check_read_back(reg, plan, m);
         vt_model_destroy(m);
@@ -595,9 +609,8 @@ END_TEST
 START_TEST(a_load_probes_once_to_plan_and_once_to_convert)
 {
     dense d;
-    dense_open(&d, 59);
+    vt_registry *reg = dense_setup(&d, 59);
     vt_gguf *g = d.g;
-    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_device *cpu = find(reg, "cpu:0");
     n_probes = 0;
     size_t refused = 0;
@@ -620,8 +633,7 @@ START_TEST(a_load_probes_once_to_plan_and_once_to_convert)
         vt_model_destroy(m);
         vt_load_plan_destroy(plan);
     }
-    vt_registry_close(reg);
-    dense_close(&d);
+    dense_teardown(&d, reg);
 }
 END_TEST
 
@@ -682,13 +694,9 @@ static void staging_fault(const char *var, const char *value, vt_status want)
     vt_registry_close(reg);
     unsetenv(var);
     reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
-    stub = find(reg, "cuda-stub:0");
-    ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_OK);
-    ck_assert_int_eq(vt_model_stage(plan, &o, &m), VT_OK);
-    vt_model_destroy(m);
+    vt_model_destroy(stage_ok(g, find(reg, "cuda-stub:0"), &o, &plan));
     vt_load_plan_destroy(plan);
-    vt_registry_close(reg);
-    dense_close(&d);
+    dense_teardown(&d, reg);
 }
 
 START_TEST(a_copy_failure_while_staging_frees_everything)
@@ -714,9 +722,8 @@ END_TEST
 START_TEST(a_file_that_shrinks_before_staging_is_refused_by_tensor)
 {
     dense d;
-    dense_open(&d, 56);
+    vt_registry *reg = dense_setup(&d, 56);
     vt_gguf *g = d.g;
-    vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_device *stub = find(reg, "cuda-stub:0");
     vt_load_options o = {sizeof o};
     o.chunk_bytes = 4096;
@@ -734,8 +741,7 @@ START_TEST(a_file_that_shrinks_before_staging_is_refused_by_tensor)
     vt_device_stats ds = vt_test_stats(stub);
     ck_assert_uint_eq(ds.backend.live_bytes, 0);
     vt_load_plan_destroy(plan);
-    vt_registry_close(reg);
-    dense_close(&d);
+    dense_teardown(&d, reg);
 }
 END_TEST
 
