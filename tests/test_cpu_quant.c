@@ -380,6 +380,24 @@ START_TEST(shared_block_decoder_matches_reference)
 }
 END_TEST
 
+/* Dequantize n elements of blocks (format t, shape sh) on d into a
+ * poisoned tensor of dtype to: what it wrote (malloc'd, the caller frees),
+ * with the reference decode of blocks in ref (n floats). */
+static void *dequantize_with_ref(vt_device *d, vt_dtype t, uint32_t nd, const int64_t *sh, int64_t n,
+                                 const uint8_t *blocks, vt_dtype to, float *ref)
+{
+    vt_tensor *src = make_from(d, t, nd, sh, blocks), *dst = make(d, to, nd, sh);
+    poison(dst);
+    const vt_tensor *in[1] = {src};
+    ck_assert_msg(run(d, VT_OP_DEQUANTIZE, in, 1, dst) == VT_OK, "Dequantize %s->%s: %s", vt_dtype_name(t),
+                  vt_dtype_name(to), vt_last_error());
+    ref_decode(t, blocks, n, ref);
+    void *got = read_all(dst);
+    vt_tensor_destroy(src);
+    vt_tensor_destroy(dst);
+    return got;
+}
+
 /* Dequantize of every format to f32/f16/bf16 equals the reference, bit for
  * bit, on random blocks with any finite scales. */
 START_TEST(dequantize_is_exact)
@@ -399,14 +417,8 @@ START_TEST(dequantize_is_exact)
                 const int64_t *sh = shape ? s3 : s1;
                 int64_t n = shape ? s3[0] * s3[1] * s3[2] : s1[0];
                 uint8_t *blocks = random_blocks(&r, f->type, n, SCALES_ANY);
-                vt_tensor *src = make_from(d, f->type, nd, sh, blocks), *dst = make(d, dsts[di], nd, sh);
-                poison(dst);
-                const vt_tensor *in[1] = {src};
-                ck_assert_msg(run(d, VT_OP_DEQUANTIZE, in, 1, dst) == VT_OK, "Dequantize %s->%s: %s",
-                              vt_dtype_name(f->type), vt_dtype_name(dsts[di]), vt_last_error());
                 float *ref = malloc((size_t)n * sizeof *ref);
-                ref_decode(f->type, blocks, n, ref);
-                void *got = read_all(dst);
+                void *got = dequantize_with_ref(d, f->type, nd, sh, n, blocks, dsts[di], ref);
                 for (int64_t i = 0; i < n; i++)
                     ck_assert_msg(got_bits(got, dsts[di], i) == want_bits(ref[i], dsts[di]),
                                   "Dequantize %s->%s element %lld of %lld (block %lld): got 0x%x want 0x%x (%a)",
@@ -416,8 +428,6 @@ START_TEST(dequantize_is_exact)
                 free(got);
                 free(ref);
                 free(blocks);
-                vt_tensor_destroy(src);
-                vt_tensor_destroy(dst);
             }
         }
     }
@@ -449,20 +459,13 @@ START_TEST(dequantize_scale_sweep)
             blk[f->half_at[0] + 1] = (uint8_t)(h >> 8);
         }
         int64_t shape[1] = {n};
-        vt_tensor *src = make_from(d, f->type, 1, shape, blocks), *dst = make(d, VT_F32, 1, shape);
-        poison(dst);
-        const vt_tensor *in[1] = {src};
-        ck_assert_msg(run(d, VT_OP_DEQUANTIZE, in, 1, dst) == VT_OK, "%s", vt_last_error());
         float *ref = malloc((size_t)n * sizeof *ref);
-        ref_decode(f->type, blocks, n, ref);
-        float *got = read_all(dst);
+        float *got = dequantize_with_ref(d, f->type, 1, shape, n, blocks, VT_F32, ref);
         ck_assert_msg(memcmp(got, ref, (size_t)n * 4) == 0, "Dequantize %s scale sweep differs from the reference",
                       vt_dtype_name(f->type));
         free(got);
         free(ref);
         free(blocks);
-        vt_tensor_destroy(src);
-        vt_tensor_destroy(dst);
     }
     vt_registry_close(reg);
 }
