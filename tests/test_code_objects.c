@@ -142,19 +142,14 @@ START_TEST(no_code_object_refuses_every_op_even_the_cpu_tier)
 }
 END_TEST
 
-static Suite *code_object_suite(void)
-{
-    Suite *s = suite_create("code_objects");
-    TCase *tc = tcase_create("no_code_object");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, a_device_without_code_runs_none_of_its_kernels);
-    tcase_add_test(tc, no_code_object_refuses_every_op_even_the_cpu_tier);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    vt_test_seed();
-    return vt_test_run_suite(code_object_suite());
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin(NULL, "code_objects", "no_code_object", 60, &s, &tc);
+    if (gate != 0)
+        return gate;
+    tcase_add_test(tc, a_device_without_code_runs_none_of_its_kernels);
+    tcase_add_test(tc, no_code_object_refuses_every_op_even_the_cpu_tier);
+    return vt_test_run_suite(s);
 }

@@ -618,10 +618,13 @@ START_TEST(host_memory_wraps_only_on_a_host_addressable_device)
 }
 END_TEST
 
-static Suite *suite(void)
+int main(void)
 {
-    Suite *s = suite_create("queue");
-    TCase *tc = tcase_create("queue");
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin(NULL, "queue", "queue", 0, &s, &tc);
+    if (gate != 0)
+        return gate;
     tcase_add_test(tc, v1_plugin_loads_and_runs_ops_through_the_fallback);
     tcase_add_loop_test(tc, an_error_inside_enqueued_and_replayed_work_is_named_at_the_sync, 0, 2);
     tcase_add_loop_test(tc, a_replayed_step_does_no_host_sync_until_the_final_wait, 0, 2);
@@ -633,11 +636,5 @@ static Suite *suite(void)
     tcase_add_test(tc, half_a_queue_set_is_refused_and_events_outlive_queues);
     tcase_add_test(tc, every_entry_point_skips_empty_outputs_and_waits_only_when_it_runs);
     tcase_add_test(tc, host_memory_wraps_only_on_a_host_addressable_device);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-int main(void)
-{
-    return vt_test_run_suite(suite());
+    return vt_test_run_suite(s);
 }

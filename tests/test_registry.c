@@ -60,6 +60,26 @@ static vt_backend_info find_backend(vt_registry *reg, const char *name)
     return b;
 }
 
+/* The one plugin file, alone in a fresh directory that is the only one
+ * searched: its backend's entry, asserted skipped (close_and_remove ends it). */
+static vt_backend_info skipped_alone(const char *file, const char *backend, vt_registry **reg, char **dir)
+{
+    *dir = vt_test_mkdtemp();
+    link_test_plugin(*dir, file);
+    *reg = vt_test_open(*dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
+    vt_backend_info b = find_backend(*reg, backend);
+    ck_assert_msg(b.state == VT_BACKEND_SKIPPED, "%s: state %d, want skipped", file, (int)b.state);
+    return b;
+}
+
+/* Close reg, then remove and free its plugin directory dir. */
+static void close_and_remove(vt_registry *reg, char *dir)
+{
+    vt_registry_close(reg);
+    vt_test_rmtree(dir);
+    free(dir);
+}
+
 START_TEST(broken_plugins_are_skipped_with_reasons)
 {
     char *dir = vt_test_mkdtemp();
@@ -111,9 +131,7 @@ START_TEST(broken_plugins_are_skipped_with_reasons)
     vt_device *dev = NULL;
     ck_assert_int_eq(vt_registry_find_device(reg, "test-zerodev:0", &dev), VT_E_NOT_FOUND);
     ck_assert_msg(strstr(vt_last_error(), "no devices"), "%s", vt_last_error());
-    vt_registry_close(reg);
-    vt_test_rmtree(dir);
-    free(dir);
+    close_and_remove(reg, dir);
 }
 END_TEST
 
@@ -230,9 +248,7 @@ START_TEST(world_writable_directory_is_refused)
     ck_assert_int_eq(chmod(dir, 0700), 0);
     reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
     ck_assert_uint_eq(vt_registry_backend_count(reg), 1);
-    vt_registry_close(reg);
-    vt_test_rmtree(dir);
-    free(dir);
+    close_and_remove(reg, dir);
 }
 END_TEST
 
@@ -278,17 +294,13 @@ END_TEST
 
 START_TEST(liar_plugin_is_refused)
 {
-    char *dir = vt_test_mkdtemp();
-    link_test_plugin(dir, "vt_test_liar.so");
-    vt_registry *reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
-    vt_backend_info b = find_backend(reg, "test-liar");
-    ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
+    vt_registry *reg;
+    char *dir;
+    vt_backend_info b = skipped_alone("vt_test_liar.so", "test-liar", &reg, &dir);
     ck_assert_msg(strstr(b.reason, "claims needs_weight_staging=false while not host-addressable"), "%s", b.reason);
     ck_assert_msg(strstr(b.reason, "test device memory is opaque"), "the probe fact is named: %s", b.reason);
     ck_assert_uint_eq(vt_registry_device_count(reg), 0);
-    vt_registry_close(reg);
-    vt_test_rmtree(dir);
-    free(dir);
+    close_and_remove(reg, dir);
 }
 END_TEST
 
@@ -327,9 +339,7 @@ START_TEST(foreign_and_truncated_objects_are_named)
     ck_assert_msg(strstr(b.reason, "not an ELF file (first bytes: none, empty file)"), "%s", b.reason);
     b = find_backend(reg, "short");
     ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
-    vt_registry_close(reg);
-    vt_test_rmtree(dir);
-    free(dir);
+    close_and_remove(reg, dir);
 }
 END_TEST
 
@@ -353,9 +363,7 @@ START_TEST(isolation_contains_a_crashing_and_a_hanging_plugin)
     ck_assert_int_eq(find_backend(reg, "test-zerodev").state, VT_BACKEND_NO_DEVICES);
     ck_assert_int_eq(find_backend(reg, "cpu").state, VT_BACKEND_READY);
     ck_assert_uint_eq(vt_registry_device_count(reg), 1);
-    vt_registry_close(reg);
-    vt_test_rmtree(dir);
-    free(dir);
+    close_and_remove(reg, dir);
 }
 END_TEST
 
@@ -417,9 +425,7 @@ START_TEST(isolation_that_cannot_start_is_a_registry_warning)
     ck_assert_msg(strstr(w, "/vt_cpu.so: cannot isolate: pipe failed (") && strstr(w, "); loading in process"), "%s",
                   w);
     ck_assert_int_eq(printed, 0);
-    vt_registry_close(reg);
-    vt_test_rmtree(dir);
-    free(dir);
+    close_and_remove(reg, dir);
 }
 END_TEST
 
@@ -719,17 +725,13 @@ END_TEST
 
 START_TEST(dlopen_failure_names_the_linker_error)
 {
-    char *dir = vt_test_mkdtemp();
-    link_test_plugin(dir, "vt_test_undefdata.so");
-    vt_registry *reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
-    vt_backend_info b = find_backend(reg, "test-undefdata");
-    ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
+    vt_registry *reg;
+    char *dir;
+    vt_backend_info b = skipped_alone("vt_test_undefdata.so", "test-undefdata", &reg, &dir);
     ck_assert_msg(strstr(b.reason, "dlopen failed: ") && strstr(b.reason, "undefined symbol: vt_test_no_such_data"),
                   "%s", b.reason);
     ck_assert_msg(!strstr(b.reason, "file not found"), "%s", b.reason);
-    vt_registry_close(reg);
-    vt_test_rmtree(dir);
-    free(dir);
+    close_and_remove(reg, dir);
 }
 END_TEST
 
@@ -930,11 +932,13 @@ START_TEST(options_are_validated)
 }
 END_TEST
 
-static Suite *registry_suite(void)
+int main(void)
 {
-    Suite *s = suite_create("registry");
-    TCase *tc = tcase_create("loader");
-    tcase_set_timeout(tc, 120);
+    Suite *s;
+    TCase *tc;
+    int gate = vt_test_suite_begin(NULL, "registry", "loader", 120, &s, &tc);
+    if (gate != 0)
+        return gate;
     tcase_add_test(tc, broken_plugins_are_skipped_with_reasons);
     tcase_add_test(tc, build_tree_plugins_are_found);
     tcase_add_test(tc, vt_backends_selects_and_excludes);
@@ -953,12 +957,5 @@ static Suite *registry_suite(void)
     tcase_add_test(tc, hostile_elf_files_are_refused_by_name);
     tcase_add_test(tc, dlopen_failure_names_the_linker_error);
     tcase_add_test(tc, untrusted_files_and_directories_are_refused);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-int main(void)
-{
-    vt_test_seed();
-    return vt_test_run_suite(registry_suite());
+    return vt_test_run_suite(s);
 }
