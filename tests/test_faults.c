@@ -11,11 +11,6 @@
 
 #include "test_util.h"
 
-static vt_device *find(vt_registry *reg, const char *spec)
-{
-    return vt_test_device(reg, spec);
-}
-
 static uint64_t live_bytes(vt_device *d)
 {
     return vt_test_stats(d).backend.live_bytes;
@@ -24,7 +19,7 @@ static uint64_t live_bytes(vt_device *d)
 /* The cpu device still works end to end. */
 static void cpu_still_works(vt_registry *reg)
 {
-    vt_device *cpu = find(reg, "cpu:0");
+    vt_device *cpu = vt_test_device(reg, "cpu:0");
     int64_t n = 17;
     vt_tensor *a = NULL, *b = NULL, *y = NULL;
     ck_assert_int_eq(vt_tensor_create(cpu, VT_F32, 1, &n, &a), VT_OK);
@@ -52,7 +47,7 @@ START_TEST(allocation_failure_is_named_and_recoverable)
 {
     setenv("VT_CUDA_STUB_FAIL_ALLOC_AT", "2", 1);
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
-    vt_device *d = find(reg, "cuda-stub:0");
+    vt_device *d = vt_test_device(reg, "cuda-stub:0");
     int64_t n = 1000;
     vt_tensor *t1 = NULL, *t2 = (vt_tensor *)1, *t3 = NULL;
     ck_assert_int_eq(vt_tensor_create(d, VT_F32, 1, &n, &t1), VT_OK);
@@ -73,7 +68,7 @@ START_TEST(allocation_failure_is_named_and_recoverable)
     /* Fault gone: the same work succeeds from the start. */
     unsetenv("VT_CUDA_STUB_FAIL_ALLOC_AT");
     reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
-    d = find(reg, "cuda-stub:0");
+    d = vt_test_device(reg, "cuda-stub:0");
     ck_assert_int_eq(vt_tensor_create(d, VT_F32, 1, &n, &t1), VT_OK);
     ck_assert_int_eq(vt_tensor_create(d, VT_F32, 1, &n, &t2), VT_OK);
     vt_tensor_destroy(t1);
@@ -86,7 +81,7 @@ START_TEST(copy_failures_are_named_and_recoverable)
 {
     setenv("VT_CUDA_STUB_FAIL_COPY_AT", "1", 1);
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
-    vt_device *d = find(reg, "cuda-stub:0");
+    vt_device *d = vt_test_device(reg, "cuda-stub:0");
     int64_t n = 8;
     vt_tensor *t = NULL;
     ck_assert_int_eq(vt_tensor_create(d, VT_I32, 1, &n, &t), VT_OK);
@@ -103,7 +98,7 @@ START_TEST(copy_failures_are_named_and_recoverable)
 
     setenv("VT_CUDA_STUB_FAIL_COPY_AT", "2", 1); /* the read */
     reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
-    d = find(reg, "cuda-stub:0");
+    d = vt_test_device(reg, "cuda-stub:0");
     ck_assert_int_eq(vt_tensor_create(d, VT_I32, 1, &n, &t), VT_OK);
     ck_assert_int_eq(vt_tensor_write(t, v, sizeof v), VT_OK);
     memset(w, 0x5a, sizeof w);
@@ -124,7 +119,7 @@ START_TEST(a_lost_device_fails_by_name_and_leaves_the_others_working)
     setenv("VT_CUDA_STUB_LOSE_AT_COPY", "3", 1);
     setenv("VT_CUDA_STUB_FAULT_DEVICE", "0", 1);
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
-    vt_device *d0 = find(reg, "cuda-stub:0"), *d1 = find(reg, "cuda-stub:1");
+    vt_device *d0 = vt_test_device(reg, "cuda-stub:0"), *d1 = vt_test_device(reg, "cuda-stub:1");
     int64_t n = 64;
     float v[64];
     for (int i = 0; i < 64; i++)
@@ -162,7 +157,7 @@ START_TEST(a_lost_device_fails_by_name_and_leaves_the_others_working)
 
     unsetenv("VT_CUDA_STUB_LOSE_AT_COPY");
     reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
-    d0 = find(reg, "cuda-stub:0");
+    d0 = vt_test_device(reg, "cuda-stub:0");
     ck_assert_int_eq(vt_tensor_create(d0, VT_F32, 1, &n, &a), VT_OK);
     for (int i = 0; i < 4; i++)
         ck_assert_int_eq(vt_tensor_write(a, v, sizeof v), VT_OK);
@@ -176,7 +171,7 @@ START_TEST(the_cpu_tier_reports_a_lost_device)
     setenv("VT_CUDA_STUB_HOST_ADDRESSABLE", "1", 1);
     setenv("VT_CUDA_STUB_LOSE_AT_COPY", "3", 1);
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
-    vt_device *d = find(reg, "cuda-stub:0");
+    vt_device *d = vt_test_device(reg, "cuda-stub:0");
     int64_t ns = 4, ni = 2;
     vt_tensor *src = NULL, *idx = NULL, *dst = NULL;
     ck_assert_int_eq(vt_tensor_create(d, VT_F32, 1, &ns, &src), VT_OK);

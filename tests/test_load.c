@@ -30,11 +30,6 @@ vt_status vt_device_probe(vt_device *dev, vt_device_caps *out)
     return real(dev, out);
 }
 
-static vt_device *find(vt_registry *reg, const char *spec)
-{
-    return vt_test_device(reg, spec);
-}
-
 /* A writer with llama-style metadata: 2 layers, 4 heads, 2 kv heads,
  * head dim 16, embedding 64, ffn 128, vocab 40 (token strings). */
 static vt_gguf_writer *llama_writer(void)
@@ -137,7 +132,8 @@ START_TEST(run_estimate_matches_hand_arithmetic)
     o.batch = 3;
     o.budget_bytes = 1ull << 30;
     vt_load_plan *plan = NULL;
-    ck_assert_msg(vt_load_plan_create(g, find(reg, "cuda-stub:0"), &o, &plan) == VT_OK, "%s", vt_last_error());
+    ck_assert_msg(vt_load_plan_create(g, vt_test_device(reg, "cuda-stub:0"), &o, &plan) == VT_OK, "%s",
+                  vt_last_error());
     const vt_run_estimate *run = vt_load_plan_run(plan);
     /* KV: 2 layers x 128 ctx x 3 batch x 2 kv heads x (16 + 16) x 2 bytes */
     ck_assert_uint_eq(run->kv_cache, 2ull * 128 * 3 * 2 * 32 * 2);
@@ -196,7 +192,7 @@ START_TEST(hybrid_recurrent_layers_are_counted)
     o.ctx = 64;
     o.batch = 2;
     vt_load_plan *plan = NULL;
-    ck_assert_int_eq(vt_load_plan_create(g, find(reg, "cuda-stub:0"), &o, &plan), VT_OK);
+    ck_assert_int_eq(vt_load_plan_create(g, vt_test_device(reg, "cuda-stub:0"), &o, &plan), VT_OK);
     const vt_run_estimate *run = vt_load_plan_run(plan);
     ck_assert_uint_eq(run->kv_cache, 1ull * 64 * 2 * 1 * 16 * 2);              /* 1 attention layer */
     ck_assert_uint_eq(run->conv_state, 3ull * 2 * 3 * (64 + 2 * 2 * 16) * 4);  /* 3 GDN layers */
@@ -253,7 +249,8 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
     o.budget_bytes = 1000000;
     o.budget_origin = "--budget";
     vt_load_plan *plan = NULL;
-    ck_assert_msg(vt_load_plan_create(g, find(reg, "test-quantdev:0"), &o, &plan) == VT_OK, "%s", vt_last_error());
+    ck_assert_msg(vt_load_plan_create(g, vt_test_device(reg, "test-quantdev:0"), &o, &plan) == VT_OK, "%s",
+                  vt_last_error());
     const vt_fit_report *rep = vt_load_plan_report(plan);
     ck_assert_uint_eq(rep->keep_quant_bytes, 14400 + 589824);
     ck_assert_uint_eq(rep->expanded_bytes, 131072 + 51200);
@@ -273,7 +270,7 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
      *   embd 25600x2=51200, experts 1048576x2=2097152, attn_q 131072,
      *   output 51200, norm 1024 (all multiples of 256): 2331648 */
     reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
-    vt_device *stub = find(reg, "cuda-stub:0");
+    vt_device *stub = vt_test_device(reg, "cuda-stub:0");
     vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
     before = vt_test_stats(stub);
     ck_assert_int_eq(vt_load_plan_create(g, stub, &o, &plan), VT_E_DOES_NOT_FIT);
@@ -293,7 +290,7 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
     vt_load_plan_destroy(plan);
     /* The budget from the environment: 1 refuses anything. */
     vt_registry *breg = open_with_budget_env("1");
-    ck_assert_int_eq(vt_load_plan_create(g, find(breg, "cuda-stub:0"), NULL, &plan), VT_E_DOES_NOT_FIT);
+    ck_assert_int_eq(vt_load_plan_create(g, vt_test_device(breg, "cuda-stub:0"), NULL, &plan), VT_E_DOES_NOT_FIT);
     ck_assert_msg(strstr(vt_last_error(), "VT_DEVICE_WEIGHT_BUDGET_BYTES=1"), "%s", vt_last_error());
     vt_load_plan_destroy(plan);
     vt_registry_close(breg);
@@ -387,7 +384,7 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
     dense d;
     vt_registry *reg = dense_setup(&d, 54);
     vt_gguf *g = d.g;
-    vt_device *stub = find(reg, "cuda-stub:0");
+    vt_device *stub = vt_test_device(reg, "cuda-stub:0");
     prog pr = {0, 0, 0, true};
     vt_load_options o = {sizeof o};
     o.chunk_bytes = 4096; /* many pieces per tensor */
@@ -427,7 +424,7 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
 
     /* On the cpu nothing changes form except attn_k: the rest is used in
      * place, read-only. */
-    m = stage_ok(g, find(reg, "cpu:0"), NULL, &plan);
+    m = stage_ok(g, vt_test_device(reg, "cpu:0"), NULL, &plan);
     ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, N_DENSE - 1);
     vt_tensor *norm = vt_model_find(m, "output_norm.weight");
     float v[256];
@@ -467,7 +464,7 @@ static void on_chunk(void *user, uint64_t done, uint64_t total, const char *tens
  * backend's kernel table). Returns how many were expanded. */
 static size_t check_read_back(vt_registry *reg, const vt_load_plan *plan, const vt_model *m)
 {
-    vt_device *cpu = find(reg, "cpu:0");
+    vt_device *cpu = vt_test_device(reg, "cpu:0");
     size_t expanded = 0;
     for (size_t i = 0; i < vt_model_tensor_count(m); i++) {
         vt_tensor *t = vt_model_tensor(m, i);
@@ -511,7 +508,7 @@ START_TEST(staging_overlaps_the_file_read_with_the_copy_in_flight)
     dense d;
     vt_registry *reg = dense_setup(&d, 57);
     vt_gguf *g = d.g;
-    vt_device *stub = find(reg, "cuda-stub:0");
+    vt_device *stub = vt_test_device(reg, "cuda-stub:0");
     for (uint32_t chunks = 1; chunks <= 3; chunks++) {
         vt_device_stats ds = vt_test_stats(stub);
         flight f = {stub, ds.backend.h2d_copies, ds.backend.syncs, 0, 0};
@@ -583,7 +580,7 @@ START_TEST(staging_every_block_format_reads_back_as_before)
         o.chunk_bytes = 4096;
         o.flags = VT_LOAD_NO_ZERO_COPY;
         vt_load_plan *plan;
-        vt_model *m = stage_ok(g, find(reg, devs[d]), &o, &plan);
+        vt_model *m = stage_ok(g, vt_test_device(reg, devs[d]), &o, &plan);
         ck_assert_uint_eq(vt_model_stats(m)->tensors_copied, n);
         expanded[d] = check_read_back(reg, plan, m);
         vt_model_destroy(m);
@@ -611,14 +608,14 @@ START_TEST(a_load_probes_once_to_plan_and_once_to_convert)
     dense d;
     vt_registry *reg = dense_setup(&d, 59);
     vt_gguf *g = d.g;
-    vt_device *cpu = find(reg, "cpu:0");
+    vt_device *cpu = vt_test_device(reg, "cpu:0");
     n_probes = 0;
     size_t refused = 0;
     ck_assert_int_eq(vt_resolve_plan(cpu, NULL, 0, 0, NULL, &refused), VT_OK); /* probes once, inside libvt */
     ck_assert_msg(n_probes == 1, "libvt's own calls to vt_device_probe are not counted (%lu): linked -Bsymbolic?",
                   n_probes);
     for (int k = 0; k < 2; k++) {
-        vt_device *dev = find(reg, k ? "cpu:0" : "cuda-stub:0");
+        vt_device *dev = vt_test_device(reg, k ? "cpu:0" : "cuda-stub:0");
         vt_load_options o = {sizeof o};
         o.chunk_bytes = 4096; /* attn_k alone is 9 pieces */
         vt_load_plan *plan = NULL;
@@ -649,7 +646,7 @@ START_TEST(a_conversion_without_the_cpu_backend_is_refused_by_name)
         if (c)
             setenv("VT_DISABLE_OPS", "cpu:Copy", 1);
         vt_registry *reg = vt_test_open(NULL, c ? "cpu,cuda-stub" : "cuda-stub", 0);
-        vt_device *stub = find(reg, "cuda-stub:0");
+        vt_device *stub = vt_test_device(reg, "cuda-stub:0");
         vt_load_plan *plan = NULL;
         vt_model *m = NULL;
         ck_assert_int_eq(vt_load_plan_create(g, stub, NULL, &plan), VT_OK);
@@ -677,7 +674,7 @@ static void staging_fault(const char *var, const char *value, vt_status want)
     vt_gguf *g = d.g;
     setenv(var, value, 1);
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
-    vt_device *stub = find(reg, "cuda-stub:0");
+    vt_device *stub = vt_test_device(reg, "cuda-stub:0");
     vt_load_options o = {sizeof o};
     o.chunk_bytes = 8192;
     vt_load_plan *plan = NULL;
@@ -694,7 +691,7 @@ static void staging_fault(const char *var, const char *value, vt_status want)
     vt_registry_close(reg);
     unsetenv(var);
     reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
-    vt_model_destroy(stage_ok(g, find(reg, "cuda-stub:0"), &o, &plan));
+    vt_model_destroy(stage_ok(g, vt_test_device(reg, "cuda-stub:0"), &o, &plan));
     vt_load_plan_destroy(plan);
     dense_teardown(&d, reg);
 }
@@ -724,7 +721,7 @@ START_TEST(a_file_that_shrinks_before_staging_is_refused_by_tensor)
     dense d;
     vt_registry *reg = dense_setup(&d, 56);
     vt_gguf *g = d.g;
-    vt_device *stub = find(reg, "cuda-stub:0");
+    vt_device *stub = vt_test_device(reg, "cuda-stub:0");
     vt_load_options o = {sizeof o};
     o.chunk_bytes = 4096;
     vt_load_plan *plan = NULL;
@@ -774,7 +771,7 @@ START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     unsetenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
     unsetenv("VT_CUDA_STUB_MEMORY_BYTES");
-    vt_device *stub = find(reg, "cuda-stub:0");
+    vt_device *stub = vt_test_device(reg, "cuda-stub:0");
     vt_device_stats before = VT_DEVICE_STATS_INIT, after = VT_DEVICE_STATS_INIT;
     before = vt_test_stats(stub);
     vt_load_plan *plan = NULL;
@@ -796,7 +793,7 @@ START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
     /* VT_DEVICE_WEIGHT_BUDGET_BYTES=1 refuses any load that allocates
      * device memory: on the cpu too, whose expanded copies are allocated. */
     vt_registry *breg = open_with_budget_env("1");
-    vt_device *cpu = find(breg, "cpu:0");
+    vt_device *cpu = vt_test_device(breg, "cpu:0");
     vt_load_options nz = {sizeof nz};
     nz.flags = VT_LOAD_NO_ZERO_COPY; /* every weight copied: the cpu allocates them all */
     ck_assert_int_eq(vt_load_plan_create(g, cpu, &nz, &plan), VT_E_DOES_NOT_FIT);
@@ -847,7 +844,7 @@ START_TEST(the_loader_follows_the_staging_decisions)
     setenv("VT_CUDA_STUB_HOST_ADDRESSABLE", "1", 1);
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     unsetenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
-    vt_device *stub = find(reg, "cuda-stub:0");
+    vt_device *stub = vt_test_device(reg, "cuda-stub:0");
     vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(stub, &caps), VT_OK);
     vt_staging_decisions d = vt_caps_staging_decisions(&caps);
@@ -902,7 +899,7 @@ START_TEST(the_loader_follows_the_staging_decisions)
     setenv("VT_CUDA_STUB_HOST_ADDRESSABLE", "1", 1);
     vt_registry *breg = open_with_budget_env("1");
     unsetenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
-    vt_device *bstub = find(breg, "cuda-stub:0");
+    vt_device *bstub = vt_test_device(breg, "cuda-stub:0");
     ck_assert_msg(vt_load_plan_create(g, bstub, NULL, &plan) == VT_OK, "%s", vt_last_error());
     rep = vt_load_plan_report(plan);
     ck_assert(!rep->checked && rep->fits);
@@ -953,7 +950,7 @@ START_TEST(load_options_take_a_per_tensor_op_class)
     vt_gguf *g = NULL;
     ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
     vt_registry *reg = vt_test_open(NULL, "cpu", 0);
-    vt_device *cpu = find(reg, "cpu:0");
+    vt_device *cpu = vt_test_device(reg, "cpu:0");
     vt_load_plan *plan = NULL;
     const vt_weight_desc *desc;
     const vt_weight_plan *p;

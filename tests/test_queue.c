@@ -24,11 +24,6 @@ static vt_registry *open_reg(void)
     return vt_test_open(TEST_PLUGIN_DIR, "cpu,cuda-stub,test-v1", 0);
 }
 
-static vt_device *dev_of(vt_registry *reg, const char *spec)
-{
-    return vt_test_device(reg, spec);
-}
-
 static vt_tensor *mk(vt_device *d, vt_dtype t, uint32_t nd, int64_t a, int64_t b)
 {
     int64_t shape[2] = {a, b};
@@ -100,7 +95,7 @@ static void assert_named(const char *devid)
 START_TEST(v1_plugin_loads_and_runs_ops_through_the_fallback)
 {
     vt_registry *reg = open_reg();
-    vt_device *d = dev_of(reg, "test-v1:0");
+    vt_device *d = vt_test_device(reg, "test-v1:0");
     vt_tensor *x = mk(d, VT_F32, 1, 4, 0), *y = mk(d, VT_F32, 1, 4, 0);
     float xv[4] = {1, 2, 3, 4}, yv[4];
     ck_assert_int_eq(vt_tensor_write(x, xv, sizeof xv), VT_OK);
@@ -178,7 +173,7 @@ END_TEST
 START_TEST(an_error_inside_enqueued_and_replayed_work_is_named_at_the_sync)
 {
     vt_registry *reg = open_reg();
-    vt_device *d = dev_of(reg, devices[_i]);
+    vt_device *d = vt_test_device(reg, devices[_i]);
     vt_queue *q = NULL;
     ck_assert_int_eq(vt_queue_create(d, &q), VT_OK);
     bad_rows b = bad_rows_make(d);
@@ -218,7 +213,7 @@ END_TEST
 START_TEST(a_replayed_step_does_no_host_sync_until_the_final_wait)
 {
     vt_registry *reg = open_reg();
-    vt_device *d = dev_of(reg, devices[_i]);
+    vt_device *d = vt_test_device(reg, devices[_i]);
     enum { V = 4, H = 8 };
     vt_tensor *emb = mk(d, VT_F32, 2, V, H), *tok = mk(d, VT_I32, 1, 1, 0), *h = mk(d, VT_F32, 2, 1, H);
     vt_tensor *h2 = mk(d, VT_F32, 2, 1, H), *bias = mk(d, VT_F32, 1, H, 0), *h3 = mk(d, VT_F32, 2, 1, H);
@@ -283,7 +278,7 @@ END_TEST
 START_TEST(sampled_token_readback_through_an_event)
 {
     vt_registry *reg = open_reg();
-    vt_device *d = dev_of(reg, devices[_i]);
+    vt_device *d = vt_test_device(reg, devices[_i]);
     bool stub = strcmp(devices[_i], "cuda-stub:0") == 0;
     vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
@@ -334,7 +329,7 @@ END_TEST
 START_TEST(queues_wait_on_events_and_views_pass_offsets)
 {
     vt_registry *reg = open_reg();
-    vt_device *d = dev_of(reg, devices[_i]);
+    vt_device *d = vt_test_device(reg, devices[_i]);
     vt_queue *q1 = NULL, *q2 = NULL;
     ck_assert_int_eq(vt_queue_create(d, &q1), VT_OK);
     ck_assert_int_eq(vt_queue_create(d, &q2), VT_OK);
@@ -379,7 +374,7 @@ END_TEST
 START_TEST(shape_aware_resolution_asks_accepts_and_runs_resolved)
 {
     vt_registry *reg = open_reg();
-    vt_device *d = dev_of(reg, "cuda-stub:0");
+    vt_device *d = vt_test_device(reg, "cuda-stub:0");
     uint64_t allocs = stats(d).backend.allocs;
     vt_shape big = {VT_F32, 2, {1, 1 << 21}}, big_out = {VT_I32, 1, {1}};
     const vt_shape *in[1] = {&big}, *out[1] = {&big_out};
@@ -436,7 +431,7 @@ START_TEST(tier_policy_is_registry_state)
         .struct_size = sizeof o, .backends = "cpu,cuda-stub", .loader_debug = 0, .tier_policy = VT_TIER_POLICY_STRICT};
     vt_registry *reg = NULL;
     ck_assert_int_eq(vt_registry_open(&reg, &o), VT_OK);
-    vt_device *d = dev_of(reg, "cuda-stub:0");
+    vt_device *d = vt_test_device(reg, "cuda-stub:0");
     vt_resolution r;
     vt_sig sig = {1, {VT_F32}};
     ck_assert_int_eq(vt_resolve(d, VT_OP_SCALE, sig, 0, &r), VT_E_OP_MISSING);
@@ -454,7 +449,7 @@ START_TEST(tier_policy_is_registry_state)
 
     o.tier_policy = VT_TIER_POLICY_PORTABLE;
     ck_assert_int_eq(vt_registry_open(&reg, &o), VT_OK);
-    d = dev_of(reg, "cuda-stub:0");
+    d = vt_test_device(reg, "cuda-stub:0");
     ck_assert_int_eq(vt_resolve(d, VT_OP_SCALE, sig, 0, &r), VT_OK);
     ck_assert_int_eq(r.tier, VT_TIER_CPU);
     ck_assert_ptr_nonnull(r.kernel);
@@ -478,7 +473,7 @@ END_TEST
 START_TEST(caps_and_stats_honour_the_callers_struct_size)
 {
     vt_registry *reg = open_reg();
-    vt_device *d = dev_of(reg, devices[_i]);
+    vt_device *d = vt_test_device(reg, devices[_i]);
     vt_device_caps caps;
     memset(&caps, 0xab, sizeof caps);
     caps.struct_size = (uint32_t)offsetof(vt_device_caps, arch);
@@ -515,7 +510,7 @@ START_TEST(half_a_queue_set_is_refused_and_events_outlive_queues)
         ck_assert_msg(strstr(b.reason, "vtable sets queue_create but not queue_destroy"), "%s", b.reason);
     }
     ck_assert(seen);
-    vt_device *d = dev_of(reg, "cpu:0");
+    vt_device *d = vt_test_device(reg, "cpu:0");
     vt_queue *q = NULL;
     vt_event *e = NULL;
     ck_assert_int_eq(vt_queue_create(d, &q), VT_OK);
@@ -537,7 +532,7 @@ END_TEST
 START_TEST(every_entry_point_skips_empty_outputs_and_waits_only_when_it_runs)
 {
     vt_registry *reg = open_reg();
-    vt_device *d = dev_of(reg, "cuda-stub:0");
+    vt_device *d = vt_test_device(reg, "cuda-stub:0");
     vt_tensor *x = mk(d, VT_F32, 2, 0, 4), *y = mk(d, VT_F32, 2, 0, 4); /* [0, 4]: empty */
     vt_tensor *a = mk(d, VT_F32, 1, 4, 0), *b = mk(d, VT_F32, 1, 4, 0);
     float v[4] = {1, 2, 3, 4}, got[4];
@@ -592,7 +587,7 @@ END_TEST
 START_TEST(host_memory_wraps_only_on_a_host_addressable_device)
 {
     vt_registry *reg = open_reg();
-    vt_device *cpu = dev_of(reg, "cpu:0"), *stub = dev_of(reg, "cuda-stub:0");
+    vt_device *cpu = vt_test_device(reg, "cpu:0"), *stub = vt_test_device(reg, "cuda-stub:0");
     float mem[6] = {1, 2, 3, 4, 5, 6}, got[6];
     int64_t shape[2] = {2, 3};
     vt_tensor *t = NULL;
