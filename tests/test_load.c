@@ -365,6 +365,13 @@ static vt_model *stage_ok(vt_gguf *g, vt_device *dev, const vt_load_options *o, 
     return m;
 }
 
+/* Destroy a staged model, then its plan (either may be NULL). */
+static void unstage(vt_model *m, vt_load_plan *plan)
+{
+    vt_model_destroy(m);
+    vt_load_plan_destroy(plan);
+}
+
 typedef struct prog {
     uint64_t last, calls, total;
     bool monotonic;
@@ -432,8 +439,7 @@ START_TEST(staging_copies_through_small_chunks_and_reads_back_identical)
     ck_assert_int_eq(memcmp(v, d.keep[2], sizeof v), 0);
     ck_assert_int_eq(vt_tensor_write(norm, v, sizeof v), VT_E_INVALID_ARG);
     ck_assert_msg(strstr(vt_last_error(), "read-only view"), "%s", vt_last_error());
-    vt_model_destroy(m);
-    vt_load_plan_destroy(plan);
+    unstage(m, plan);
     dense_teardown(&d, reg);
 }
 END_TEST
@@ -524,8 +530,7 @@ START_TEST(staging_overlaps_the_file_read_with_the_copy_in_flight)
         ck_assert_msg(f.most == chunks, "%u chunks: at most %llu copies were in flight", chunks,
                       (unsigned long long)f.most);
         ck_assert_uint_eq(check_read_back(reg, plan, m), 1); /* attn_k f32 -> f16 */
-        vt_model_destroy(m);
-        vt_load_plan_destroy(plan);
+        unstage(m, plan);
     }
     dense_teardown(&d, reg);
 }
@@ -583,8 +588,7 @@ START_TEST(staging_every_block_format_reads_back_as_before)
         vt_model *m = stage_ok(g, vt_test_device(reg, devs[d]), &o, &plan);
         ck_assert_uint_eq(vt_model_stats(m)->tensors_copied, n);
         expanded[d] = check_read_back(reg, plan, m);
-        vt_model_destroy(m);
-        vt_load_plan_destroy(plan);
+        unstage(m, plan);
     }
     ck_assert_uint_eq(expanded[0], n);              /* the stub: every tensor dequantized (f16, f32) */
     ck_assert_uint_eq(expanded[1], vt_n_q_formats); /* the cpu: the matmul weights kept, 1-D ones to f32 */
@@ -627,8 +631,7 @@ START_TEST(a_load_probes_once_to_plan_and_once_to_convert)
         ck_assert_msg(vt_model_stage(plan, &o, &m) == VT_OK, "%s", vt_last_error());
         ck_assert_msg(n_probes == 1, "staging on %s probed %lu times", vt_device_id(dev), n_probes);
         ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, k ? N_DENSE - 1 : 0);
-        vt_model_destroy(m);
-        vt_load_plan_destroy(plan);
+        unstage(m, plan);
     }
     dense_teardown(&d, reg);
 }
@@ -873,8 +876,7 @@ START_TEST(the_loader_follows_the_staging_decisions)
     after = vt_test_stats(stub);
     ck_assert_uint_eq(after.backend.allocs - before.backend.allocs, 1); /* the expanded copy only */
     ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, 2);
-    vt_model_destroy(m);
-    vt_load_plan_destroy(plan);
+    unstage(m, plan);
     /* Copying everything: every weight counted. */
     ck_assert_int_eq(vt_load_plan_create(g, stub, &nz, &plan), VT_OK);
     rep = vt_load_plan_report(plan);
@@ -883,8 +885,7 @@ START_TEST(the_loader_follows_the_staging_decisions)
     ck_assert_uint_eq(rep->needed_bytes, 614400 + 32768 + 1024);
     ck_assert_msg(vt_model_stage(plan, &nz, &m) == VT_OK, "%s", vt_last_error());
     ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, 0);
-    vt_model_destroy(m);
-    vt_load_plan_destroy(plan);
+    unstage(m, plan);
     vt_gguf_close(g);
     vt_gguf_writer_destroy(w);
     for (size_t i = 0; i < N_EXPANDING; i++)
@@ -908,8 +909,7 @@ START_TEST(the_loader_follows_the_staging_decisions)
     ck_assert_msg(vt_model_stage(plan, NULL, &m) == VT_OK, "%s", vt_last_error());
     after = vt_test_stats(bstub);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
-    vt_model_destroy(m);
-    vt_load_plan_destroy(plan);
+    unstage(m, plan);
     vt_load_options o = {sizeof o};
     o.ctx = 16;
     ck_assert_int_eq(vt_load_plan_create(g, bstub, &o, &plan), VT_E_DOES_NOT_FIT);
