@@ -217,97 +217,61 @@ static void patch_u32(uint8_t *p, size_t off, uint32_t v)
         p[off + (size_t)i] = (uint8_t)(v >> (8 * i));
 }
 
-typedef uint8_t *(*fixture_fn)(size_t *size);
+/* How a malformed fixture's image is damaged after it is written. */
+typedef void (*damage_fn)(uint8_t *p, size_t *size);
 
-static uint8_t *fx_model(size_t *size)
+static void bad_magic(uint8_t *p, size_t *size)
 {
-    return image(build_model, size);
-}
-static uint8_t *fx_all_types(size_t *size)
-{
-    return image(build_all_types, size);
-}
-static uint8_t *fx_q_formats(size_t *size)
-{
-    return image(build_q_formats, size);
-}
-static uint8_t *fx_kv_wrap(size_t *size)
-{
-    return image(build_kv_wrap, size);
-}
-static uint8_t *fx_escapes(size_t *size)
-{
-    return image(build_escapes, size);
-}
-static uint8_t *fx_huge_empty(size_t *size)
-{
-    return image(build_huge_empty, size);
-}
-static uint8_t *fx_v2(size_t *size)
-{
-    return image(build_v2, size);
-}
-static uint8_t *fx_align1(size_t *size)
-{
-    return image(build_align1, size);
-}
-static uint8_t *fx_empty(size_t *size)
-{
-    return image(build_empty, size);
-}
-static uint8_t *fx_bad_magic(size_t *size)
-{
-    uint8_t *p = image(build_v2, size);
+    (void)size;
     memcpy(p, "GGML", 4);
-    return p;
 }
-static uint8_t *fx_version_1(size_t *size)
+static void version_1(uint8_t *p, size_t *size)
 {
-    uint8_t *p = image(build_v2, size);
+    (void)size;
     patch_u32(p, 4, 1);
-    return p;
 }
-static uint8_t *fx_big_endian(size_t *size)
+static void big_endian(uint8_t *p, size_t *size)
 {
-    uint8_t *p = image(build_v2, size);
+    (void)size;
     patch_u32(p, 4, 0x03000000u);
-    return p;
 }
-static uint8_t *fx_truncated(size_t *size)
+static void truncated(uint8_t *p, size_t *size)
 {
-    uint8_t *p = image(build_model, size);
+    (void)p;
     *size /= 2;
-    return p;
 }
 /* The first tensor's offset field (the last 8 bytes of its info) made
  * misaligned: in the v2 fixture the only tensor's info ends the infos. */
-static uint8_t *fx_bad_offset(size_t *size)
+static void bad_offset(uint8_t *p, size_t *size)
 {
-    uint8_t *p = image(build_v2, size);
     vt_gguf *g;
     TRY(vt_gguf_open_memory(p, *size, "v2", &g));
     const vt_gguf_tensor *t = vt_gguf_tensor_at(g, 0);
     size_t off = (size_t)(t->info_offset + 8 + t->name_len + 4 + 8 * t->n_dims + 4);
     vt_gguf_close(g);
     patch_u32(p, off, 3);
-    return p;
 }
 
+/* Each fixture: its name, the writer that builds it, the damage done to
+ * its image (NULL for the valid ones). */
 static const struct {
     const char *name;
-    fixture_fn fn;
+    vt_gguf_writer *(*build)(void);
+    damage_fn damage;
 } fixtures[] = {
-    {"model", fx_model},           {"all-types", fx_all_types},   {"v2", fx_v2},
-    {"align1", fx_align1},         {"empty", fx_empty},           {"bad-magic", fx_bad_magic},
-    {"version-1", fx_version_1},   {"big-endian", fx_big_endian}, {"truncated", fx_truncated},
-    {"bad-offset", fx_bad_offset}, {"q-formats", fx_q_formats},   {"kv-wrap", fx_kv_wrap},
-    {"escapes", fx_escapes},       {"huge-empty", fx_huge_empty},
+    {"model", build_model, NULL},         {"all-types", build_all_types, NULL},   {"v2", build_v2, NULL},
+    {"align1", build_align1, NULL},       {"empty", build_empty, NULL},           {"bad-magic", build_v2, bad_magic},
+    {"version-1", build_v2, version_1},   {"big-endian", build_v2, big_endian},   {"truncated", build_model, truncated},
+    {"bad-offset", build_v2, bad_offset}, {"q-formats", build_q_formats, NULL},   {"kv-wrap", build_kv_wrap, NULL},
+    {"escapes", build_escapes, NULL},     {"huge-empty", build_huge_empty, NULL},
 };
 
 static int write_fixture(size_t i, const char *path)
 {
     size_t size;
-    uint8_t *p = fixtures[i].fn(&size);
+    uint8_t *p = image(fixtures[i].build, &size);
+    if (fixtures[i].damage)
+        fixtures[i].damage(p, &size);
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(p, 1, size, f) != size || fclose(f) != 0) {
         fprintf(stderr, "gguf_fixture: cannot write %s\n", path);
