@@ -138,9 +138,11 @@ const char *vt_op_family_name(vt_op op);
  * for each, family a bare name (the one vt_op_family_name returns). The
  * one list of them: core/op_catalog.c joins its family files with it, and
  * backends join their per-family kernel tables with it (vt_backend.h). */
-#define VT_OP_FAMILIES(X, arg)                                                                                         \
-    X(arg, convert)                                                                                                    \
-    X(arg, elementwise) X(arg, rows) X(arg, conv) X(arg, matmul) X(arg, attention) X(arg, select) X(arg, gather)
+/* clang-format off */
+#define VT_OP_FAMILIES(X, arg) \
+    X(arg, convert) X(arg, elementwise) X(arg, rows) X(arg, conv) \
+    X(arg, matmul) X(arg, attention) X(arg, select) X(arg, gather)
+/* clang-format on */
 
 /* True when (op, sig) is one of the catalogue's signatures. */
 bool vt_op_sig_in_catalog(vt_op op, vt_sig sig);
