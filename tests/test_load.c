@@ -103,6 +103,38 @@ static void remove_model(char *path)
     free(path);
 }
 
+/* A model file: the n tensors of s written by w (random bytes from r, kept
+ * in keep) to a temporary file, then opened (model_close undoes it all). */
+typedef struct model_file {
+    vt_gguf_writer *w;
+    void **keep; /* the tensors' bytes */
+    size_t n;
+    char *path;
+    vt_gguf *g;
+} model_file;
+
+static vt_gguf *model_open(model_file *f, vt_gguf_writer *w, const spec *s, size_t n, vt_rng *r)
+{
+    f->w = w;
+    f->n = n;
+    f->keep = calloc(n, sizeof *f->keep);
+    ck_assert_ptr_nonnull(f->keep);
+    f->path = write_model(w, s, n, f->keep, r);
+    f->g = NULL;
+    ck_assert_int_eq(vt_gguf_open(f->path, &f->g), VT_OK);
+    return f->g;
+}
+
+static void model_close(model_file *f)
+{
+    vt_gguf_close(f->g);
+    vt_gguf_writer_destroy(f->w);
+    for (size_t i = 0; i < f->n; i++)
+        free(f->keep[i]);
+    free(f->keep);
+    remove_model(f->path);
+}
+
 START_TEST(op_classes_follow_llama_names)
 {
     ck_assert_uint_eq(vt_gguf_op_class("token_embd.weight", 2), VT_OP_CLASS_GATHER);
@@ -122,10 +154,8 @@ START_TEST(run_estimate_matches_hand_arithmetic)
     vt_rng_init(&r, 51);
     vt_gguf_writer *w = llama_writer();
     spec s[1] = {{"output_norm.weight", VT_F32, 1, {64}}};
-    void *keep[1];
-    char *path = write_model(w, s, 1, keep, &r);
-    vt_gguf *g = NULL;
-    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    model_file mf;
+    vt_gguf *g = model_open(&mf, w, s, 1, &r);
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_load_options o = {sizeof o};
     o.ctx = 128;
@@ -146,10 +176,7 @@ START_TEST(run_estimate_matches_hand_arithmetic)
     ck_assert_uint_eq(rep->needed_bytes, rep->weight_bytes + run->total);
     vt_load_plan_destroy(plan);
     vt_registry_close(reg);
-    vt_gguf_close(g);
-    vt_gguf_writer_destroy(w);
-    free(keep[0]);
-    remove_model(path);
+    model_close(&mf);
 }
 END_TEST
 
@@ -183,10 +210,8 @@ START_TEST(hybrid_recurrent_layers_are_counted)
     for (size_t i = 0; i < sizeof hp / sizeof hp[0]; i++)
         ck_assert_int_eq(vt_gguf_writer_add_u32(w, hp[i].key, hp[i].v), VT_OK);
     spec s[1] = {{"output_norm.weight", VT_F32, 1, {32}}};
-    void *keep[1];
-    char *path = write_model(w, s, 1, keep, &r);
-    vt_gguf *g = NULL;
-    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    model_file mf;
+    vt_gguf *g = model_open(&mf, w, s, 1, &r);
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     vt_load_options o = {sizeof o};
     o.ctx = 64;
@@ -200,10 +225,7 @@ START_TEST(hybrid_recurrent_layers_are_counted)
     ck_assert_uint_eq(run->scratch, 2ull * (100 + 4 * 32) * 4);
     vt_load_plan_destroy(plan);
     vt_registry_close(reg);
-    vt_gguf_close(g);
-    vt_gguf_writer_destroy(w);
-    free(keep[0]);
-    remove_model(path);
+    model_close(&mf);
 }
 END_TEST
 
@@ -230,10 +252,8 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
     vt_rng r;
     vt_rng_init(&r, 53);
     vt_gguf_writer *w = llama_writer();
-    void *keep[N_MOE];
-    char *path = write_model(w, moe_model, N_MOE, keep, &r);
-    vt_gguf *g = NULL;
-    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    model_file mf;
+    vt_gguf *g = model_open(&mf, w, moe_model, N_MOE, &r);
     /* The planning double admits q4_0 for every class (alignment 64):
      *   embd    keep 100 x 256/32 x 18        =  14400
      *   experts keep 8 x 256 x 512/32 x 18    = 589824
@@ -295,11 +315,7 @@ START_TEST(q4_0_experts_fit_keep_quant_and_not_expanded)
     vt_load_plan_destroy(plan);
     vt_registry_close(breg);
     vt_registry_close(reg);
-    vt_gguf_close(g);
-    vt_gguf_writer_destroy(w);
-    for (size_t i = 0; i < N_MOE; i++)
-        free(keep[i]);
-    remove_model(path);
+    model_close(&mf);
 }
 END_TEST
 
@@ -312,31 +328,14 @@ static const spec dense_model[] = {
 };
 #define N_DENSE (sizeof dense_model / sizeof dense_model[0])
 
-/* dense_model written to a temp file and opened (dense_close undoes it). */
-typedef struct dense {
-    vt_gguf_writer *w;
-    void *keep[N_DENSE]; /* the tensors' bytes */
-    char *path;
-    vt_gguf *g;
-} dense;
+/* dense_model written to a temp file and opened (model_close undoes it). */
+typedef model_file dense;
 
 static void dense_open(dense *d, uint64_t stream)
 {
     vt_rng r;
     vt_rng_init(&r, stream);
-    d->w = llama_writer();
-    d->path = write_model(d->w, dense_model, N_DENSE, d->keep, &r);
-    d->g = NULL;
-    ck_assert_int_eq(vt_gguf_open(d->path, &d->g), VT_OK);
-}
-
-static void dense_close(dense *d)
-{
-    vt_gguf_close(d->g);
-    vt_gguf_writer_destroy(d->w);
-    for (size_t i = 0; i < N_DENSE; i++)
-        free(d->keep[i]);
-    remove_model(d->path);
+    model_open(d, llama_writer(), dense_model, N_DENSE, &r);
 }
 
 /* The dense model (stream) and a registry with cpu and cuda-stub beside
@@ -350,7 +349,7 @@ static vt_registry *dense_setup(dense *d, uint64_t stream)
 static void dense_teardown(dense *d, vt_registry *reg)
 {
     vt_registry_close(reg);
-    dense_close(d);
+    model_close(d);
 }
 
 /* g planned on dev and staged with o, both asserted to succeed: the model
@@ -664,7 +663,7 @@ START_TEST(a_conversion_without_the_cpu_backend_is_refused_by_name)
         vt_registry_close(reg);
         unsetenv("VT_DISABLE_OPS");
     }
-    dense_close(&d);
+    model_close(&d);
 }
 END_TEST
 
@@ -765,10 +764,8 @@ START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
     vt_rng r;
     vt_rng_init(&r, 57);
     vt_gguf_writer *w = llama_writer();
-    void *keep[N_EXPANDING];
-    char *path = write_model(w, expanding_model, N_EXPANDING, keep, &r);
-    vt_gguf *g = NULL;
-    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    model_file mf;
+    vt_gguf *g = model_open(&mf, w, expanding_model, N_EXPANDING, &r);
     setenv("VT_CUDA_STUB_HOST_ADDRESSABLE", "1", 1);
     setenv("VT_CUDA_STUB_MEMORY_BYTES", "300000", 1);
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
@@ -805,11 +802,7 @@ START_TEST(a_host_addressable_device_is_fit_checked_over_what_it_allocates)
     vt_registry_close(breg);
 
     vt_registry_close(reg);
-    vt_gguf_close(g);
-    vt_gguf_writer_destroy(w);
-    for (size_t i = 0; i < N_EXPANDING; i++)
-        free(keep[i]);
-    remove_model(path);
+    model_close(&mf);
 }
 END_TEST
 
@@ -840,10 +833,8 @@ START_TEST(the_loader_follows_the_staging_decisions)
     vt_rng r;
     vt_rng_init(&r, 58);
     vt_gguf_writer *w = llama_writer();
-    void *keep[N_EXPANDING];
-    char *path = write_model(w, expanding_model, N_EXPANDING, keep, &r);
-    vt_gguf *g = NULL;
-    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    model_file mf;
+    vt_gguf *g = model_open(&mf, w, expanding_model, N_EXPANDING, &r);
     setenv("VT_CUDA_STUB_HOST_ADDRESSABLE", "1", 1);
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
     unsetenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
@@ -886,17 +877,11 @@ START_TEST(the_loader_follows_the_staging_decisions)
     ck_assert_msg(vt_model_stage(plan, &nz, &m) == VT_OK, "%s", vt_last_error());
     ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, 0);
     unstage(m, plan);
-    vt_gguf_close(g);
-    vt_gguf_writer_destroy(w);
-    for (size_t i = 0; i < N_EXPANDING; i++)
-        free(keep[i]);
-    remove_model(path);
+    model_close(&mf);
 
     /* A model used wholly in place allocates nothing: it fits budget 1 and
      * stages without an allocation; run state for a context does not. */
-    w = llama_writer();
-    path = write_model(w, expanding_model + 1, N_EXPANDING - 1, keep, &r);
-    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    g = model_open(&mf, llama_writer(), expanding_model + 1, N_EXPANDING - 1, &r);
     setenv("VT_CUDA_STUB_HOST_ADDRESSABLE", "1", 1);
     vt_registry *breg = open_with_budget_env("1");
     unsetenv("VT_CUDA_STUB_HOST_ADDRESSABLE");
@@ -917,11 +902,7 @@ START_TEST(the_loader_follows_the_staging_decisions)
     vt_load_plan_destroy(plan);
     vt_registry_close(breg);
     vt_registry_close(reg);
-    vt_gguf_close(g);
-    vt_gguf_writer_destroy(w);
-    for (size_t i = 0; i < N_EXPANDING - 1; i++)
-        free(keep[i]);
-    remove_model(path);
+    model_close(&mf);
 
     /* Managed allocation (rocm's VT_ROCM_MANAGED_ALLOC=1) is host-
      * addressable without staging, yet every weight is allocated. */
@@ -945,10 +926,8 @@ START_TEST(load_options_take_a_per_tensor_op_class)
     vt_rng_init(&r, 59);
     vt_gguf_writer *w = llama_writer();
     spec s[2] = {{"blk.0.ngram_embd.weight", VT_F32, 2, {64, 40}}, {"output_norm.weight", VT_F32, 1, {64}}};
-    void *keep[2];
-    char *path = write_model(w, s, 2, keep, &r);
-    vt_gguf *g = NULL;
-    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    model_file mf;
+    vt_gguf *g = model_open(&mf, w, s, 2, &r);
     vt_registry *reg = vt_test_open(NULL, "cpu", 0);
     vt_device *cpu = vt_test_device(reg, "cpu:0");
     vt_load_plan *plan = NULL;
@@ -990,11 +969,7 @@ START_TEST(load_options_take_a_per_tensor_op_class)
     ck_assert_msg(strstr(vt_last_error(), "'output_norm.weight': op class 7 is not a vt_op_class"), "%s",
                   vt_last_error());
     vt_registry_close(reg);
-    vt_gguf_close(g);
-    vt_gguf_writer_destroy(w);
-    free(keep[0]);
-    free(keep[1]);
-    remove_model(path);
+    model_close(&mf);
 }
 END_TEST
 
