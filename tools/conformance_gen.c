@@ -392,6 +392,11 @@ static void gen_matmul(gen *g)
 {
     vt_dtype wt = g->c->sig.dtype[1];
     int64_t k = k_for(g, wt), n = rows_for(g, 2, 9), m = irange(&g->r, 1, 300);
+    /* decode of a 32-element block format: k a whole number of 256-element
+     * tiles (the tiled decode kernels' path; the prefill case keeps any k) */
+    const vt_dtype_info *ti = vt_dtype_get(wt);
+    if (!g->prefill && ti && ti->block_elems == 32)
+        k = 256 * irange(&g->r, 1, 5);
     int64_t sx[2] = {n, k}, sw[2] = {m, k};
     in_rand(g, 0, VT_F32, 2, sx, -1.0f, 1.0f);
     in_weights(g, 1, wt, 2, sw);
