@@ -12,7 +12,7 @@
 typedef enum vtc_shape_class {
     VTC_DECODE = 0,  /* one token per sequence (T = 1, small batches) */
     VTC_PREFILL = 1, /* many tokens */
-    VTC_WIDE = 2     /* rows enough for the matrix-instruction (GEMM) paths: MatMul only */
+    VTC_WIDE = 2     /* rows enough for the matrix-instruction (GEMM) paths (16..300): MatMul only */
 } vtc_shape_class;
 
 #define VTC_N_SHAPE_CLASSES 3

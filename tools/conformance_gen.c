@@ -394,11 +394,12 @@ static void gen_matmul(gen *g)
     vt_dtype wt = g->c->sig.dtype[1];
     int64_t k = k_for(g, wt), n = rows_for(g, 2, 9), m = irange(&g->r, 1, 300);
     if (g->wide) {
-        /* n from 64 (the GEMM threshold) past a tile of 128 rows; m and k
+        /* n from 16 (the GEMM thresholds: 16 block formats, 32 f16/bf16 in
+         * the rocm backend) past a tile of 128 rows; m and k
          * not multiples of the tiles, k a multiple of 8 for float weights
          * (the 16-byte loads of the GEMM path) */
         const vt_dtype_info *ti = vt_dtype_get(wt);
-        n = irange(&g->r, 64, 300);
+        n = irange(&g->r, 16, 300);
         m = irange(&g->r, 1, 300);
         if (!ti || ti->block_elems <= 1)
             k = PICK(&g->r, 8, 1000, 1032, 1536);

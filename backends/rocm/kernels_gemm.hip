@@ -1,10 +1,12 @@
 // kernels_gemm.hip - prefill MatMul on matrix instructions: y[n,m] =
 // sum_k x[n,k] * W[m,k] for n at or above the decode range, x f32, W bf16,
-// f16, q4_0 or q8_0. A block of 256 threads computes a 128 x 128 tile of y
-// from k-slices of 32 staged in shared memory (two stages: the weights by
-// cp.async where they are plain bf16/f16, x and the block formats through
-// registers, converted on the way), read by ldmatrix into register-blocked
-// warp tiles of 64 x 32 and multiplied by mma.sync m16n8k16 (f32 sums).
+// f16, q4_0 or q8_0. A first pass splits x into 16-bit hi and lo parts in
+// the queue's scratch; then a block of 256 threads computes a 128 x 128
+// tile of y from k-slices of 32 in a 4-stage shared-memory ring (x's parts
+// and plain bf16/f16 weights by cp.async three stages ahead, block-format
+// weights through registers one stage ahead, decoded on the way), read by
+// ldmatrix into register-blocked warp tiles of 64 x 32 and multiplied by
+// mma.sync m16n8k16 (f32 sums).
 //
 // x stays accurate (SPEC 7: 1e-4 for block formats; the model runner must
 // stay token-exact against the cpu oracle): each x is split into a high and
@@ -23,10 +25,6 @@
 #include "rocm_launch.h"
 
 #include <vt/vt_dtype.h>
-
-#ifndef VT_ROCM_GEMM_MIN_N
-#define VT_ROCM_GEMM_MIN_N 16
-#endif
 
 #if defined(VT_HIP_PLATFORM_NVIDIA)
 #include <cuda_bf16.h>
@@ -490,7 +488,9 @@ hipError_t launch(const float *x, const void *w, float *y, int64_t n, int64_t m,
 extern "C" int vt_rocm_gemm_takes(uint32_t w_dtype, int64_t n, int64_t m, int64_t k, const void *x, const void *w)
 {
 #if defined(VT_HIP_PLATFORM_NVIDIA)
-    if (n < VT_ROCM_GEMM_MIN_N || m <= 0 || k <= 0 || n > 65535LL * kBM || m > 0x7fffffffLL)
+    const bool q = w_dtype == VT_Q4_0 || w_dtype == VT_Q8_0;
+    if (n < (q ? VT_ROCM_GEMM_MIN_N_Q : VT_ROCM_GEMM_MIN_N) || m <= 0 || k <= 0 || n > 65535LL * kBM ||
+        m > 0x7fffffffLL)
         return 0;
     if ((uintptr_t)x % 16 != 0 || k % 4 != 0)
         return 0;
