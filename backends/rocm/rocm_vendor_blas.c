@@ -13,7 +13,11 @@
 #if defined(VT_VENDOR_BLAS) && defined(VT_HIP_PLATFORM_NVIDIA)
 #include <pthread.h>
 
+/* cublasLt.h declares functions with empty parameter lists */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
 #include <cublasLt.h>
+#pragma GCC diagnostic pop
 
 #define VENDOR_WORKSPACE (32ull << 20)
 #define VENDOR_MIN_N     64
