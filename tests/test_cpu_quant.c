@@ -267,6 +267,13 @@ static vt_registry *open_cpu(vt_device **dev)
     return reg;
 }
 
+/* open_cpu, with the random stream r seeded from stream. */
+static vt_registry *open_cpu_rng(vt_device **dev, vt_rng *r, uint64_t stream)
+{
+    vt_rng_init(r, stream);
+    return open_cpu(dev);
+}
+
 static vt_tensor *make(vt_device *d, vt_dtype t, uint32_t nd, const int64_t *shape)
 {
     return vt_test_tensor(d, t, nd, shape, NULL);
@@ -403,9 +410,8 @@ static void *dequantize_with_ref(vt_device *d, vt_dtype t, uint32_t nd, const in
 START_TEST(dequantize_is_exact)
 {
     vt_device *d;
-    vt_registry *reg = open_cpu(&d);
     vt_rng r;
-    vt_rng_init(&r, 101);
+    vt_registry *reg = open_cpu_rng(&d, &r, 101);
     static const vt_dtype dsts[3] = {VT_F32, VT_F16, VT_BF16};
     for (size_t fi = 0; fi < N_FORMATS; fi++) {
         const ref_format *f = &ref_formats[fi];
@@ -440,9 +446,8 @@ END_TEST
 START_TEST(dequantize_scale_sweep)
 {
     vt_device *d;
-    vt_registry *reg = open_cpu(&d);
     vt_rng r;
-    vt_rng_init(&r, 102);
+    vt_registry *reg = open_cpu_rng(&d, &r, 102);
     for (size_t fi = 0; fi < N_FORMATS; fi++) {
         const ref_format *f = &ref_formats[fi];
         int64_t nb = f->type == VT_MXFP4 ? 255 : 31 * 64; /* every finite exponent, 64 mantissas each */
@@ -476,9 +481,8 @@ END_TEST
 START_TEST(get_rows_is_exact)
 {
     vt_device *d;
-    vt_registry *reg = open_cpu(&d);
     vt_rng r;
-    vt_rng_init(&r, 103);
+    vt_registry *reg = open_cpu_rng(&d, &r, 103);
     vt_dtype tables[3 + N_FORMATS] = {VT_F32, VT_F16, VT_BF16};
     for (size_t i = 0; i < N_FORMATS; i++)
         tables[3 + i] = ref_formats[i].type;
@@ -547,9 +551,8 @@ END_TEST
 START_TEST(get_rows_bad_index_is_named)
 {
     vt_device *d;
-    vt_registry *reg = open_cpu(&d);
     vt_rng r;
-    vt_rng_init(&r, 104);
+    vt_registry *reg = open_cpu_rng(&d, &r, 104);
     int64_t tshape[2] = {5, 64}, ishape[2] = {2, 3}, dshape[3] = {2, 3, 64};
     uint8_t *table = random_blocks(&r, VT_Q4_K, 5 * 256, SCALES_ANY);
     int64_t qshape[2] = {5, 256}, qdshape[3] = {2, 3, 256};
@@ -659,9 +662,8 @@ static void check_matmul(vt_device *d, vt_rng *r, vt_dtype t, int64_t n, int64_t
 START_TEST(matmul_q_matches_reference)
 {
     vt_device *d;
-    vt_registry *reg = open_cpu(&d);
     vt_rng r;
-    vt_rng_init(&r, 105);
+    vt_registry *reg = open_cpu_rng(&d, &r, 105);
     for (size_t fi = 0; fi < N_FORMATS; fi++) {
         vt_dtype t = ref_formats[fi].type;
         int64_t be = ref_formats[fi].block_elems;
@@ -731,9 +733,8 @@ static void check_moe(vt_device *d, vt_rng *r, vt_dtype t, int64_t T, int64_t K,
 START_TEST(moe_expert_matmul_matches_reference)
 {
     vt_device *d;
-    vt_registry *reg = open_cpu(&d);
     vt_rng r;
-    vt_rng_init(&r, 107);
+    vt_registry *reg = open_cpu_rng(&d, &r, 107);
     vt_dtype types[3 + N_FORMATS] = {VT_F32, VT_F16, VT_BF16};
     for (size_t i = 0; i < N_FORMATS; i++)
         types[3 + i] = ref_formats[i].type;
@@ -753,9 +754,8 @@ END_TEST
 START_TEST(moe_bad_id_is_named)
 {
     vt_device *d;
-    vt_registry *reg = open_cpu(&d);
     vt_rng r;
-    vt_rng_init(&r, 108);
+    vt_registry *reg = open_cpu_rng(&d, &r, 108);
     int64_t sx[2] = {2, 256}, sw[3] = {4, 8, 256}, si[2] = {2, 3}, sy[3] = {2, 3, 8};
     float x[512] = {0};
     uint8_t *w = random_blocks(&r, VT_Q6_K, 4 * 8 * 256, SCALES_MODERATE);
@@ -1044,9 +1044,8 @@ static float qx_canonical(vt_dtype t, const uint8_t *row, const float *x, int64_
 START_TEST(matmul_int16_path_is_canonical)
 {
     vt_device *d;
-    vt_registry *reg = open_cpu(&d);
     vt_rng r;
-    vt_rng_init(&r, 113);
+    vt_registry *reg = open_cpu_rng(&d, &r, 113);
     static const vt_dtype types[2] = {VT_Q8_0, VT_Q4_0};
     for (int ti = 0; ti < 2; ti++) {
         const vt_dtype t = types[ti];

@@ -24,6 +24,14 @@ static vt_registry *open_reg(void)
     return vt_test_open(TEST_PLUGIN_DIR, "cpu,cuda-stub,test-v1", 0);
 }
 
+/* open_reg, and its device spec in *d. */
+static vt_registry *open_on(const char *spec, vt_device **d)
+{
+    vt_registry *reg = open_reg();
+    *d = vt_test_device(reg, spec);
+    return reg;
+}
+
 static vt_tensor *mk(vt_device *d, vt_dtype t, uint32_t nd, int64_t a, int64_t b)
 {
     int64_t shape[2] = {a, b};
@@ -94,8 +102,8 @@ static void assert_named(const char *devid)
 
 START_TEST(v1_plugin_loads_and_runs_ops_through_the_fallback)
 {
-    vt_registry *reg = open_reg();
-    vt_device *d = vt_test_device(reg, "test-v1:0");
+    vt_device *d;
+    vt_registry *reg = open_on("test-v1:0", &d);
     vt_tensor *x = mk(d, VT_F32, 1, 4, 0), *y = mk(d, VT_F32, 1, 4, 0);
     float xv[4] = {1, 2, 3, 4}, yv[4];
     ck_assert_int_eq(vt_tensor_write(x, xv, sizeof xv), VT_OK);
@@ -172,8 +180,8 @@ END_TEST
 
 START_TEST(an_error_inside_enqueued_and_replayed_work_is_named_at_the_sync)
 {
-    vt_registry *reg = open_reg();
-    vt_device *d = vt_test_device(reg, devices[_i]);
+    vt_device *d;
+    vt_registry *reg = open_on(devices[_i], &d);
     vt_queue *q = NULL;
     ck_assert_int_eq(vt_queue_create(d, &q), VT_OK);
     bad_rows b = bad_rows_make(d);
@@ -212,8 +220,8 @@ END_TEST
  * an async copy outside the graph, the sampled id comes back by one. */
 START_TEST(a_replayed_step_does_no_host_sync_until_the_final_wait)
 {
-    vt_registry *reg = open_reg();
-    vt_device *d = vt_test_device(reg, devices[_i]);
+    vt_device *d;
+    vt_registry *reg = open_on(devices[_i], &d);
     enum { V = 4, H = 8 };
     vt_tensor *emb = mk(d, VT_F32, 2, V, H), *tok = mk(d, VT_I32, 1, 1, 0), *h = mk(d, VT_F32, 2, 1, H);
     vt_tensor *h2 = mk(d, VT_F32, 2, 1, H), *bias = mk(d, VT_F32, 1, H, 0), *h3 = mk(d, VT_F32, 2, 1, H);
@@ -277,8 +285,8 @@ END_TEST
  * arrive; on cuda-stub the host is back before the device ran anything. */
 START_TEST(sampled_token_readback_through_an_event)
 {
-    vt_registry *reg = open_reg();
-    vt_device *d = vt_test_device(reg, devices[_i]);
+    vt_device *d;
+    vt_registry *reg = open_on(devices[_i], &d);
     bool stub = strcmp(devices[_i], "cuda-stub:0") == 0;
     vt_device_caps caps = VT_DEVICE_CAPS_INIT;
     ck_assert_int_eq(vt_device_probe(d, &caps), VT_OK);
@@ -328,8 +336,8 @@ END_TEST
  * writes work on a handle-based device (the core adds no offsets). */
 START_TEST(queues_wait_on_events_and_views_pass_offsets)
 {
-    vt_registry *reg = open_reg();
-    vt_device *d = vt_test_device(reg, devices[_i]);
+    vt_device *d;
+    vt_registry *reg = open_on(devices[_i], &d);
     vt_queue *q1 = NULL, *q2 = NULL;
     ck_assert_int_eq(vt_queue_create(d, &q1), VT_OK);
     ck_assert_int_eq(vt_queue_create(d, &q2), VT_OK);
@@ -373,8 +381,8 @@ END_TEST
  * kernel's accepts; the resolution carries its kernel and runs as is. */
 START_TEST(shape_aware_resolution_asks_accepts_and_runs_resolved)
 {
-    vt_registry *reg = open_reg();
-    vt_device *d = vt_test_device(reg, "cuda-stub:0");
+    vt_device *d;
+    vt_registry *reg = open_on("cuda-stub:0", &d);
     uint64_t allocs = stats(d).backend.allocs;
     vt_shape big = {VT_F32, 2, {1, 1 << 21}}, big_out = {VT_I32, 1, {1}};
     const vt_shape *in[1] = {&big}, *out[1] = {&big_out};
@@ -472,8 +480,8 @@ END_TEST
 /* Caller-allocated structs: the core writes only struct_size bytes. */
 START_TEST(caps_and_stats_honour_the_callers_struct_size)
 {
-    vt_registry *reg = open_reg();
-    vt_device *d = vt_test_device(reg, devices[_i]);
+    vt_device *d;
+    vt_registry *reg = open_on(devices[_i], &d);
     vt_device_caps caps;
     memset(&caps, 0xab, sizeof caps);
     caps.struct_size = (uint32_t)offsetof(vt_device_caps, arch);
@@ -531,8 +539,8 @@ END_TEST
  * on it records. */
 START_TEST(every_entry_point_skips_empty_outputs_and_waits_only_when_it_runs)
 {
-    vt_registry *reg = open_reg();
-    vt_device *d = vt_test_device(reg, "cuda-stub:0");
+    vt_device *d;
+    vt_registry *reg = open_on("cuda-stub:0", &d);
     vt_tensor *x = mk(d, VT_F32, 2, 0, 4), *y = mk(d, VT_F32, 2, 0, 4); /* [0, 4]: empty */
     vt_tensor *a = mk(d, VT_F32, 1, 4, 0), *b = mk(d, VT_F32, 1, 4, 0);
     float v[4] = {1, 2, 3, 4}, got[4];
