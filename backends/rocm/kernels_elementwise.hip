@@ -1,4 +1,4 @@
-// kernels_elementwise.hip - elementwise f32 ops of the rocm backend: Scale,
+// kernels_elementwise.hip - elementwise f32 ops of the rocm backend: Add, Scale,
 // Silu, Gelu, Sigmoid, Mul, SwiGlu, GdnGate, and MoeCombine.
 #include "rocm_device.h"
 #include "rocm_launch.h"
@@ -69,6 +69,13 @@ __global__ void moe_combine_kernel(const float *h, const float *w, float *y, int
     }
 }
 
+__global__ void add_f32_kernel(const float *a, const float *b, float *y, int64_t n, int64_t nb)
+{
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        y[i] = a[i] + b[i % nb];
+}
+
 } // namespace
 
 extern "C" hipError_t vt_rocm_launch_unary(int kind, const float *x, float *y, int64_t n, float s, hipStream_t stream)
@@ -114,5 +121,15 @@ extern "C" hipError_t vt_rocm_launch_moe_combine(const float *h, const float *w,
         return hipSuccess;
     hipLaunchKernelGGL(moe_combine_kernel, dim3(vt_grid_for(T * m, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, h,
                        w, y, T, K, m);
+    return hipGetLastError();
+}
+
+extern "C" hipError_t vt_rocm_launch_add_f32(const float *a, const float *b, float *y, int64_t n, int64_t nb,
+                                             hipStream_t stream)
+{
+    if (n <= 0 || nb <= 0)
+        return hipSuccess;
+    hipLaunchKernelGGL(add_f32_kernel, dim3(vt_grid_for(n, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, a, b, y, n,
+                       nb);
     return hipGetLastError();
 }

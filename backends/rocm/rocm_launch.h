@@ -16,14 +16,16 @@
 extern "C" {
 #endif
 
-/* dst[i] = cast(src[i]) for n elements; dtypes f32 (0), f16 (1), bf16 (30). */
+/* Copy (kernels_convert.hip): dst[i] = cast(src[i]) for n elements; dtypes
+ * f32 (0), f16 (1), bf16 (30). */
 hipError_t vt_rocm_launch_cast(const void *src, uint32_t src_dtype, void *dst, uint32_t dst_dtype, int64_t n,
                                hipStream_t stream);
 
-/* y[i] = a[i] + b[i % nb] for n f32 elements. */
+/* Add (kernels_elementwise.hip): y[i] = a[i] + b[i % nb] for n f32 elements. */
 hipError_t vt_rocm_launch_add_f32(const float *a, const float *b, float *y, int64_t n, int64_t nb, hipStream_t stream);
 
-/* y[r, c] = sum_i x[r, i] * W[c, i]; x f32 [n, k], W f32/f16/bf16 [m, k]. */
+/* MatMul (kernels_matmul.hip): y[r, c] = sum_i x[r, i] * W[c, i]; x f32
+ * [n, k], W f32/f16/bf16 [m, k]. */
 hipError_t vt_rocm_launch_matmul_dense(const float *x, const void *w, uint32_t w_dtype, float *y, int64_t n, int64_t m,
                                        int64_t k, hipStream_t stream);
 
@@ -84,7 +86,8 @@ hipError_t vt_rocm_launch_softmax_split(const float *x, const float *mask, int64
 hipError_t vt_rocm_launch_rope(const float *x, const int32_t *pos, float *y, int64_t T, int64_t H, int64_t d,
                                int32_t n_rot, float theta, int neox, hipStream_t stream);
 
-/* Gathers and caches (kernels_state.hip). */
+/* IndexSelect (kernels_gather.hip); KvCacheWrite, Attention and
+ * DsaIndexerLogits (kernels_attention.hip). */
 
 /* IndexSelect as bytes: dst[o, j, :] = src[o, idx[j], :], rows of row_bytes. */
 hipError_t vt_rocm_launch_index_select(const void *src, const void *idx, int idx_wide, void *dst, int64_t outer,
@@ -127,15 +130,17 @@ hipError_t vt_rocm_launch_conv_update(const float *x, const float *w, const floa
                                       float *state, int64_t B, int64_t D, int64_t T, int64_t W, int silu,
                                       hipStream_t stream);
 
-/* GatedDeltaRule (op 32, kernels_gdn.hip): dk at most VT_ROCM_GDR_MAX_DK. */
+/* GatedDeltaRule (op 32, kernels_attention_gdn.hip): dk at most VT_ROCM_GDR_MAX_DK. */
 #define VT_ROCM_GDR_MAX_DK 256
 hipError_t vt_rocm_launch_gated_delta(const float *q, const float *k, const float *v, const float *g, const float *beta,
                                       const int32_t *slots, const int32_t *accepted, int per_token, float *o,
                                       float *state, int64_t B, int64_t T, int64_t H, int64_t HV, int64_t dk, int64_t dv,
                                       int l2norm, hipStream_t stream);
 
-/* Block formats (kernels_quant.hip). A dtype is plain (block_elems 1) or
- * a block format of block_elems elements in block_bytes bytes. */
+/* Ops over any dtype: Dequantize (kernels_convert.hip), GetRows
+ * (kernels_gather.hip), MatMul and MoeExpertMatMul (kernels_matmul.hip). A
+ * dtype is plain (block_elems 1) or a block format of block_elems elements
+ * in block_bytes bytes. */
 
 /* Dequantize (op 41): dst[i] = element i of src, as f32/f16/bf16. */
 hipError_t vt_rocm_launch_dequantize(const void *src, uint32_t src_dtype, int block_elems, int block_bytes, void *dst,

@@ -1,4 +1,4 @@
-// kernels_gdn.hip - GatedDeltaRule (SPEC 7, op 32) on the rocm backend.
+// kernels_attention_gdn.hip - GatedDeltaRule (SPEC 7, op 32) on the rocm backend.
 // The recurrence is independent per column of the state: one thread owns
 // column c of S[:, c] for one (sequence, value head), keeps it across the
 // tokens (in registers when dk = 128, gdr_cols_kernel) and sums over dk in

@@ -1,25 +1,13 @@
-// kernels_state.hip - gathers, caches and attention of the rocm backend:
-// IndexSelect, KvCacheWrite, Attention (decode: split over chunks of keys
-// and combined; many queries: one block per head, online softmax over key
-// chunks) and DsaIndexerLogits. Indices are validated on the host before
-// launch.
+// kernels_attention.hip - the attention family of the rocm backend (SPEC 7):
+// KvCacheWrite, Attention (decode: split over chunks of keys and combined;
+// many queries: one block per head, online softmax over key chunks) and
+// DsaIndexerLogits. GatedDeltaRule, of the same family, is in
+// kernels_attention_gdn.hip. Slots are validated before launch.
 #include "rocm_device.h"
 #include "rocm_launch.h"
 
 namespace
 {
-
-template <typename W>
-__global__ void index_select_kernel(const W *src, const void *idx, int wide, W *dst, int64_t outer, int64_t n_src,
-                                    int64_t n_idx, int64_t row_words)
-{
-    int64_t total = outer * n_idx * row_words, stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
-        int64_t w = e % row_words, j = (e / row_words) % n_idx, o = e / (row_words * n_idx);
-        int64_t v = wide ? ((const int64_t *)idx)[j] : ((const int32_t *)idx)[j];
-        dst[e] = src[(o * n_src + v) * row_words + w];
-    }
-}
 
 __global__ void kv_write_kernel(const float *k, const int32_t *slots, void *cache, uint32_t dtype, int64_t T, int64_t n)
 {
@@ -300,26 +288,6 @@ __global__ void dsa_kernel(const float *q, const void *k, uint32_t k_dtype, cons
 }
 
 } // namespace
-
-extern "C" hipError_t vt_rocm_launch_index_select(const void *src, const void *idx, int idx_wide, void *dst,
-                                                  int64_t outer, int64_t n_src, int64_t n_idx, int64_t row_bytes,
-                                                  hipStream_t stream)
-{
-    int64_t total = outer * n_idx * row_bytes;
-    if (total <= 0)
-        return hipSuccess;
-    if (row_bytes % 4 == 0) {
-        int64_t words = row_bytes / 4;
-        hipLaunchKernelGGL(index_select_kernel<uint32_t>, dim3(vt_grid_for(total / 4, VT_ROCM_BLOCK)),
-                           dim3(VT_ROCM_BLOCK), 0, stream, (const uint32_t *)src, idx, idx_wide, (uint32_t *)dst, outer,
-                           n_src, n_idx, words);
-    } else {
-        hipLaunchKernelGGL(index_select_kernel<uint8_t>, dim3(vt_grid_for(total, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK),
-                           0, stream, (const uint8_t *)src, idx, idx_wide, (uint8_t *)dst, outer, n_src, n_idx,
-                           row_bytes);
-    }
-    return hipGetLastError();
-}
 
 extern "C" hipError_t vt_rocm_launch_kv_write(const float *k, const int32_t *slots, void *cache, uint32_t cache_dtype,
                                               int64_t T, int64_t n, hipStream_t stream)
