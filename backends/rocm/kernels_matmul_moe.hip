@@ -1,11 +1,11 @@
-// kernels_moe.hip - MoeExpertMatMul (op 23) grouped by expert: the
+// kernels_matmul_moe.hip - MoeExpertMatMul (op 23) grouped by expert: the
 // (token, slot) pairs are sorted into one list per selected expert on the
 // device (moe_group_kernel: no host round trip, so the op replays from a
 // graph), then one block per (R rows, expert) reads that expert's rows once
 // and dots them with the x columns of every pair that names it, N at a
 // time (the tile decoder of kernels_mmv.h: each weight element is decoded
-// once per N pairs, not once per pair). At one token the pairs are taken
-// as they come (one expert each; a repeated id is computed twice, from L2).
+// once per N pairs, not once per pair). Which shapes and weight types it
+// takes: moe_grouped_takes, from the H200 figures of BENCHMARKS.md.
 #include "kernels_mmv.h"
 
 namespace
@@ -72,26 +72,18 @@ template <uint32_t DT, int N, int R> __host__ __device__ constexpr size_t moe_sh
 
 // Block (b, g): rows [b * R, b * R + R) of group g's expert for each pair
 // of the group, N pairs per pass over the rows (a missing pair repeats the
-// last and is not stored). tab == nullptr: group g is pair g alone.
+// last and is not stored).
 template <uint32_t DT, int N, int R>
 __global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
-    moe_grouped_kernel(const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes, const int32_t *ids,
-                       const int32_t *tab, float *y, int TK, int K, int64_t m, int64_t k, bool aligned)
+    moe_grouped_kernel(const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes, const int32_t *tab,
+                       float *y, int TK, int K, int64_t m, int64_t k, bool aligned)
 {
     extern __shared__ uint4 moe_dyn[];
     const int g = (int)blockIdx.y;
-    int e, first = g, count = 1;
-    const int32_t *pairs = nullptr;
-    if (tab) {
-        if (g >= tab[0])
-            return;
-        e = tab[1 + g];
-        first = tab[1 + TK + g];
-        count = tab[1 + 2 * TK + g];
-        pairs = tab + 1 + 3 * TK;
-    } else {
-        e = ids[g];
-    }
+    if (g >= tab[0])
+        return;
+    const int e = tab[1 + g], first = tab[1 + TK + g], count = tab[1 + 2 * TK + g];
+    const int32_t *pairs = tab + 1 + 3 * TK;
     const int wv = (int)threadIdx.x / VT_MMV_WAVE, nw = (int)blockDim.x / VT_MMV_WAVE;
     const int lane = (int)threadIdx.x % VT_MMV_WAVE;
     uint4 *buf = moe_dyn + wv * 2 * R * buf_pieces(DT);
@@ -109,7 +101,7 @@ __global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
 #pragma unroll
         for (int j = 0; j < N; j++) {
             const int c = c0 + j < count ? c0 + j : count - 1;
-            sl[j] = pairs ? pairs[first + c] : g;
+            sl[j] = pairs[first + c];
             xs[j] = x + (int64_t)(x_per_slot ? sl[j] : sl[j] / K) * k;
         }
         float acc[R][N] = {};
@@ -153,14 +145,13 @@ template <uint32_t DT, int R> unsigned moe_waves(int64_t k)
 
 // Queue moe_grouped_kernel<DT, N, R> over groups blocks of rows.
 template <uint32_t DT, int N, int R>
-hipError_t launch_grouped(const float *x, int x_per_slot, const uint8_t *w, int64_t rb, const int32_t *ids,
-                          const int32_t *tab, float *y, int TK, int K, int64_t m, int64_t k, hipStream_t stream,
-                          bool aligned)
+hipError_t launch_grouped(const float *x, int x_per_slot, const uint8_t *w, int64_t rb, const int32_t *tab, float *y,
+                          int TK, int K, int64_t m, int64_t k, hipStream_t stream, bool aligned)
 {
     const unsigned nw = moe_waves<DT, R>(k);
     const size_t shm = moe_shm<DT, N, R>((int)nw);
     hipLaunchKernelGGL((moe_grouped_kernel<DT, N, R>), dim3((unsigned)((m + R - 1) / R), (unsigned)TK),
-                       dim3(nw * (unsigned)host_wave()), shm, stream, x, x_per_slot, w, rb, ids, tab, y, TK, K, m, k,
+                       dim3(nw * (unsigned)host_wave()), shm, stream, x, x_per_slot, w, rb, tab, y, TK, K, m, k,
                        aligned);
     return hipGetLastError();
 }
@@ -179,47 +170,60 @@ struct MoeArgs {
     bool aligned;
 };
 
-// Rows per block and pairs per pass: at one token 2 rows (more blocks in
-// flight for a small product), else 4 rows, 2 pairs (an expert meets about
-// 1.6 of 16 tokens' 128 pairs; wider passes mostly repeat a column).
-constexpr int kRows1 = 2, kRowsT = 4, kPairs = 2;
+// Rows per block and pairs per pass: 4 rows, 2 pairs (an expert meets
+// about 1.6 of 16 tokens' 128 pairs; wider passes mostly repeat a column:
+// H200, q4_0, 16 tokens: 91.8 us at 2 pairs, 96.4 at 1, 151.1 at 4).
+constexpr int kRows = 4, kPairs = 2;
 
-// Queue the product for DT: at one token the pairs one by one, else grouped.
+// Queue the grouping, then the product for DT.
 template <uint32_t DT> hipError_t run_moe(const MoeArgs &a)
 {
-    if (a.tab == nullptr)
-        return launch_grouped<DT, 1, kRows1>(a.x, a.x_per_slot, a.w, a.row_bytes, a.ids, nullptr, a.y, a.TK, a.K, a.m,
-                                             a.k, a.stream, a.aligned);
     hipLaunchKernelGGL(moe_group_kernel, dim3(1), dim3(kGroupThreads), 0, a.stream, a.ids, a.TK, a.tab);
     const hipError_t e = hipGetLastError();
     if (e != hipSuccess)
         return e;
-    return launch_grouped<DT, kPairs, kRowsT>(a.x, a.x_per_slot, a.w, a.row_bytes, a.ids, a.tab, a.y, a.TK, a.K, a.m,
-                                              a.k, a.stream, a.aligned);
+    return launch_grouped<DT, kPairs, kRows>(a.x, a.x_per_slot, a.w, a.row_bytes, a.tab, a.y, a.TK, a.K, a.m, a.k,
+                                             a.stream, a.aligned);
+}
+
+// Whether the grouped kernels run T tokens of weight type dt: measured on
+// the H200 against kernels_mmv*.hip (BENCHMARKS.md; E = 128, 8 of them per
+// token, m = 768, k = 2048): at one token those are faster (q4_0 7.2
+// against 10.4 us); at 4 tokens q4_0 and q4_k gain (33.8 / 42.0 against
+// 48.2 / 59.6 us), q8_0, q6_k and f16 do not (52.9 / 49.2 / 76.2 against
+// 50.1 / 47.5 / 62.5 us); at 16 tokens every one gains (91 - 224 against
+// 244 - 349 us). bf16 and iq4_nl were not timed: they keep the old path.
+bool moe_grouped_takes(uint32_t dt, int64_t T)
+{
+    if (T < 2)
+        return false;
+    if (dt == 2 || dt == 12) // q4_0, q4_k
+        return true;
+    return T >= 8 && (dt == 8 || dt == 14 || dt == VT_F16); // q8_0, q6_k
 }
 
 } // namespace
 
 // Scratch bytes the grouped MoeExpertMatMul wants for T x K pairs (the
-// grouping table), 0 when it does not take the shape (one token: no table).
-extern "C" uint64_t vt_rocm_moe_grouped_scratch_bytes(int64_t T, int64_t K)
+// grouping table), 0 when it does not take the shape.
+extern "C" uint64_t vt_rocm_moe_grouped_scratch_bytes(uint32_t w_dtype, int64_t T, int64_t K)
 {
-    if (T <= 1 || T * K > kGroupMaxPairs)
+    if (!moe_grouped_takes(w_dtype, T) || T * K > kGroupMaxPairs)
         return 0;
     return (uint64_t)tab_ints(T * K) * 4;
 }
 
 // MoeExpertMatMul grouped by expert (ids [T, K] checked; tab: the scratch
-// of vt_rocm_moe_grouped_scratch_bytes, NULL at one token): *taken = 0 when
-// the weight type, shape or alignment is not one of these kernels'.
+// of vt_rocm_moe_grouped_scratch_bytes): *taken = 0 when the weight type,
+// shape or alignment is not one of these kernels'.
 extern "C" hipError_t vt_rocm_launch_moe_grouped(const float *x, int x_per_slot, const void *w, uint32_t w_dtype,
                                                  const int32_t *ids, void *tab, float *y, int64_t T, int64_t K,
                                                  int64_t m, int64_t k, hipStream_t stream, int *taken)
 {
     *taken = 0;
     const int be = blk_elems(w_dtype), bb = blk_bytes(w_dtype);
-    if (T <= 0 || K <= 0 || m <= 0 || k <= 0 || T * K > kGroupMaxPairs || (T > 1 && !tab) || bb == 0 || k % be != 0 ||
-        k % 8 != 0 || (uintptr_t)x % 16 != 0 || m > (int64_t)1 << 30)
+    if (!moe_grouped_takes(w_dtype, T) || !tab || K <= 0 || m <= 0 || k <= 0 || T * K > kGroupMaxPairs || bb == 0 ||
+        k % be != 0 || k % 8 != 0 || (uintptr_t)x % 16 != 0 || m > (int64_t)1 << 30)
         return hipSuccess;
     const int64_t rb = k / be * bb;
     const MoeArgs a = {x,
@@ -227,7 +231,7 @@ extern "C" hipError_t vt_rocm_launch_moe_grouped(const float *x, int x_per_slot,
                        (const uint8_t *)w,
                        rb,
                        ids,
-                       T > 1 ? (int32_t *)tab : nullptr,
+                       (int32_t *)tab,
                        y,
                        (int)(T * K),
                        (int)K,
@@ -238,12 +242,10 @@ extern "C" hipError_t vt_rocm_launch_moe_grouped(const float *x, int x_per_slot,
     *taken = 1;
     switch (w_dtype) {
     case VT_F16: return run_moe<VT_F16>(a);
-    case VT_BF16: return run_moe<VT_BF16>(a);
     case 2: return run_moe<2>(a);   // q4_0
     case 8: return run_moe<8>(a);   // q8_0
     case 12: return run_moe<12>(a); // q4_k
     case 14: return run_moe<14>(a); // q6_k
-    case 20: return run_moe<20>(a); // iq4_nl
     }
     *taken = 0;
     return hipSuccess;
