@@ -4,7 +4,8 @@
 // replace (vt_rocm_launch_mmv_moe, vt_rocm_launch_attention, linked from a
 // build's objects): checks against a CPU reference (outputs poisoned
 // first), times both with CUDA events over back-to-back launches, inputs
-// rotating over >= 256 MiB.  decode-harness check | bench | profile | variants
+// rotating over >= 256 MiB (built by scripts/decode-harness-build).
+//   decode-harness check | bench | profile | variants
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
