@@ -301,10 +301,9 @@ static vt_operand buf3(plugin *p, vt_dtype t, int64_t d0, int64_t d1, int64_t d2
     return o;
 }
 
-/* Run op on p's queue; the sync must fail with exactly want (op id too). */
-static void expect_device_error(plugin *p, vt_op op, vt_sig sig, const vt_operand *in, uint32_t n_in,
-                                const vt_operand *out, uint32_t n_out, const void *params, size_t params_size,
-                                const char *want)
+/* Queue op on p's queue with these operands (no sync). */
+static vt_status enqueue_op(plugin *p, vt_op op, vt_sig sig, const vt_operand *in, uint32_t n_in, const vt_operand *out,
+                            uint32_t n_out, const void *params, size_t params_size)
 {
     const vt_kernel *k = vt_kernel_find(p->f->kernels, p->f->n_kernels, op, sig);
     ck_assert_ptr_nonnull(k);
@@ -321,7 +320,16 @@ static void expect_device_error(plugin *p, vt_op op, vt_sig sig, const vt_operan
     a.params = params;
     a.params_size = params_size;
     a.queue = p->q;
-    ck_assert_msg(p->f->enqueue(p->ctx, 0, k, &a, why, sizeof why) == VT_OK, "%s: %s", vt_op_name(op), why);
+    return p->f->enqueue(p->ctx, 0, k, &a, why, sizeof why);
+}
+
+/* Run op on p's queue; the sync must fail with exactly want (op id too). */
+static void expect_device_error(plugin *p, vt_op op, vt_sig sig, const vt_operand *in, uint32_t n_in,
+                                const vt_operand *out, uint32_t n_out, const void *params, size_t params_size,
+                                const char *want)
+{
+    ck_assert_msg(enqueue_op(p, op, sig, in, n_in, out, n_out, params, params_size) == VT_OK, "%s: %s", vt_op_name(op),
+                  why);
     uint32_t failed = 0;
     why[0] = 0;
     ck_assert_int_eq(p->f->queue_sync(p->ctx, 0, p->q, &failed, why, sizeof why), VT_E_INVALID_ARG);
@@ -377,6 +385,62 @@ START_TEST(each_device_check_names_the_bad_value)
         ck_assert_float_eq(cache[i], 0.0f);
     for (int i = 0; i < nk; i++)
         p.f->release(p.ctx, 0, keep[i]);
+    plugin_close(&p);
+}
+END_TEST
+
+/* KvCacheWrite has two paths on the rocm backend: up to
+ * VT_ROCM_KV_FUSED_MAX_T tokens one kernel checks and writes K and V; more
+ * tokens go through the check kernel and two writes. Both name the same
+ * offence and write no row of a bad call; both write the good calls. */
+START_TEST(kv_cache_write_checks_on_both_paths)
+{
+    plugin p;
+    plugin_open(&p);
+    const int64_t Ts[2] = {3, 70}, N = 80, H = 2, d = 4;
+    for (int c = 0; c < 2; c++) {
+        const int64_t T = Ts[c];
+        void *keep[5];
+        vt_operand in[3] = {buf3(&p, VT_F32, T, H, d, &keep[0]), buf3(&p, VT_F32, T, H, d, &keep[1]),
+                            buf3(&p, VT_I32, T, 0, 0, &keep[2])};
+        vt_operand out[2] = {buf3(&p, VT_F32, N, H, d, &keep[3]), buf3(&p, VT_F32, N, H, d, &keep[4])};
+        float kv[70 * 8], cache[80 * 8];
+        int32_t slots[70];
+        for (int64_t i = 0; i < T * H * d; i++)
+            kv[i] = (float)(i + 1);
+        for (int64_t t = 0; t < T; t++)
+            slots[t] = (int32_t)(N - 1 - t); /* rows written backwards */
+        size_t kvb = (size_t)(T * H * d) * 4, sb = (size_t)T * 4, cb = sizeof cache;
+        ck_assert_int_eq(p.f->write(p.ctx, 0, in[0].data, kv, kvb, why, sizeof why), VT_OK);
+        ck_assert_int_eq(p.f->write(p.ctx, 0, in[1].data, kv, kvb, why, sizeof why), VT_OK);
+        /* A bad slot in the last row: nothing written, the offence named. */
+        slots[T - 1] = 99;
+        ck_assert_int_eq(p.f->write(p.ctx, 0, in[2].data, slots, sb, why, sizeof why), VT_OK);
+        char want[64];
+        snprintf(want, sizeof want, "slots[%lld] = 99 is outside [-1, 80)", (long long)(T - 1));
+        expect_device_error(&p, VT_OP_KV_CACHE_WRITE, (vt_sig)VT_SIG2(VT_F32, VT_F32), in, 3, out, 2, NULL, 0, want);
+        ck_assert_int_eq(p.f->read(p.ctx, 0, cache, out[1].data, cb, why, sizeof why), VT_OK);
+        for (int64_t i = 0; i < N * H * d; i++)
+            ck_assert_msg(cache[i] == 0.0f, "T=%lld: bad call wrote v_cache[%lld]", (long long)T, (long long)i);
+        /* Valid slots (the last token skipped with -1): rows land in place. */
+        slots[T - 1] = -1;
+        ck_assert_int_eq(p.f->write(p.ctx, 0, in[2].data, slots, sb, why, sizeof why), VT_OK);
+        ck_assert_msg(enqueue_op(&p, VT_OP_KV_CACHE_WRITE, (vt_sig)VT_SIG2(VT_F32, VT_F32), in, 3, out, 2, NULL, 0) ==
+                          VT_OK,
+                      "%s", why);
+        ck_assert_int_eq(p.f->queue_sync(p.ctx, 0, p.q, NULL, why, sizeof why), VT_OK);
+        for (int o = 0; o < 2; o++) {
+            ck_assert_int_eq(p.f->read(p.ctx, 0, cache, out[o].data, cb, why, sizeof why), VT_OK);
+            for (int64_t t = 0; t < T; t++)
+                for (int64_t i = 0; i < H * d; i++) {
+                    float want_v = t == T - 1 ? 0.0f : kv[t * H * d + i];
+                    ck_assert_msg(cache[(N - 1 - t) * H * d + i] == want_v, "T=%lld cache %d token %lld [%lld]: %g",
+                                  (long long)T, o, (long long)t, (long long)i, cache[(N - 1 - t) * H * d + i]);
+                }
+        }
+        for (int i = 0; i < 5; i++)
+            p.f->release(p.ctx, 0, keep[i]);
+    }
     plugin_close(&p);
 }
 END_TEST
@@ -515,6 +579,7 @@ int main(void)
     tcase_add_test(tc, enqueue_returns_before_the_work_is_done);
     tcase_add_test(tc, device_errors_surface_at_the_sync_by_name);
     tcase_add_test(tc, each_device_check_names_the_bad_value);
+    tcase_add_test(tc, kv_cache_write_checks_on_both_paths);
     tcase_add_test(tc, graph_replays_a_step_without_host_syncs);
     tcase_add_test(tc, accepts_refuses_kernel_limits_by_name);
     suite_add_tcase(s, tc);

@@ -20,6 +20,39 @@ __global__ void kv_write_kernel(const float *k, const int32_t *slots, void *cach
     }
 }
 
+// KvCacheWrite of K and V in one launch, for few tokens (decode): every
+// block checks all T slots itself, with check_slots_kernel's rule (a slot in
+// [-1, limit); the lowest offence is recorded, by block 0 only), and writes
+// its share of the K and V rows only when every slot is valid, so a bad
+// call writes no state. Saves the check kernel and the second write.
+__global__ void kv_write_checked_kernel(vt_rocm_err *err, uint32_t op, const int32_t *slots, int64_t limit,
+                                        const float *k, const float *v, void *kc, void *vc, uint32_t dtype, int64_t T,
+                                        int64_t nk, int64_t nv)
+{
+    __shared__ int64_t first;
+    if (threadIdx.x == 0) {
+        first = T;
+        for (int64_t t = 0; t < T; t++)
+            if (slots[t] < -1 || slots[t] >= limit) {
+                first = t;
+                break;
+            }
+        if (first < T && blockIdx.x == 0)
+            vt_rocm_err_set(err, VT_ROCM_ERR_SLOT, op, VT_ROCM_NAME_SLOTS, first, slots[first], limit, 0);
+    }
+    __syncthreads();
+    if (first < T)
+        return;
+    const int64_t total = T * (nk + nv), stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
+        const bool is_k = e < T * nk;
+        const int64_t n = is_k ? nk : nv, r = is_k ? e : e - T * nk, t = r / n, i = r % n;
+        const int32_t slot = slots[t];
+        if (slot >= 0)
+            vt_dev_store(is_k ? kc : vc, dtype, (int64_t)slot * n + i, (is_k ? k : v)[r]);
+    }
+}
+
 // One block per (query, head). Keys in chunks of VT_ROCM_BLOCK: each thread
 // scores one key, the block keeps a running max and sum (online softmax),
 // and threads accumulate the output dims in shared memory.
@@ -296,6 +329,18 @@ extern "C" hipError_t vt_rocm_launch_kv_write(const float *k, const int32_t *slo
         return hipSuccess;
     hipLaunchKernelGGL(kv_write_kernel, dim3(vt_grid_for(T * n, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, k,
                        slots, cache, cache_dtype, T, n);
+    return hipGetLastError();
+}
+
+extern "C" hipError_t vt_rocm_launch_kv_write_checked(vt_rocm_err *err, uint32_t op, const int32_t *slots,
+                                                      int64_t limit, const float *k, const float *v, void *k_cache,
+                                                      void *v_cache, uint32_t cache_dtype, int64_t T, int64_t nk,
+                                                      int64_t nv, hipStream_t stream)
+{
+    if (T <= 0 || nk + nv <= 0)
+        return hipSuccess;
+    hipLaunchKernelGGL(kv_write_checked_kernel, dim3(vt_grid_for(T * (nk + nv), VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0,
+                       stream, err, op, slots, limit, k, v, k_cache, v_cache, cache_dtype, T, nk, nv);
     return hipGetLastError();
 }
 

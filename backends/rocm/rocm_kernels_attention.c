@@ -1,6 +1,7 @@
 /* rocm_kernels_attention.c - the rocm backend's attention family (the catalogue's
  * family of that name, core/ops/attention.c): Attention and KvCacheWrite over
- * f32/f16/bf16 caches (slots checked on the device first), GatedDeltaRule
+ * f32/f16/bf16 caches (slots checked on the device first; for few tokens
+ * in the writing kernel itself), GatedDeltaRule
  * over a state cache, DsaIndexerLogits for f32/f16/bf16 keys (any window
  * is clipped to [0, S) by the kernel, as on the cpu).
  * The C side of each kernel: unpack the operands, queue the device checks
@@ -22,6 +23,13 @@ static vt_status k_kv_write(vt_backend_ctx *c, int dev, const vt_op_args *a, cha
     STREAM();
     const vt_operand *k = &a->in[0], *v = &a->in[1], *kc = &a->out[0];
     int64_t T = k->shape[0];
+    if (T <= VT_ROCM_KV_FUSED_MAX_T) { /* decode: one kernel checks and writes both */
+        hipError_t e =
+            vt_rocm_launch_kv_write_checked(L_.q->err, a->op, X(2), kc->shape[0], X(0), X(1), Y(0), Y(1), kc->dtype, T,
+                                            k->shape[1] * k->shape[2], v->shape[1] * v->shape[2], s);
+        vt_rocm_checked(&L_);
+        return vt_rocm_done(&L_, e, "KvCacheWrite (31)", why, why_size);
+    }
     void *safe;
     vt_status st = vt_rocm_call_scratch(&L_, (uint64_t)T * 4, &safe, why, why_size);
     if (st != VT_OK)

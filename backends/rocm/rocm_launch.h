@@ -98,6 +98,15 @@ hipError_t vt_rocm_launch_index_select(const void *src, const void *idx, int idx
 hipError_t vt_rocm_launch_kv_write(const float *k, const int32_t *slots, void *cache, uint32_t cache_dtype, int64_t T,
                                    int64_t n, hipStream_t stream);
 
+/* KvCacheWrite of k [T, nk] and v [T, nv] in one kernel that also checks
+ * the slots (each in [-1, limit), else the first offence goes to err and
+ * nothing is written), for T up to VT_ROCM_KV_FUSED_MAX_T: every block
+ * reads all T slots. */
+#define VT_ROCM_KV_FUSED_MAX_T 64
+hipError_t vt_rocm_launch_kv_write_checked(vt_rocm_err *err, uint32_t op, const int32_t *slots, int64_t limit,
+                                           const float *k, const float *v, void *k_cache, void *v_cache,
+                                           uint32_t cache_dtype, int64_t T, int64_t nk, int64_t nv, hipStream_t stream);
+
 /* Attention (see SPEC 7, op 30). kv dtype f32/f16/bf16. Up to
  * VT_ROCM_ATTN_SPLIT_MAX_T queries (decode) are split over chunks of keys
  * when scratch (vt_rocm_attention_scratch_bytes of the shape, non-zero) is
