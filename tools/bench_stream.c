@@ -47,9 +47,11 @@ vt_status bench_stream_time(vt_device *dev, vt_op op, vt_tensor *(*in)[BENCH_MAX
 
 vt_status bench_graph_time(vt_device *dev, vt_op op, vt_tensor *(*in)[BENCH_MAX_IN], int n_in,
                            vt_tensor *(*out)[BENCH_MAX_OUT], int n_out, const void *params, size_t params_size,
-                           int sets, int reps, double *t, int *runs)
+                           int sets, int reps, int warmup, double *t, int *runs)
 {
-    const int n = sets > BENCH_GRAPH_RUNS ? sets : BENCH_GRAPH_RUNS;
+    int n = sets > BENCH_GRAPH_RUNS ? sets : BENCH_GRAPH_RUNS;
+    if (n > 4 * reps) /* a slow op with few reps stays within a few times the stream mode's work */
+        n = 4 * reps;
     vt_queue *q = NULL;
     vt_graph *g = NULL;
     vt_event **ev = calloc((size_t)reps + 1, sizeof *ev);
@@ -66,7 +68,7 @@ vt_status bench_graph_time(vt_device *dev, vt_op op, vt_tensor *(*in)[BENCH_MAX_
         st = vt_graph_end(q, &g);
         st = rec != VT_OK ? rec : st;
     }
-    if (st == VT_OK)
+    if (st == VT_OK && warmup > 0)
         st = vt_graph_launch(g, q);
     if (st == VT_OK)
         st = vt_queue_synchronize(q);

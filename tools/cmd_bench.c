@@ -9,7 +9,7 @@
  * times between their events. With --sync: the median (and min) wall time
  * of single vt_op_run calls, each followed by a 4-byte read of a fence
  * tensor, so every run pays a host synchronisation. Stream mode also times
- * the op in graph mode (bench_graph_time): its runs over every buffer set
+ * the op in graph mode (bench_graph_time): its runs over the buffer sets
  * recorded once as a graph and replayed, events around each replay, so the
  * GRAPH_US column is the op's device time per run without the host's
  * enqueue of each op (which bounds the stream column of ops shorter than
@@ -388,7 +388,7 @@ static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, 
     if (st == VT_OK && !sync_mode) { /* its own column: a refusal here leaves the stream row standing */
         double *gt = calloc((size_t)reps, sizeof *gt);
         vt_status gs = gt ? bench_graph_time(dev, c->spec->op, in, p.n_in, out, p.n_out, prm, p.params_size, sets, reps,
-                                             gt, &r->graph_runs)
+                                             warmup, gt, &r->graph_runs)
                           : VT_E_NO_MEMORY;
         if (gs == VT_OK)
             r->graph_us = bench_median(gt, reps, &r->graph_min_us);
@@ -490,9 +490,9 @@ static void usage(FILE *f)
             "without --op: MatMul decode for each of its default wtypes\n"
             "default timing: a stream of enqueues with an event after each run and one wait (median of the\n"
             "  runs' times between events); --sync: one vt_op_run plus a fence read per run (a host wait each)\n"
-            "GRAPH_US (stream mode): the runs over every buffer set (at least %d) recorded once as a graph,\n"
-            "  replayed reps times with an event around each replay: median device time per run, without the\n"
-            "  host's enqueue of each op\n"
+            "GRAPH_US (stream mode): the runs over every buffer set (at least %d, at most 4 x reps) recorded\n"
+            "  once as a graph, replayed reps times with an event around each replay: median device time per\n"
+            "  run, without the host's enqueue of each op\n"
             "bytes: what a run must read and write at least (states read and written; Attention: the whole\n"
             "  KV cache of s positions); GatedDeltaRule L2-normalises q and k\n"
             "--op Launch: per-op cost of a stream of %d Scale ops on one f32, enqueued and replayed from a graph\n"

@@ -21,10 +21,13 @@ __host__ __device__ inline int64_t tab_ints(int64_t TK)
     return 1 + 3 * TK + TK;
 }
 
-// One block (TK <= its threads * kPerThread): pair p's leader is the first
-// pair naming the same expert; a leader opens a group, numbered by the
-// leaders before it; pairs sit in their group in index order.
+// The grouping's block size and its largest pair count (shared arrays).
 constexpr int kGroupThreads = 256, kGroupMaxPairs = 2048;
+
+// One block over TK <= kGroupMaxPairs pairs: pair p's leader is the first
+// pair naming the same expert; a leader opens a group, numbered by the
+// leaders before it; pairs sit in their group in index order (O(TK) per
+// pair from shared memory).
 
 __global__ void __launch_bounds__(kGroupThreads) moe_group_kernel(const int32_t *ids, int TK, int32_t *tab)
 {
