@@ -495,6 +495,8 @@ static void usage(FILE *f)
             "  run, without the host's enqueue of each op\n"
             "bytes: what a run must read and write at least (states read and written; Attention: the whole\n"
             "  KV cache of s positions); GatedDeltaRule L2-normalises q and k\n"
+            "MatMul rows end with the arithmetic rate, 2*n*m*k flops a run (TFLOP/s): prefill shapes such as\n"
+            "  --shape m=4096,k=4096,n=512 time the matrix-instruction (GEMM) path\n"
             "--op Launch: per-op cost of a stream of %d Scale ops on one f32, enqueued and replayed from a graph\n"
             "--peer PATH: after each MatMul row, PATH (ggml's test-backend-ops, ../shared/peers/build-ggml-bench)\n"
             "  on the same shape: PATH perf -b CPU -o MUL_MAT -p \"type_a=T,type_b=f32,m=M,n=N,k=K,\", its time\n"
@@ -570,6 +572,12 @@ static void write_result(rec_writer *w, const char *key, bool row, const bench_c
         rec_double_as(w, "copy_share", cell, copy_gbps > 0 ? gbps / copy_gbps : 0.0, "%6.0f%% ",
                       copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0);
         rec_int_as(w, "buffer_sets", cell, r->sets, "%4d", r->sets);
+        if (c->spec->op == VT_OP_MATMUL) {
+            /* the arithmetic rate, 2 n m k flops a run (prefill shapes are compute-bound) */
+            double tflops = 2.0 * (double)bench_key(c, "n") * (double)bench_key(c, "m") * (double)bench_key(c, "k") /
+                            r->median_us * 1e-6;
+            rec_double_as(w, "tflops", cell, tflops, " %8.2f TFLOP/s", tflops);
+        }
     }
     rec_int(w, "rounds", NULL, r->rounds);
     if (pr)

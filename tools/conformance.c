@@ -191,7 +191,7 @@ static void free_outputs(host_array *a, uint32_t n)
 
 static const char *class_name(vtc_shape_class cls)
 {
-    return cls == VTC_DECODE ? "decode" : "prefill";
+    return cls == VTC_DECODE ? "decode" : cls == VTC_PREFILL ? "prefill" : "wide";
 }
 
 void vtc_check(vt_device *dev, vt_device *oracle, uint32_t op, vt_sig sig, uint64_t seed, vtc_result *r)
@@ -227,6 +227,8 @@ void vtc_check(vt_device *dev, vt_device *oracle, uint32_t op, vt_sig sig, uint6
     }
     size_t used = 0;
     for (int cls = 0; cls < VTC_N_SHAPE_CLASSES; cls++) {
+        if (!vtc_class_applies(op, (vtc_shape_class)cls))
+            continue;
         vtc_case c;
         char why[512] = "";
         vt_status st = vtc_case_make(op, sig, (vtc_shape_class)cls, seed, &c, why, sizeof why);
@@ -267,7 +269,7 @@ void vtc_check(vt_device *dev, vt_device *oracle, uint32_t op, vt_sig sig, uint6
             return;
         }
         if (used < sizeof r->detail)
-            used += (size_t)snprintf(r->detail + used, sizeof r->detail - used, "%s%s: %s", cls ? "; " : "",
+            used += (size_t)snprintf(r->detail + used, sizeof r->detail - used, "%s%s: %s", used ? "; " : "",
                                      class_name(cls), c.desc);
         vtc_case_free(&c);
     }

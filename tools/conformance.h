@@ -10,11 +10,16 @@
 
 /* Shapes of a generated call. */
 typedef enum vtc_shape_class {
-    VTC_DECODE = 0, /* one token per sequence (T = 1, small batches) */
-    VTC_PREFILL = 1 /* many tokens */
+    VTC_DECODE = 0,  /* one token per sequence (T = 1, small batches) */
+    VTC_PREFILL = 1, /* many tokens */
+    VTC_WIDE = 2     /* rows enough for the matrix-instruction (GEMM) paths (16..300): MatMul only */
 } vtc_shape_class;
 
-#define VTC_N_SHAPE_CLASSES 2
+#define VTC_N_SHAPE_CLASSES 3
+
+/* Whether op has calls of shape class cls (decode and prefill: every op;
+ * wide: MatMul). */
+bool vtc_class_applies(uint32_t op, vtc_shape_class cls);
 
 /* How an output is compared with the oracle's. */
 typedef enum vtc_cmp {

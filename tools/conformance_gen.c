@@ -72,6 +72,7 @@ typedef struct gen {
     vtc_case *c;
     rng r;
     bool prefill;
+    bool wide;        /* VTC_WIDE: rows for the GEMM paths */
     vt_status st;     /* first failure */
     vt_dtype free_dt; /* the dtype of an output the op leaves free */
 } gen;
@@ -392,6 +393,17 @@ static void gen_matmul(gen *g)
 {
     vt_dtype wt = g->c->sig.dtype[1];
     int64_t k = k_for(g, wt), n = rows_for(g, 2, 9), m = irange(&g->r, 1, 300);
+    if (g->wide) {
+        /* n from 16 (the GEMM thresholds: 16 block formats, 32 f16/bf16 in
+         * the rocm backend) past a tile of 128 rows; m and k
+         * not multiples of the tiles, k a multiple of 8 for float weights
+         * (the 16-byte loads of the GEMM path) */
+        const vt_dtype_info *ti = vt_dtype_get(wt);
+        n = irange(&g->r, 16, 300);
+        m = irange(&g->r, 1, 300);
+        if (!ti || ti->block_elems <= 1)
+            k = PICK(&g->r, 8, 1000, 1032, 1536);
+    }
     int64_t sx[2] = {n, k}, sw[2] = {m, k};
     in_rand(g, 0, VT_F32, 2, sx, -1.0f, 1.0f);
     in_weights(g, 1, wt, 2, sw);
@@ -850,6 +862,11 @@ static uint64_t case_seed(uint64_t seed, uint32_t op, vt_sig sig, vtc_shape_clas
     return h;
 }
 
+bool vtc_class_applies(uint32_t op, vtc_shape_class cls)
+{
+    return cls == VTC_DECODE || cls == VTC_PREFILL || (cls == VTC_WIDE && op == VT_OP_MATMUL);
+}
+
 vt_status vtc_case_make(uint32_t op, vt_sig sig, vtc_shape_class cls, uint64_t seed, vtc_case *c, char *why,
                         size_t why_size)
 {
@@ -864,7 +881,9 @@ vt_status vtc_case_make(uint32_t op, vt_sig sig, vtc_shape_class cls, uint64_t s
     c->cls = cls;
     c->n_in = info->n_in;
     c->n_out = info->n_out;
-    gen g = {c, {case_seed(seed, op, sig, cls)}, cls == VTC_PREFILL, VT_OK, VT_F32};
+    if (!vtc_class_applies(op, cls))
+        return vt_why(VT_E_UNSUPPORTED, why, why_size, "%s (%u) has no calls of the wide shape class", info->name, op);
+    gen g = {c, {case_seed(seed, op, sig, cls)}, cls != VTC_DECODE, cls == VTC_WIDE, VT_OK, VT_F32};
     const generator *gf = generator_of(op);
     if (!gf) {
         vtc_case_free(c);

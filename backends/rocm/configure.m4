@@ -14,6 +14,10 @@
 #   --with-hipcc=PATH         the AMD HIP compiler driver
 #   --with-rocm-device-lib-path=DIR   AMD device bitcode (Debian: amdgcn/bitcode)
 #   --with-cuda=DIR           CUDA toolkit root for the NVIDIA build
+#   --with-vendor-blas        route large dense f16/bf16 MatMuls to the vendor
+#                             library (NVIDIA: cuBLASLt, required when asked;
+#                             AMD: not wired, a warning); off by default: the
+#                             project's own GEMM kernel is the tested path
 #
 # Substitutes HIP_PLATFORM (amd|nvidia), DEVCC (the device compiler command),
 # DEVCC_FLAGS, HIP_CPPFLAGS (for the plugin's C files) and HIP_LIBS; defines
@@ -104,6 +108,15 @@ AC_DEFUN([VT_CHECK_HIP], [
   AC_ARG_WITH([cuda],
     [AS_HELP_STRING([--with-cuda=DIR], [CUDA toolkit for the NVIDIA build @<:@/usr/local/cuda@:>@])],
     [vt_cuda=$withval], [vt_cuda=])
+
+  AC_ARG_WITH([vendor-blas],
+    [AS_HELP_STRING([--with-vendor-blas],
+      [route large dense f16/bf16 MatMuls to cuBLASLt on NVIDIA builds (x rounded to the weight type) @<:@no@:>@])],
+    [vt_vendor_blas=$withval], [vt_vendor_blas=no])
+  case "$vt_vendor_blas" in
+    yes|no) ;;
+    *) AC_MSG_ERROR([--with-vendor-blas takes no value (yes or no), not '$vt_vendor_blas']) ;;
+  esac
 
   HIP_PLATFORM=
   DEVCC=
@@ -220,6 +233,22 @@ AC_DEFUN([VT_CHECK_HIP], [
     ], [test "x$vt_hip_platform" = xnvidia], [
       AC_MSG_ERROR([--with-hip-platform=nvidia: $vt_hip_fail])
     ])
+  ])
+
+  dnl ---- --with-vendor-blas: cuBLASLt for NVIDIA builds ----
+  AS_IF([test "x$vt_vendor_blas" = xyes && test "x$HIP_PLATFORM" = xnvidia], [
+    AC_MSG_CHECKING([for cuBLASLt in $vt_cuda])
+    AS_IF([test -f "$vt_cuda/include/cublasLt.h" && test -f "$vt_cuda_libdir/libcublasLt.so"], [
+      AC_MSG_RESULT([yes])
+      HIP_CPPFLAGS="$HIP_CPPFLAGS -DVT_VENDOR_BLAS"
+      HIP_LIBS="$HIP_LIBS -L$vt_cuda_libdir -lcublasLt"
+      vt_hip_summary="$vt_hip_summary, vendor BLAS cuBLASLt for dense f16/bf16 MatMul"
+    ], [
+      AC_MSG_RESULT([no])
+      AC_MSG_ERROR([--with-vendor-blas: cublasLt.h or libcublasLt.so not found under $vt_cuda])
+    ])
+  ], [test "x$vt_vendor_blas" = xyes && test "x$HIP_PLATFORM" = xamd], [
+    AC_MSG_WARN([--with-vendor-blas: the AMD route (hipBLASLt/rocBLAS) is not wired; the project's kernels stay in use])
   ])
 
   AS_IF([test -z "$HIP_PLATFORM" && test "x$vt_hip_platform" = xauto],

@@ -1,8 +1,10 @@
 /* rocm_kernels_matmul.c - the rocm backend's matmul family (the catalogue's
  * family of that name, core/ops/matmul.c): MatMul with f32/f16/bf16 weights and
- * every "q" format, MoeExpertMatMul likewise (expert ids checked on the
- * device first; grouped by expert on the device where kernels_matmul_moe.hip
- * takes the weight type). The q rows are what make the device admit keep-quant
+ * every "q" format (from VT_ROCM_GEMM_MIN_N rows on, bf16/f16/q4_0/q8_0
+ * through the GEMM kernel, or the vendor library when built with it),
+ * MoeExpertMatMul likewise (expert ids checked on the device first; grouped
+ * by expert on the device where kernels_matmul_moe.hip takes the weight
+ * type and token count). The q rows are what make the device admit keep-quant
  * residency for matmul and moe-expert.
  * The C side of each kernel: unpack the operands, queue the device checks
  * of data-dependent values, launch on the call's stream, report the launch
@@ -10,6 +12,35 @@
 #include "config.h"
 
 #include "rocm_common.h"
+#include "rocm_vendor_blas.h"
+
+/* The prefill routes of a product, tried before the row kernels: the vendor
+ * library (built with --with-vendor-blas, dense f16/bf16), then the GEMM
+ * kernel (kernels_gemm.hip). *taken says whether one queued it. */
+static vt_status matmul_wide(const rocm_call *L, const vt_op_args *a, int64_t n, int64_t m, int64_t k, hipError_t *e,
+                             int *taken, char *why, size_t why_size)
+{
+    const vt_operand *x = &a->in[0], *w = &a->in[1];
+    void *scratch = NULL;
+    uint64_t bytes = vt_rocm_vendor_gemm_scratch_bytes(w->dtype, n, m, k);
+    *taken = 0;
+    if (bytes) {
+        vt_status st = vt_rocm_call_scratch(L, bytes, &scratch, why, why_size);
+        if (st != VT_OK)
+            return st;
+        *e = vt_rocm_vendor_gemm(x->data, w->data, w->dtype, a->out[0].data, n, m, k, scratch, L->s);
+        *taken = 1;
+        return VT_OK;
+    }
+    if (!vt_rocm_gemm_takes(w->dtype, n, m, k, x->data, w->data))
+        return VT_OK;
+    vt_status st = vt_rocm_call_scratch(L, vt_rocm_gemm_scratch_bytes(n, k), &scratch, why, why_size);
+    if (st != VT_OK)
+        return st;
+    *e = vt_rocm_launch_gemm(x->data, w->data, w->dtype, a->out[0].data, n, m, k, scratch, L->s);
+    *taken = 1;
+    return VT_OK;
+}
 
 static vt_status k_matmul_dense(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
 {
@@ -17,7 +48,13 @@ static vt_status k_matmul_dense(vt_backend_ctx *c, int dev, const vt_op_args *a,
     const vt_operand *x = &a->in[0], *w = &a->in[1];
     int64_t k = x->shape[x->ndim - 1];
     int64_t n = k ? vt_rocm_elems(x) / k : vt_rocm_elems(&a->out[0]) / (w->shape[0] ? w->shape[0] : 1);
-    hipError_t e = vt_rocm_launch_matmul_dense(x->data, w->data, w->dtype, a->out[0].data, n, w->shape[0], k, s);
+    hipError_t e = hipSuccess;
+    int taken = 0;
+    vt_status st = matmul_wide(&L_, a, n, w->shape[0], k, &e, &taken, why, why_size);
+    if (st != VT_OK)
+        return st;
+    if (!taken)
+        e = vt_rocm_launch_matmul_dense(x->data, w->data, w->dtype, a->out[0].data, n, w->shape[0], k, s);
     return vt_rocm_done(&L_, e, "MatMul (20)", why, why_size);
 }
 
@@ -29,7 +66,13 @@ static vt_status k_matmul_q(vt_backend_ctx *c, int dev, const vt_op_args *a, cha
     int64_t n = m ? vt_rocm_elems(&a->out[0]) / m : 0;
     int be, bb;
     vt_rocm_geometry(w->dtype, &be, &bb);
-    hipError_t e = vt_rocm_launch_matmul_q(x->data, w->data, w->dtype, be, bb, a->out[0].data, n, m, k, s);
+    hipError_t e = hipSuccess;
+    int taken = 0;
+    vt_status st = matmul_wide(&L_, a, n, m, k, &e, &taken, why, why_size);
+    if (st != VT_OK)
+        return st;
+    if (!taken)
+        e = vt_rocm_launch_matmul_q(x->data, w->data, w->dtype, be, bb, a->out[0].data, n, m, k, s);
     return vt_rocm_done(&L_, e, "MatMul (20)", why, why_size);
 }
 

@@ -205,6 +205,29 @@ hipError_t vt_rocm_launch_mmv(const float *x, const void *w, uint32_t w_dtype, f
 hipError_t vt_rocm_launch_mmv_moe(const float *x, int x_per_slot, const void *w, uint32_t w_dtype, const int32_t *ids,
                                   float *y, int64_t T, int64_t K, int64_t m, int64_t k, hipStream_t stream, int *taken);
 
+/* The prefill products (kernels_gemm.hip): MatMul on matrix instructions
+ * (mma.sync, NVIDIA sm_80 and newer) for W bf16, f16 from
+ * VT_ROCM_GEMM_MIN_N rows of x on, q4_0, q8_0 from VT_ROCM_GEMM_MIN_N_Q
+ * on (where it beat the row kernels on the H200: m = k = 4096, bf16 n = 32
+ * 115 us against 177 us, n = 16 113 against 93; q4_0 n = 16 195 against
+ * 279); x is split into a high and a low 16-bit part by a pass into
+ * scratch first, so the sums keep about 16 (bf16) or 22 (f16, the block
+ * formats) bits of x. */
+#define VT_ROCM_GEMM_MIN_N   32
+#define VT_ROCM_GEMM_MIN_N_Q 16
+
+/* Whether the GEMM path takes y[n,m] = x[n,k] W[m,k]^T (dtype, shape,
+ * alignment of x and W, the device's architecture); 0: the caller's path. */
+int vt_rocm_gemm_takes(uint32_t w_dtype, int64_t n, int64_t m, int64_t k, const void *x, const void *w);
+
+/* Scratch bytes of the GEMM path's split of x [n, k]. */
+uint64_t vt_rocm_gemm_scratch_bytes(int64_t n, int64_t k);
+
+/* Queue the split of x into scratch and the product (only when
+ * vt_rocm_gemm_takes said so). */
+hipError_t vt_rocm_launch_gemm(const float *x, const void *w, uint32_t w_dtype, float *y, int64_t n, int64_t m,
+                               int64_t k, void *scratch, hipStream_t stream);
+
 /* Selection (kernels_select.hip). */
 
 /* MoeRouter's largest expert count (per-thread arrays). */
