@@ -19,6 +19,9 @@
 #include "conformance.h"
 #include "test_util.h"
 
+#include <vt/vt_blocks.h>
+#include <vt/vt_op.h>
+
 static const char *backend;
 
 typedef struct fixture {
@@ -380,6 +383,122 @@ static void check_matmul(vt_device *d, vt_sig sig, vt_rng *r)
     check_matmul_shape(d, wt, 3, 131, 2048, r);
 }
 
+/* Offsets of a block format's f16 scale fields and E8M0 exponent (-1:
+ * none), from vt_blocks.h. */
+typedef struct q_fields {
+    vt_dtype t;
+    int f16_off[2];
+    int e8m0_off;
+} q_fields;
+#define Q_FIELDS(id, f) {id, {VT_BLK_##f##_D, VT_BLK_##f##_DMIN}, VT_BLK_##f##_E8M0},
+static const q_fields q_fields_of[] = {VT_Q_FORMATS(Q_FIELDS)};
+#undef Q_FIELDS
+
+/* n random blocks of block format t: random codes, small finite scales. */
+static uint8_t *random_blocks(vt_rng *r, vt_dtype t, int64_t n)
+{
+    const vt_dtype_info *ti = vt_dtype_get(t);
+    const q_fields *q = NULL;
+    for (size_t i = 0; i < sizeof q_fields_of / sizeof q_fields_of[0]; i++)
+        if (q_fields_of[i].t == t)
+            q = &q_fields_of[i];
+    ck_assert_msg(ti && q, "no block layout for %s", vt_dtype_name(t));
+    size_t bytes = (size_t)n * ti->block_bytes;
+    uint8_t *p = malloc(bytes + 1);
+    for (size_t i = 0; i < bytes; i++)
+        p[i] = (uint8_t)vt_rng_next(r);
+    for (int64_t b = 0; b < n; b++) {
+        uint8_t *blk = p + (size_t)b * ti->block_bytes;
+        for (int k = 0; k < 2 && q->f16_off[k] >= 0; k++) {
+            uint16_t h = vt_f32_to_f16(vt_rng_uniform(r, k ? 0.0f : -0.05f, 0.05f));
+            memcpy(blk + q->f16_off[k], &h, 2);
+        }
+        if (q->e8m0_off >= 0)
+            blk[q->e8m0_off] = (uint8_t)(118 + vt_rng_below(r, 11));
+    }
+    return p;
+}
+
+/* MatMul of n columns of x against m rows of block-format weights wt of
+ * k elements, against a double reference of the decoded weights. */
+static void check_qmatmul_shape(vt_device *d, vt_dtype wt, int64_t n, int64_t m, int64_t k, vt_rng *r)
+{
+    const vt_dtype_info *ti = vt_dtype_get(wt);
+    const int64_t be = ti->block_elems, bb = ti->block_bytes;
+    int64_t sx[2] = {n, k}, sw[2] = {m, k}, sy[2] = {n, m};
+    float *x = random_values(r, VT_F32, n * k, -1, 1);
+    for (int64_t i = 0; i < n * k; i += 97) /* a few large activations */
+        x[i] *= 40.0f;
+    uint8_t *w = random_blocks(r, wt, m * k / be);
+    vt_tensor *tx = make(d, VT_F32, 2, sx), *tw = make(d, wt, 2, sw), *ty = make(d, VT_F32, 2, sy);
+    put(tx, x);
+    put(tw, w);
+    poison(ty);
+    const vt_tensor *in[2] = {tx, tw};
+    vt_tensor *out[1] = {ty};
+    ck_assert_msg(vt_op_run(d, VT_OP_MATMUL, in, 2, out, 1, NULL, 0) == VT_OK, "MatMul: %s", vt_last_error());
+    float *y = malloc((size_t)(n * m) * 4);
+    double *ref = calloc((size_t)(n * m), sizeof *ref);
+    double *row = malloc((size_t)k * sizeof *row);
+    get(ty, y);
+    for (int64_t j = 0; j < m; j++) {
+        for (int64_t l = 0; l < k; l++)
+            row[l] = vt_block_value(wt, w + (j * k + l) / be * bb, (int)(l % be));
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t l = 0; l < k; l++)
+                ref[i * m + j] += (double)x[i * k + l] * row[l];
+    }
+    double tol = k >= 1024 ? 1e-4 : 1e-5;
+    double e = vt_rel_l2(y, ref, (size_t)(n * m));
+    ck_assert_msg(e <= tol, "MatMul (f32, %s) on %s, n=%lld m=%lld k=%lld: rel err %g > %g", vt_dtype_name(wt),
+                  vt_device_id(d), (long long)n, (long long)m, (long long)k, e, tol);
+    free(x);
+    free(w);
+    free(y);
+    free(ref);
+    free(row);
+    vt_tensor_destroy(tx);
+    vt_tensor_destroy(tw);
+    vt_tensor_destroy(ty);
+}
+
+/* The decode products over block formats at every width n = 1..9, rows not
+ * a multiple of the kernels' row tiles, and k a multiple of 256 elements
+ * (the rocm backend's matrix-instruction kernels on NVIDIA) or not (its
+ * other kernels), with one or several tiles of k per warp. */
+START_TEST(quantized_matmul_decode_shapes)
+{
+    fixture f;
+    fixture_open(&f);
+    vt_rng r;
+    vt_rng_init(&r, 47);
+    for (size_t i = 0; i < f.n; i++) {
+        const vt_kernel *kk;
+        uint32_t nk;
+        ck_assert_int_eq(vt_device_kernels(f.dev[i], &kk, &nk), VT_OK);
+        unsigned checked = 0;
+        for (uint32_t j = 0; j < nk; j++) {
+            const vt_dtype_info *ti = vt_dtype_get(kk[j].sig.dtype[1]);
+            if (kk[j].op != VT_OP_MATMUL || !ti || !ti->quantized)
+                continue;
+            const vt_dtype wt = kk[j].sig.dtype[1];
+            const int64_t be = ti->block_elems;
+            /* k: 5 tiles of 256; 43 blocks of 32 (not a whole tile); one tile */
+            const int64_t k_tiles = 1280, k_odd = be == 32 ? 1376 : 768, k_one = 256;
+            for (int64_t n = 1; n <= 9; n++)
+                check_qmatmul_shape(f.dev[i], wt, n, 61 + 4 * n, n % 3 == 2 ? k_odd : k_tiles, &r);
+            check_qmatmul_shape(f.dev[i], wt, 1, 45, k_odd, &r);
+            check_qmatmul_shape(f.dev[i], wt, 3, 32, k_one, &r);
+            check_qmatmul_shape(f.dev[i], wt, 1, 200, 4096 + 256, &r);
+            checked++;
+        }
+        fprintf(stderr, "%s: MatMul over %u block formats at n = 1..9\n", vt_device_id(f.dev[i]), checked);
+        ck_assert_uint_gt(checked, 0);
+    }
+    vt_registry_close(f.reg);
+}
+END_TEST
+
 START_TEST(native_kernels_match_reference)
 {
     fixture f;
@@ -622,6 +741,7 @@ int main(int argc, char **argv)
      * double without kernels (its refusals: vtctl-check.test). */
     if (!strcmp(backend, "cpu") || !strcmp(backend, "rocm")) {
         tcase_add_test(tc, every_signature_passes_the_conformance_strict);
+        tcase_add_test(tc, quantized_matmul_decode_shapes);
         tcase_add_test(tc, hiding_a_kernel_fails_the_conformance);
         tcase_add_test(tc, softmax_refuses_plus_inf_by_name);
     }

@@ -393,12 +393,16 @@ static void gen_matmul(gen *g)
 {
     vt_dtype wt = g->c->sig.dtype[1];
     int64_t k = k_for(g, wt), n = rows_for(g, 2, 9), m = irange(&g->r, 1, 300);
+    const vt_dtype_info *ti = vt_dtype_get(wt);
+    /* decode of a 32-element block format: k a whole number of 256-element
+     * tiles (the tiled decode kernels' path; the prefill case keeps any k) */
+    if (!g->prefill && ti && ti->block_elems == 32)
+        k = 256 * irange(&g->r, 1, 5);
     if (g->wide) {
         /* n from 16 (the GEMM thresholds: 16 block formats, 32 f16/bf16 in
          * the rocm backend) past a tile of 128 rows; m and k
          * not multiples of the tiles, k a multiple of 8 for float weights
          * (the 16-byte loads of the GEMM path) */
-        const vt_dtype_info *ti = vt_dtype_get(wt);
         n = irange(&g->r, 16, 300);
         m = irange(&g->r, 1, 300);
         if (!ti || ti->block_elems <= 1)
@@ -597,16 +601,46 @@ static void gen_kv_write(gen *g)
     rule(g, 1, VTC_EXACT, 0);
 }
 
+/* GatedDeltaRule: small heads of odd sizes, or (half of the calls) the
+ * model head dk = 128: decode T = 1..4 with dv 128 or 100, prefill T =
+ * 65..200 with per-sequence slots (several chunks of 64 tokens and a
+ * partial last one, where a backend may run the chunked form) or, one call
+ * in five, per-token slots over T = 65..100. Without the L2 norm, q and k
+ * are scaled so that |k|^2 stays near 1 (the recurrence stays bounded). */
 static void gen_gated_delta(gen *g)
 {
-    int64_t B = irange(&g->r, 1, 4), T = g->prefill ? irange(&g->r, 2, 16) : irange(&g->r, 1, 4);
-    int64_t H = irange(&g->r, 1, 3), HV = H * PICK(&g->r, 1, 2, 3), dk = PICK(&g->r, 4, 8, 16, 32, 48),
-            dv = PICK(&g->r, 4, 8, 16, 32, 40);
-    bool per_token = T > 1 && chance(&g->r, 50);
+    bool wide = chance(&g->r, 50);
+    int64_t B, T, H, HV, dk, dv;
+    bool per_token;
+    if (!wide) {
+        B = irange(&g->r, 1, 4);
+        T = g->prefill ? irange(&g->r, 2, 16) : irange(&g->r, 1, 4);
+        H = irange(&g->r, 1, 3);
+        HV = H * PICK(&g->r, 1, 2, 3);
+        dk = PICK(&g->r, 4, 8, 16, 32, 48);
+        dv = PICK(&g->r, 4, 8, 16, 32, 40);
+        per_token = T > 1 && chance(&g->r, 50);
+    } else if (!g->prefill) {
+        B = irange(&g->r, 1, 4);
+        T = irange(&g->r, 1, 4);
+        H = irange(&g->r, 1, 2);
+        HV = H * PICK(&g->r, 1, 2);
+        dk = 128;
+        dv = PICK(&g->r, 128, 100);
+        per_token = T > 1 && chance(&g->r, 50);
+    } else {
+        per_token = chance(&g->r, 20);
+        B = per_token ? 1 : irange(&g->r, 1, 3);
+        T = per_token ? irange(&g->r, 65, 100) : irange(&g->r, 65, 200);
+        H = irange(&g->r, 1, 2);
+        HV = H * PICK(&g->r, 1, 2);
+        dk = 128;
+        dv = 128;
+    }
     vt_params_gdn p = {(int32_t)irange(&g->r, 0, 1)};
     set_params(g, &p, sizeof p);
     int64_t sq[4] = {B, T, H, dk}, sv[4] = {B, T, HV, dv}, sg[3] = {B, T, HV};
-    float qk = p.l2norm ? 1.0f : 0.3f;
+    float qk = p.l2norm ? 1.0f : dk >= 64 ? (float)sqrt(1.5 / (double)dk) : 0.3f;
     in_rand(g, 0, VT_F32, 4, sq, -qk, qk);
     in_rand(g, 1, VT_F32, 4, sq, -qk, qk);
     in_rand(g, 2, VT_F32, 4, sv, -1.0f, 1.0f);

@@ -2,7 +2,8 @@
 // (SPEC 7, ops 7, 8, 9). Prefill: one thread per output element. The
 // state-updating forms: one thread per (sequence, channel): it computes
 // every output column, then shifts that channel's state row in place in
-// ascending order (each write reads a column ahead of it, never behind).
+// ascending order (each write reads a column ahead of it, never behind);
+// the decode shape W = 4, T = 1 has its own kernel (conv_update_w4t1_kernel).
 #include "rocm_device.h"
 #include "rocm_launch.h"
 
@@ -147,6 +148,36 @@ __global__ void conv_update_kernel(const float *x, const float *w, const float *
     }
 }
 
+// CausalConv1dUpdate for the decode shape W = 4, T = 1: one thread per
+// (sequence, channel) with 32-bit indices, the weight row in one float4
+// load; the same sums in the same order as conv_update_kernel.
+__global__ void conv_update_w4t1_kernel(const float *x, const float *w, const float *bias, const int32_t *slots,
+                                        float *y, float *state, uint32_t B, uint32_t D, int silu)
+{
+    const uint32_t bd = blockIdx.x * blockDim.x + threadIdx.x;
+    if (bd >= B * D)
+        return;
+    const uint32_t b = bd / D, d = bd - b * D;
+    const float4 wr = *(const float4 *)(w + 4 * (size_t)d);
+    const float xv = x[bd];
+    float acc = bias ? bias[d] : 0.0f;
+    const int64_t slot = slots ? (int64_t)slots[b] : (int64_t)b;
+    if (slot < 0) { // padding: zero output, state untouched
+        y[bd] = 0.0f;
+        return;
+    }
+    float *s = state + ((size_t)slot * D + d) * 3;
+    const float s0 = s[0], s1 = s[1], s2 = s[2];
+    acc += wr.x * s0;
+    acc += wr.y * s1;
+    acc += wr.z * s2;
+    acc += wr.w * xv;
+    y[bd] = act(acc, silu);
+    s[0] = s1;
+    s[1] = s2;
+    s[2] = xv;
+}
+
 } // namespace
 
 extern "C" hipError_t vt_rocm_launch_conv_spec(const float *x, const float *w, const float *bias, const int32_t *slots,
@@ -189,6 +220,12 @@ extern "C" hipError_t vt_rocm_launch_conv_update(const float *x, const float *w,
 {
     if (B * D <= 0)
         return hipSuccess;
+    if (W == 4 && T == 1 && B * D < ((int64_t)1 << 31) && ((uintptr_t)w & 15) == 0) {
+        const int nt = 128; // more, smaller blocks: the whole call is one round trip to memory
+        hipLaunchKernelGGL(conv_update_w4t1_kernel, dim3((unsigned)((B * D + nt - 1) / nt)), dim3(nt), 0, stream, x, w,
+                           bias, slots, y, state, (uint32_t)B, (uint32_t)D, silu);
+        return hipGetLastError();
+    }
     hipLaunchKernelGGL(conv_update_kernel, dim3(vt_grid_for(B * D, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, x,
                        w, bias, slots, y, state, B, D, T, W, silu);
     return hipGetLastError();

@@ -621,6 +621,11 @@ hipError_t run_kq(uint32_t dt, const Args &a, bool aligned, int *taken);
 hipError_t run_other(uint32_t dt, const Args &a, bool aligned, int *taken);
 hipError_t run_other_k(uint32_t dt, const Args &a, bool aligned, int *taken);
 
+// MatMul (ids == NULL) on matrix instructions (kernels_mmv_mma.hip: NVIDIA
+// sm_80+, q4_0, q8_0, q4_k, iq4_nl, k a multiple of 256, w and x 16-byte
+// aligned); *taken = 0 when it does not apply.
+hipError_t run_mma(uint32_t dt, const Args &a, int *taken);
+
 // The first kernels (kernels_mmv_v1.hip), where they are faster: MatMul
 // over the float types, iq4_nl and q4_k, and MoeExpertMatMul at one token.
 hipError_t run_v1(const float *x, const void *w, uint32_t w_dtype, float *y, int64_t n, int64_t m, int64_t k,

@@ -68,6 +68,16 @@ extern "C" hipError_t vt_rocm_launch_mmv(const float *x, const void *w, uint32_t
                                          int64_t m, int64_t k, hipStream_t stream, int *taken)
 {
     *taken = 0;
+    {
+        /* matrix instructions where the target has them (kernels_mmv_mma.hip) */
+        const int64_t rb = vt_mmv::row_bytes_of(w_dtype, k);
+        if (n > 0 && m > 0 && k > 0 && rb != 0) {
+            const vt_mmv::Args a = {x, 0, (const uint8_t *)w, rb, nullptr, y, n, 1, m, k, stream};
+            const hipError_t e = vt_mmv::run_mma(w_dtype, a, taken);
+            if (*taken || e != hipSuccess)
+                return e;
+        }
+    }
     /* Measured on the H200 (BENCHMARKS.md): the first kernels are faster for
      * the float types at every n, for q4_k at n = 1 and iq4_nl at n <= 2. */
     if (w_dtype == VT_F32 || w_dtype == VT_F16 || w_dtype == VT_BF16 || (w_dtype == 12 && n == 1) ||

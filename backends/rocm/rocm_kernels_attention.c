@@ -94,17 +94,22 @@ static vt_status k_gated_delta(vt_backend_ctx *c, int dev, const vt_op_args *a, 
         return vt_why(VT_E_UNSUPPORTED, why, why_size, "GatedDeltaRule dk = %lld > %d", (long long)dk,
                       VT_ROCM_GDR_MAX_DK);
     int64_t n_slots = per_token ? B * T : B;
+    /* the checked slots, then (256-byte aligned) the chunked form's scratch */
+    uint64_t slot_bytes = ((uint64_t)(n_slots + B) * 4 + 255) & ~(uint64_t)255;
+    uint64_t chunk_bytes = vt_rocm_gated_delta_scratch_bytes(B, T, HV, dk, dv, per_token);
     void *safe;
-    vt_status r = vt_rocm_call_scratch(&L_, (uint64_t)(n_slots + B) * 4, &safe, why, why_size);
+    vt_status r = vt_rocm_call_scratch(&L_, slot_bytes + chunk_bytes, &safe, why, why_size);
     if (r != VT_OK)
         return r;
     int32_t *safe_slots = safe, *safe_acc = safe_slots + n_slots;
+    void *chunk = chunk_bytes ? (char *)safe + slot_bytes : NULL;
     hipError_t e = vt_rocm_launch_check_gdr(L_.q->err, a->op, sl->data, per_token ? X(6) : NULL, per_token, B, T, N,
                                             safe_slots, safe_acc, s);
     vt_rocm_checked(&L_);
     if (e == hipSuccess)
         e = vt_rocm_launch_gated_delta(X(0), X(1), X(2), X(3), X(4), safe_slots, per_token ? safe_acc : NULL, per_token,
-                                       Y(0), Y(1), B, T, H, HV, dk, dv, ((const vt_params_gdn *)a->params)->l2norm, s);
+                                       Y(0), Y(1), B, T, H, HV, dk, dv, ((const vt_params_gdn *)a->params)->l2norm,
+                                       chunk, s);
     return vt_rocm_done(&L_, e, op, why, why_size);
 }
 

@@ -152,12 +152,16 @@ hipError_t vt_rocm_launch_conv_update(const float *x, const float *w, const floa
                                       float *state, int64_t B, int64_t D, int64_t T, int64_t W, int silu,
                                       hipStream_t stream);
 
-/* GatedDeltaRule (op 32, kernels_attention_gdn.hip): dk at most VT_ROCM_GDR_MAX_DK. */
+/* GatedDeltaRule (op 32, kernels_attention_gdn.hip): dk at most VT_ROCM_GDR_MAX_DK.
+ * scratch: vt_rocm_gated_delta_scratch_bytes of the call (16-byte aligned),
+ * or NULL; with it, per-sequence slots and dk = dv = 128 from 32 tokens on
+ * run the chunked form. */
 #define VT_ROCM_GDR_MAX_DK 256
+uint64_t vt_rocm_gated_delta_scratch_bytes(int64_t B, int64_t T, int64_t HV, int64_t dk, int64_t dv, int per_token);
 hipError_t vt_rocm_launch_gated_delta(const float *q, const float *k, const float *v, const float *g, const float *beta,
                                       const int32_t *slots, const int32_t *accepted, int per_token, float *o,
                                       float *state, int64_t B, int64_t T, int64_t H, int64_t HV, int64_t dk, int64_t dv,
-                                      int l2norm, hipStream_t stream);
+                                      int l2norm, void *scratch, hipStream_t stream);
 
 /* Ops over any dtype: Dequantize (kernels_convert.hip), GetRows
  * (kernels_gather.hip), MatMul and MoeExpertMatMul (kernels_matmul.hip). A
