@@ -22,6 +22,22 @@ vt_status bench_stream_time(vt_device *dev, vt_op op, vt_tensor *(*in)[BENCH_MAX
                             vt_tensor *(*out)[BENCH_MAX_OUT], int n_out, const void *params, size_t params_size,
                             int sets, int reps, int warmup, double *t, double *wall_us);
 
+/* Runs per recorded graph in graph mode at least (more when the case
+ * rotates over more buffer sets: one run per set; at most 4 x reps). */
+#define BENCH_GRAPH_RUNS 16
+
+/* Graph mode: record the runs of op over the buffer sets (*runs =
+ * max(sets, BENCH_GRAPH_RUNS) runs, at most 4 x reps, run i on set i % sets)
+ * once into a graph on a fresh queue, replay it once to warm up (when
+ * warmup > 0), then replay it reps times back to back with an event before
+ * and after each replay and one host wait at the end: t[r] = replay r's
+ * microseconds between its events over *runs, the op's device time per run
+ * without the host's enqueue of each op (only the device's gap between a
+ * graph's kernels remains). */
+vt_status bench_graph_time(vt_device *dev, vt_op op, vt_tensor *(*in)[BENCH_MAX_IN], int n_in,
+                           vt_tensor *(*out)[BENCH_MAX_OUT], int n_out, const void *params, size_t params_size,
+                           int sets, int reps, int warmup, double *t, int *runs);
+
 /* The per-op cost of BENCH_LAUNCH_OPS Scale ops on one f32 element, reps
  * times each way: enq[r] = microseconds per op enqueued one by one (from the
  * first enqueue to the end of the wait), graph[r] = per op replayed from a

@@ -8,7 +8,12 @@
  * each and one host wait at the end; the median (and min) of the runs'
  * times between their events. With --sync: the median (and min) wall time
  * of single vt_op_run calls, each followed by a 4-byte read of a fence
- * tensor, so every run pays a host synchronisation. `--op Launch` times the
+ * tensor, so every run pays a host synchronisation. Stream mode also times
+ * the op in graph mode (bench_graph_time): its runs over the buffer sets
+ * recorded once as a graph and replayed, events around each replay, so the
+ * GRAPH_US column is the op's device time per run without the host's
+ * enqueue of each op (which bounds the stream column of ops shorter than
+ * the enqueue, about 5 us on the H200). `--op Launch` times the
  * per-op cost of a stream of 1000 tiny ops (Scale of one f32), enqueued and
  * replayed from a graph. Inputs rotate through
  * enough buffer sets that the working set is at least max(256 MiB,
@@ -83,7 +88,10 @@ typedef struct bench_result {
     vt_status status;
     char error[512];
     double median_us, min_us, bytes;
-    double wall_us_per_op; /* stream mode: host time from first enqueue to the wait, per run */
+    double wall_us_per_op;         /* stream mode: host time from first enqueue to the wait, per run */
+    double graph_us, graph_min_us; /* graph mode: median (min) device time per run, 0 when not measured */
+    int graph_runs;                /* runs per replayed graph */
+    char graph_error[256];         /* why graph mode failed ("" when it ran or was not tried) */
     int reps, sets;
     int rounds; /* timings this row's median_us is the median of (--rounds) */
 } bench_result;
@@ -377,6 +385,17 @@ static void run_case(vt_device *dev, const bench_case *c, int reps, int warmup, 
         if (it >= warmup)
             t[it - warmup] = bench_now_us() - t0;
     }
+    if (st == VT_OK && !sync_mode) { /* its own column: a refusal here leaves the stream row standing */
+        double *gt = calloc((size_t)reps, sizeof *gt);
+        vt_status gs = gt ? bench_graph_time(dev, c->spec->op, in, p.n_in, out, p.n_out, prm, p.params_size, sets, reps,
+                                             warmup, gt, &r->graph_runs)
+                          : VT_E_NO_MEMORY;
+        if (gs == VT_OK)
+            r->graph_us = bench_median(gt, reps, &r->graph_min_us);
+        free(gt);
+        if (gs != VT_OK)
+            snprintf(r->graph_error, sizeof r->graph_error, "%s: %s", vt_status_name(gs), vt_last_error());
+    }
     if (st != VT_OK) {
         r->status = st;
         snprintf(r->error, sizeof r->error, "%s: %s", vt_status_name(st), vt_last_error());
@@ -471,6 +490,9 @@ static void usage(FILE *f)
             "without --op: MatMul decode for each of its default wtypes\n"
             "default timing: a stream of enqueues with an event after each run and one wait (median of the\n"
             "  runs' times between events); --sync: one vt_op_run plus a fence read per run (a host wait each)\n"
+            "GRAPH_US (stream mode): the runs over every buffer set (at least %d, at most 4 x reps) recorded\n"
+            "  once as a graph, replayed reps times with an event around each replay: median device time per\n"
+            "  run, without the host's enqueue of each op\n"
             "bytes: what a run must read and write at least (states read and written; Attention: the whole\n"
             "  KV cache of s positions); GatedDeltaRule L2-normalises q and k\n"
             "MatMul rows end with the arithmetic rate, 2*n*m*k flops a run (TFLOP/s): prefill shapes such as\n"
@@ -479,8 +501,9 @@ static void usage(FILE *f)
             "--peer PATH: after each MatMul row, PATH (ggml's test-backend-ops, ../shared/peers/build-ggml-bench)\n"
             "  on the same shape: PATH perf -b CPU -o MUL_MAT -p \"type_a=T,type_b=f32,m=M,n=N,k=K,\", its time\n"
             "  and vt's over it\n"
-            "--rounds R: time each row R times (alternating with the peer) and report the medians\n",
-            BENCH_LAUNCH_OPS);
+            "--rounds R: time each row R times (alternating with the peer) and report the medians (GRAPH_US: the\n"
+            "  last round's)\n",
+            BENCH_GRAPH_RUNS, BENCH_LAUNCH_OPS);
 }
 
 /* The peer's measurement of a case: JSON the "peer" member of vt's row;
@@ -496,8 +519,8 @@ static void write_peer(rec_writer *w, const bench_case *c, const bench_result *r
         rec_str_as(w, "error", "", pr->error, "failed: %s", pr->error);
     } else {
         double gbps = r->bytes / pr->median_us * 1e-3;
-        rec_double_as(w, "median_us", "", pr->median_us, "%10.1f %10s %9.1f %7.2f %6.0f%% %4s  ", pr->median_us, "-",
-                      r->bytes / MIB, gbps, copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, "-");
+        rec_double_as(w, "median_us", "", pr->median_us, "%10.1f %10s %10s %9.1f %7.2f %6.0f%% %4s  ", pr->median_us,
+                      "-", "-", r->bytes / MIB, gbps, copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, "-");
         rec_int(w, "rounds", NULL, pr->rounds);
         rec_int(w, "runs", NULL, pr->runs);
         double ratio = r->status == VT_OK ? r->median_us / pr->median_us : 0.0;
@@ -531,6 +554,15 @@ static void write_result(rec_writer *w, const char *key, bool row, const bench_c
         double gbps = r->bytes / r->median_us * 1e-3;
         rec_double_as(w, "median_us", cell, r->median_us, "%10.1f ", r->median_us);
         rec_double_as(w, "min_us", cell, r->min_us, "%10.1f ", r->min_us);
+        if (r->graph_us > 0) {
+            rec_double_as(w, "graph_us", cell, r->graph_us, "%10.2f ", r->graph_us);
+            rec_double(w, "graph_min_us", NULL, r->graph_min_us);
+            rec_int(w, "graph_runs", NULL, r->graph_runs);
+        } else {
+            rec_str_as(w, "graph_us", cell, NULL, "%10s ", "-");
+            if (r->graph_error[0])
+                rec_str(w, "graph_error", NULL, r->graph_error);
+        }
         rec_int(w, "reps", NULL, r->reps);
         rec_str(w, "mode", NULL, r->wall_us_per_op > 0 ? "stream" : "sync");
         if (r->wall_us_per_op > 0)
@@ -749,8 +781,8 @@ int vtctl_cmd_bench(int argc, char **argv)
     if (peer)
         rec_text(&rw, "peer rows: %s perf -b %s -o MUL_MAT on the same shape (its own inputs and threads)\n", peer,
                  peer_backend);
-    rec_text(&rw, "  %-16s %-7s %-28s %10s %10s %9s %7s %7s %4s\n", "OP", "WTYPE", "SHAPE", "MEDIAN_US", "MIN_US", "MB",
-             "GB/S", "%COPY", "SETS");
+    rec_text(&rw, "  %-16s %-7s %-28s %10s %10s %10s %9s %7s %7s %4s\n", "OP", "WTYPE", "SHAPE", "MEDIAN_US", "MIN_US",
+             "GRAPH_US", "MB", "GB/S", "%COPY", "SETS");
     rec_text_layout(&rw, 2, 0);
     rec_array_begin(&rw, "results");
     int failed = 0;

@@ -556,6 +556,10 @@ static void gen_attention(gen *g)
     vt_dtype kt = g->c->sig.dtype[1];
     int64_t Hkv = PICK(&g->r, 1, 2, 4), Hq = Hkv * PICK(&g->r, 1, 2, 3, 4), d = PICK(&g->r, 16, 32, 64, 80, 128);
     int64_t dv = chance(&g->r, 70) ? d : PICK(&g->r, 16, 48, 96), T = rows_for(g, 2, 12);
+    if (!g->prefill) { /* decode: a model's head size and kv grouping (the decode kernels' shapes) */
+        Hq = Hkv * PICK(&g->r, 1, 2, 4);
+        d = dv = PICK(&g->r, 64, 128);
+    }
     int64_t S = g->prefill ? irange(&g->r, T, T + 90) : irange(&g->r, 1, 300);
     int64_t sq[3] = {T, Hq, d}, sk[3] = {S, Hkv, d}, sv[3] = {S, Hkv, dv};
     in_rand(g, 0, VT_F32, 3, sq, -1.0f, 1.0f);

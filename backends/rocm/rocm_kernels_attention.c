@@ -48,15 +48,24 @@ static vt_status k_attention(vt_backend_ctx *c, int dev, const vt_op_args *a, ch
     const vt_operand *q = &a->in[0], *k = &a->in[1], *v = &a->in[2];
     const vt_params_attention *p = a->params;
     int64_t T = q->shape[0], Hq = q->shape[1], Hkv = k->shape[1], S = k->shape[0], d = q->shape[2], dv = v->shape[2];
+    /* the split forms for decode: partials per chunk of keys (the decode
+     * kernels', or the general split kernel's when those do not take it) */
     uint64_t want = vt_rocm_attention_scratch_bytes(T, Hq, Hkv, S, d, dv);
+    uint64_t want_dec = vt_rocm_attention_decode_scratch_bytes(T, Hq, Hkv, S, d, dv, k->dtype);
     void *scratch = NULL;
-    if (want) { /* the split form for decode: partials per chunk of keys */
-        vt_status st = vt_rocm_call_scratch(&L_, want, &scratch, why, why_size);
+    if (want || want_dec) {
+        vt_status st = vt_rocm_call_scratch(&L_, want > want_dec ? want : want_dec, &scratch, why, why_size);
         if (st != VT_OK)
             return st;
     }
-    hipError_t e = vt_rocm_launch_attention(X(0), X(1), X(2), k->dtype, X(3), Y(0), T, Hq, Hkv, S, d, dv, p->scale,
-                                            p->window, scratch, s);
+    int taken = 0;
+    hipError_t e = hipSuccess;
+    if (want_dec)
+        e = vt_rocm_launch_attention_decode(X(0), X(1), X(2), k->dtype, X(3), Y(0), T, Hq, Hkv, S, d, dv, p->scale,
+                                            p->window, scratch, s, &taken);
+    if (e == hipSuccess && !taken)
+        e = vt_rocm_launch_attention(X(0), X(1), X(2), k->dtype, X(3), Y(0), T, Hq, Hkv, S, d, dv, p->scale, p->window,
+                                     want ? scratch : NULL, s);
     return vt_rocm_done(&L_, e, "Attention (30)", why, why_size);
 }
 

@@ -2,8 +2,9 @@
  * family of that name, core/ops/matmul.c): MatMul with f32/f16/bf16 weights and
  * every "q" format (from VT_ROCM_GEMM_MIN_N rows on, bf16/f16/q4_0/q8_0
  * through the GEMM kernel, or the vendor library when built with it),
- * MoeExpertMatMul likewise (expert ids checked on the
- * device first). The q rows are what make the device admit keep-quant
+ * MoeExpertMatMul likewise (expert ids checked on the device first; grouped
+ * by expert on the device where kernels_matmul_moe.hip takes the weight
+ * type and token count). The q rows are what make the device admit keep-quant
  * residency for matmul and moe-expert.
  * The C side of each kernel: unpack the operands, queue the device checks
  * of data-dependent values, launch on the call's stream, report the launch
@@ -80,14 +81,23 @@ static vt_status k_moe_matmul(vt_backend_ctx *c, int dev, const vt_op_args *a, c
     STREAM();
     const vt_operand *x = &a->in[0], *w = &a->in[1], *ids = &a->in[2];
     int64_t T = ids->shape[0], K = ids->shape[1], E = w->shape[0], m = w->shape[1], k = w->shape[2];
+    /* scratch: the checked ids, then (16-byte aligned) the grouping table
+     * of the grouped kernels (none when they do not take the shape) */
+    const uint64_t ids_bytes = ((uint64_t)(T * K) * 4 + 15) / 16 * 16,
+                   tab_bytes = vt_rocm_moe_grouped_scratch_bytes(w->dtype, T, K);
     void *safe;
-    hipError_t e = hipSuccess;
-    vt_status st = vt_rocm_check_indices(&L_, VT_ROCM_NAME_IDS, ids->data, T * K, E, &safe, &e, why, why_size);
+    vt_status st = vt_rocm_call_scratch(&L_, ids_bytes + tab_bytes, &safe, why, why_size);
     if (st != VT_OK)
         return st;
-    int be, bb;
+    hipError_t e = vt_rocm_launch_check_range(L_.q->err, a->op, VT_ROCM_NAME_IDS, ids->data, 0, T * K, E, -1, safe, s);
+    vt_rocm_checked(&L_);
+    int be, bb, taken = 0;
     vt_rocm_geometry(w->dtype, &be, &bb);
+    void *tab = tab_bytes ? (char *)safe + ids_bytes : NULL;
     if (e == hipSuccess && E > 0)
+        e = vt_rocm_launch_moe_grouped(x->data, x->ndim == 3, w->data, w->dtype, safe, tab, a->out[0].data, T, K, m, k,
+                                       s, &taken);
+    if (e == hipSuccess && E > 0 && !taken)
         e = vt_rocm_launch_moe_matmul(x->data, x->ndim == 3, w->data, w->dtype, be, bb, safe, a->out[0].data, T, K, m,
                                       k, s);
     return vt_rocm_done(&L_, e, "MoeExpertMatMul (23)", why, why_size);

@@ -117,6 +117,19 @@ hipError_t vt_rocm_launch_attention(const float *q, const void *k, const void *v
                                     float *o, int64_t T, int64_t Hq, int64_t Hkv, int64_t S, int64_t d, int64_t dv,
                                     float scale, int32_t window, void *scratch, hipStream_t stream);
 
+/* Attention for decode (kernels_attention_decode.hip): up to
+ * VT_ROCM_ATTN_SPLIT_MAX_T queries over an f16/bf16 cache with d = dv in
+ * {64, 128, 256} and Hq / Hkv in {1, 2, 4, 8}; each K and V row read once
+ * (16-byte loads) for the query heads of its kv head. The scratch bytes are
+ * 0 when it does not take the shape; *taken = 0 (nothing queued) when it
+ * does not take the shape or the alignments (q, k, v 16-byte aligned). */
+uint64_t vt_rocm_attention_decode_scratch_bytes(int64_t T, int64_t Hq, int64_t Hkv, int64_t S, int64_t d, int64_t dv,
+                                                uint32_t kv_dtype);
+hipError_t vt_rocm_launch_attention_decode(const float *q, const void *k, const void *v, uint32_t kv_dtype,
+                                           const int32_t *pos, float *o, int64_t T, int64_t Hq, int64_t Hkv, int64_t S,
+                                           int64_t d, int64_t dv, float scale, int32_t window, void *scratch,
+                                           hipStream_t stream, int *taken);
+
 /* DsaIndexerLogits (op 34); k dtype f32/f16/bf16. */
 hipError_t vt_rocm_launch_dsa_logits(const float *q, const void *k, uint32_t k_dtype, const float *w,
                                      const int32_t *start, const int32_t *end, float *logits, int64_t T, int64_t H,
@@ -173,6 +186,19 @@ hipError_t vt_rocm_launch_matmul_q(const float *x, const void *w, uint32_t w_dty
 hipError_t vt_rocm_launch_moe_matmul(const float *x, int x_per_slot, const void *w, uint32_t w_dtype, int block_elems,
                                      int block_bytes, const int32_t *ids, float *y, int64_t T, int64_t K, int64_t m,
                                      int64_t k, hipStream_t stream);
+
+/* MoeExpertMatMul grouped by expert (kernels_matmul_moe.hip), for 2 to
+ * 2048 pairs T x K of the weight types and token counts where it is the
+ * faster path (q4_0 and q4_k from 2 tokens, q8_0, q6_k and f16 from 8): the
+ * pairs are grouped per expert on the device and each selected expert's
+ * rows are read once for all its pairs. tab: scratch of
+ * vt_rocm_moe_grouped_scratch_bytes (0: not taken); ids already checked.
+ * *taken = 0 (nothing queued) when the dtype, shapes or alignments do not
+ * fit. */
+uint64_t vt_rocm_moe_grouped_scratch_bytes(uint32_t w_dtype, int64_t T, int64_t K);
+hipError_t vt_rocm_launch_moe_grouped(const float *x, int x_per_slot, const void *w, uint32_t w_dtype,
+                                      const int32_t *ids, void *tab, float *y, int64_t T, int64_t K, int64_t m,
+                                      int64_t k, hipStream_t stream, int *taken);
 
 /* The decode products (kernels_mmv.hip): MatMul and MoeExpertMatMul with
  * the weight read once for up to 8 columns of x. *taken = 0 (nothing

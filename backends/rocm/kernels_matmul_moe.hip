@@ -1,0 +1,255 @@
+// kernels_matmul_moe.hip - MoeExpertMatMul (op 23) grouped by expert: the
+// (token, slot) pairs are sorted into one list per selected expert on the
+// device (moe_group_kernel: no host round trip, so the op replays from a
+// graph), then one block per (R rows, expert) reads that expert's rows once
+// and dots them with the x columns of every pair that names it, N at a
+// time (the tile decoder of kernels_mmv.h: each weight element is decoded
+// once per N pairs, not once per pair). Which shapes and weight types it
+// takes: moe_grouped_takes, from the H200 figures of BENCHMARKS.md.
+#include "kernels_mmv.h"
+
+namespace
+{
+
+using namespace vt_mmv;
+
+// The grouping table in scratch (ints): [0] groups, then per group g the
+// expert, the first index into the pair list and the pair count, then the
+// pair list (indices t * K + i), grouped.
+__host__ __device__ inline int64_t tab_ints(int64_t TK)
+{
+    return 1 + 3 * TK + TK;
+}
+
+// The grouping's block size and its largest pair count (shared arrays).
+constexpr int kGroupThreads = 256, kGroupMaxPairs = 2048;
+
+// One block over TK <= kGroupMaxPairs pairs: pair p's leader is the first
+// pair naming the same expert; a leader opens a group, numbered by the
+// leaders before it; pairs sit in their group in index order (O(TK) per
+// pair from shared memory).
+
+__global__ void __launch_bounds__(kGroupThreads) moe_group_kernel(const int32_t *ids, int TK, int32_t *tab)
+{
+    __shared__ int32_t sid[kGroupMaxPairs], lead[kGroupMaxPairs];
+    for (int p = (int)threadIdx.x; p < TK; p += blockDim.x)
+        sid[p] = ids[p];
+    __syncthreads();
+    for (int p = (int)threadIdx.x; p < TK; p += blockDim.x) {
+        const int e = sid[p];
+        int q = 0;
+        while (sid[q] != e) // stops at p at the latest
+            q++;
+        lead[p] = q;
+    }
+    __syncthreads();
+    int32_t *gexp = tab + 1, *gstart = gexp + TK, *gcount = gstart + TK, *pairs = gcount + TK;
+    for (int p = (int)threadIdx.x; p < TK; p += blockDim.x) {
+        const int L = lead[p];
+        int before = 0, rank = 0, groups = 0, count = 0;
+        for (int q = 0; q < TK; q++) {
+            const int lq = lead[q];
+            before += lq < L;
+            rank += (lq == L) & (q < p);
+            groups += (lq == q) & (q < p);
+            count += lq == p;
+        }
+        pairs[before + rank] = p;
+        if (L == p) {
+            gexp[groups] = sid[p];
+            gstart[groups] = before;
+            gcount[groups] = count;
+        }
+        if (p == TK - 1)
+            tab[0] = groups + (L == p);
+    }
+}
+
+// Shared bytes of a block of nw wavefronts: each a ring of two tiles of R
+// rows, then the wavefronts' R x N sums. Sized by the wavefronts launched
+// (not kernels_mmv.h's largest block), so small k keeps many blocks per CU.
+template <uint32_t DT, int N, int R> __host__ __device__ constexpr size_t moe_shm(int nw)
+{
+    return (size_t)nw * (2 * R * buf_pieces(DT) * 16 + R * N * 4);
+}
+
+// Block (b, g): rows [b * R, b * R + R) of group g's expert for each pair
+// of the group, N pairs per pass over the rows (a missing pair repeats the
+// last and is not stored).
+template <uint32_t DT, int N, int R>
+__global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
+    moe_grouped_kernel(const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes, const int32_t *tab,
+                       float *y, int TK, int K, int64_t m, int64_t k, bool aligned)
+{
+    extern __shared__ uint4 moe_dyn[];
+    const int g = (int)blockIdx.y;
+    if (g >= tab[0])
+        return;
+    const int e = tab[1 + g], first = tab[1 + TK + g], count = tab[1 + 2 * TK + g];
+    const int32_t *pairs = tab + 1 + 3 * TK;
+    const int wv = (int)threadIdx.x / VT_MMV_WAVE, nw = (int)blockDim.x / VT_MMV_WAVE;
+    const int lane = (int)threadIdx.x % VT_MMV_WAVE;
+    uint4 *buf = moe_dyn + wv * 2 * R * buf_pieces(DT);
+    float *part = (float *)(moe_dyn + nw * 2 * R * buf_pieces(DT)); // [nw][R * N]
+    const int64_t row0 = (int64_t)blockIdx.x * R;
+    const uint8_t *wr[R];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+        wr[r] = w + ((int64_t)e * m + (row0 + r < m ? row0 + r : m - 1)) * row_bytes;
+    int64_t t0, t1;
+    tile_share((k + tile_elems(DT) - 1) / tile_elems(DT), wv, nw, t0, t1);
+    for (int c0 = 0; c0 < count; c0 += N) {
+        int sl[N];
+        const float *xs[N];
+#pragma unroll
+        for (int j = 0; j < N; j++) {
+            const int c = c0 + j < count ? c0 + j : count - 1;
+            sl[j] = pairs[first + c];
+            xs[j] = x + (int64_t)(x_per_slot ? sl[j] : sl[j] / K) * k;
+        }
+        float acc[R][N] = {};
+        rows_dot<DT, N, R>(buf, wr, row_bytes, xs, k, t0, t1, aligned, acc);
+        // each wavefront's xor tree, then the wavefronts in order
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int j = 0; j < N; j++) {
+                const float sw = wave_sum(acc[r][j]);
+                if (lane == 0)
+                    part[wv * R * N + r * N + j] = sw;
+            }
+        __syncthreads();
+        const int i = (int)threadIdx.x, r = i / N, j = i % N;
+        if (i < R * N) {
+            float sum = 0.0f;
+            for (int v = 0; v < nw; v++)
+                sum += part[v * R * N + i];
+            int slot = sl[0];
+#pragma unroll
+            for (int jj = 1; jj < N; jj++)
+                if (j == jj)
+                    slot = sl[jj];
+            if (row0 + r < m && c0 + j < count)
+                y[(int64_t)slot * m + row0 + r] = sum;
+        }
+        __syncthreads(); // part is rewritten by the next pass
+    }
+}
+
+// Wavefronts per block for k (as kernels_mmv.h's waves_for, for R rows).
+template <uint32_t DT, int R> unsigned moe_waves(int64_t k)
+{
+    constexpr int wmax = max_waves<DT, R>();
+    const int64_t tiles = (k + tile_elems(DT) - 1) / tile_elems(DT);
+    const int64_t per = (tiles + wmax - 1) / wmax;
+    const int64_t nw = (tiles + per - 1) / per;
+    return (unsigned)(nw < 1 ? 1 : nw);
+}
+
+// Queue moe_grouped_kernel<DT, N, R> over groups blocks of rows.
+template <uint32_t DT, int N, int R>
+hipError_t launch_grouped(const float *x, int x_per_slot, const uint8_t *w, int64_t rb, const int32_t *tab, float *y,
+                          int TK, int K, int64_t m, int64_t k, hipStream_t stream, bool aligned)
+{
+    const unsigned nw = moe_waves<DT, R>(k);
+    const size_t shm = moe_shm<DT, N, R>((int)nw);
+    hipLaunchKernelGGL((moe_grouped_kernel<DT, N, R>), dim3((unsigned)((m + R - 1) / R), (unsigned)TK),
+                       dim3(nw * (unsigned)host_wave()), shm, stream, x, x_per_slot, w, rb, tab, y, TK, K, m, k,
+                       aligned);
+    return hipGetLastError();
+}
+
+struct MoeArgs {
+    const float *x;
+    int x_per_slot;
+    const uint8_t *w;
+    int64_t row_bytes;
+    const int32_t *ids;
+    int32_t *tab;
+    float *y;
+    int TK, K;
+    int64_t m, k;
+    hipStream_t stream;
+    bool aligned;
+};
+
+// Rows per block and pairs per pass: 4 rows, 2 pairs (an expert meets
+// about 1.6 of 16 tokens' 128 pairs; wider passes mostly repeat a column:
+// H200, q4_0, 16 tokens: 91.8 us at 2 pairs, 96.4 at 1, 151.1 at 4).
+constexpr int kRows = 4, kPairs = 2;
+
+// Queue the grouping, then the product for DT.
+template <uint32_t DT> hipError_t run_moe(const MoeArgs &a)
+{
+    hipLaunchKernelGGL(moe_group_kernel, dim3(1), dim3(kGroupThreads), 0, a.stream, a.ids, a.TK, a.tab);
+    const hipError_t e = hipGetLastError();
+    if (e != hipSuccess)
+        return e;
+    return launch_grouped<DT, kPairs, kRows>(a.x, a.x_per_slot, a.w, a.row_bytes, a.tab, a.y, a.TK, a.K, a.m, a.k,
+                                             a.stream, a.aligned);
+}
+
+// Whether the grouped kernels run T tokens of weight type dt: measured on
+// the H200 against kernels_mmv*.hip (BENCHMARKS.md; E = 128, 8 of them per
+// token, m = 768, k = 2048): at one token those are faster (q4_0 7.2
+// against 10.4 us); at 4 tokens q4_0 and q4_k gain (33.8 / 42.0 against
+// 48.2 / 59.6 us), q8_0, q6_k and f16 do not (52.9 / 49.2 / 76.2 against
+// 50.1 / 47.5 / 62.5 us); at 16 tokens every one gains (91 - 224 against
+// 244 - 349 us). bf16 and iq4_nl were not timed: they keep the old path.
+bool moe_grouped_takes(uint32_t dt, int64_t T)
+{
+    if (T < 2)
+        return false;
+    if (dt == 2 || dt == 12) // q4_0, q4_k
+        return true;
+    return T >= 8 && (dt == 8 || dt == 14 || dt == VT_F16); // q8_0, q6_k
+}
+
+} // namespace
+
+// Scratch bytes the grouped MoeExpertMatMul wants for T x K pairs (the
+// grouping table), 0 when it does not take the shape.
+extern "C" uint64_t vt_rocm_moe_grouped_scratch_bytes(uint32_t w_dtype, int64_t T, int64_t K)
+{
+    if (!moe_grouped_takes(w_dtype, T) || T * K > kGroupMaxPairs)
+        return 0;
+    return (uint64_t)tab_ints(T * K) * 4;
+}
+
+// MoeExpertMatMul grouped by expert (ids [T, K] checked; tab: the scratch
+// of vt_rocm_moe_grouped_scratch_bytes): *taken = 0 when the weight type,
+// shape or alignment is not one of these kernels'.
+extern "C" hipError_t vt_rocm_launch_moe_grouped(const float *x, int x_per_slot, const void *w, uint32_t w_dtype,
+                                                 const int32_t *ids, void *tab, float *y, int64_t T, int64_t K,
+                                                 int64_t m, int64_t k, hipStream_t stream, int *taken)
+{
+    *taken = 0;
+    const int be = blk_elems(w_dtype), bb = blk_bytes(w_dtype);
+    if (!moe_grouped_takes(w_dtype, T) || !tab || K <= 0 || m <= 0 || k <= 0 || T * K > kGroupMaxPairs || bb == 0 ||
+        k % be != 0 || k % 8 != 0 || (uintptr_t)x % 16 != 0 || m > (int64_t)1 << 30)
+        return hipSuccess;
+    const int64_t rb = k / be * bb;
+    const MoeArgs a = {x,
+                       x_per_slot,
+                       (const uint8_t *)w,
+                       rb,
+                       ids,
+                       (int32_t *)tab,
+                       y,
+                       (int)(T * K),
+                       (int)K,
+                       m,
+                       k,
+                       stream,
+                       (uintptr_t)w % 16 == 0 && rb % 16 == 0};
+    *taken = 1;
+    switch (w_dtype) {
+    case VT_F16: return run_moe<VT_F16>(a);
+    case 2: return run_moe<2>(a);   // q4_0
+    case 8: return run_moe<8>(a);   // q8_0
+    case 12: return run_moe<12>(a); // q4_k
+    case 14: return run_moe<14>(a); // q6_k
+    }
+    *taken = 0;
+    return hipSuccess;
+}

@@ -1,0 +1,436 @@
+// decode-harness.cu - a standalone instrument for the rocm backend's
+// grouped MoeExpertMatMul (kernels_matmul_moe.hip) and decode Attention
+// (kernels_attention_decode.hip) on an NVIDIA GPU, next to the kernels they
+// replace (vt_rocm_launch_mmv_moe, vt_rocm_launch_attention, linked from a
+// build's objects): checks against a CPU reference (outputs poisoned
+// first), times both with CUDA events over back-to-back launches, inputs
+// rotating over >= 256 MiB (built by scripts/decode-harness-build).
+//   decode-harness check | bench | profile | variants
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+#include "kernels_attention_decode.hip"
+#include "kernels_matmul_moe.hip"
+
+extern "C" {
+#include "cpu_quant.h"
+}
+
+#define CK(e)                                                                                                          \
+    do {                                                                                                               \
+        cudaError_t e_ = (e);                                                                                          \
+        if (e_ != cudaSuccess) {                                                                                       \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                                \
+            exit(2);                                                                                                   \
+        }                                                                                                              \
+    } while (0)
+
+static uint64_t rng = 88172645463325252ull;
+static uint32_t rnd()
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)rng;
+}
+static float frnd()
+{
+    return (float)(rnd() >> 8) / 8388608.0f - 1.0f;
+}
+static void put_half(uint8_t *p, float f)
+{
+    uint16_t h = vt_f32_to_f16(f);
+    p[0] = (uint8_t)h;
+    p[1] = (uint8_t)(h >> 8);
+}
+
+static std::vector<uint8_t> make_w(uint32_t dt, int64_t rows, int64_t k)
+{
+    const int be = vt_mmv::blk_elems(dt), bb = vt_mmv::blk_bytes(dt);
+    const int64_t nb = rows * (k / be);
+    std::vector<uint8_t> w((size_t)(nb * bb));
+    for (auto &b : w)
+        b = (uint8_t)rnd();
+    for (int64_t i = 0; i < nb; i++) {
+        uint8_t *p = w.data() + i * bb;
+        const float s = 0.002f + 0.01f * (frnd() + 1.0f);
+        switch (dt) {
+        case VT_F16:
+            for (int j = 0; j < 8; j++)
+                put_half(p + 2 * j, frnd());
+            break;
+        case VT_BF16:
+            for (int j = 0; j < 8; j++) {
+                uint16_t h = vt_f32_to_bf16(frnd());
+                p[2 * j] = (uint8_t)h, p[2 * j + 1] = (uint8_t)(h >> 8);
+            }
+            break;
+        case 2:
+        case 8:
+        case 20: put_half(p, s); break;
+        case 12:
+            put_half(p, s);
+            put_half(p + 2, s * 0.5f);
+            break;
+        case 14: put_half(p + 208, s); break;
+        }
+    }
+    return w;
+}
+
+static void deq_row(uint32_t dt, const uint8_t *row, int64_t k, float *out)
+{
+    const int be = vt_mmv::blk_elems(dt), bb = vt_mmv::blk_bytes(dt);
+    if (dt == VT_F16 || dt == VT_BF16) {
+        for (int64_t i = 0; i < k; i++) {
+            uint16_t h = (uint16_t)(row[2 * i] | (row[2 * i + 1] << 8));
+            out[i] = dt == VT_F16 ? vt_f16_to_f32(h) : vt_bf16_to_f32(h);
+        }
+        return;
+    }
+    const vt_cpu_qformat *f = vt_cpu_qformat_get(dt);
+    for (int64_t b = 0; b < k / be; b++)
+        for (int s = 0; s < be / 32; s++)
+            vt_cpu_form_decode(f, row + b * bb, s, out + b * be + 32 * s);
+}
+
+struct Fmt {
+    uint32_t dt;
+    const char *name;
+};
+static const Fmt kFmts[] = {{2, "q4_0"},     {8, "q8_0"},       {12, "q4_k"},  {14, "q6_k"},
+                            {VT_F16, "f16"}, {VT_BF16, "bf16"}, {20, "iq4_nl"}};
+
+static int failures = 0;
+
+static void report(const char *what, const std::vector<float> &got, const std::vector<double> &ref, double tol)
+{
+    double num = 0, den = 0;
+    bool nan = false;
+    for (size_t i = 0; i < got.size(); i++) {
+        if (!isfinite(got[i]))
+            nan = true;
+        num += (got[i] - ref[i]) * (got[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    const double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+    const bool ok = !nan && rel <= tol;
+    printf("check %-48s %s rel %.2e (tol %.0e)\n", what, ok ? "ok" : "FAIL", rel, tol);
+    failures += !ok;
+}
+
+template <typename F> static double time_us(F f, int reps)
+{
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    for (int i = 0; i < 3; i++)
+        f(i);
+    CK(cudaEventRecord(a));
+    for (int i = 0; i < reps; i++)
+        f(i);
+    CK(cudaEventRecord(b));
+    CK(cudaEventSynchronize(b));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    return ms * 1e3 / reps;
+}
+
+// ids [T, K]: distinct within a token, from `pool` experts.
+static std::vector<int32_t> make_ids(int T, int K, int pool)
+{
+    std::vector<int32_t> ids(T * K);
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < K; i++) {
+            bool again;
+            do {
+                ids[t * K + i] = (int32_t)(rnd() % pool);
+                again = false;
+                for (int j = 0; j < i; j++)
+                    again |= ids[t * K + j] == ids[t * K + i];
+            } while (again);
+        }
+    return ids;
+}
+
+// --- MoeExpertMatMul ---------------------------------------------------------
+
+static bool variants = false;
+
+static void moe_case(uint32_t dt, const char *name, int E, int K, int64_t m, int64_t k, int T, int per_slot, bool check,
+                     bool profile, double copy)
+{
+    const std::vector<uint8_t> w = make_w(dt, (int64_t)E * m, k);
+    const int64_t rb = (int64_t)w.size() / ((int64_t)E * m);
+    const int64_t xcols = per_slot ? (int64_t)T * K : T;
+    std::vector<float> x((size_t)(xcols * k));
+    for (auto &f : x)
+        f = frnd();
+    const std::vector<int32_t> ids = make_ids(T, K, E);
+    int nsets = check ? 1 : (int)((256ll << 20) / (int64_t)w.size()) + 1;
+    std::vector<uint8_t *> dw(nsets);
+    for (auto &p : dw) {
+        CK(cudaMalloc(&p, w.size()));
+        CK(cudaMemcpy(p, w.data(), w.size(), cudaMemcpyHostToDevice));
+    }
+    float *dx, *dy;
+    int32_t *dids, *dtab;
+    CK(cudaMalloc(&dx, x.size() * 4));
+    CK(cudaMalloc(&dy, (size_t)T * K * m * 4));
+    CK(cudaMalloc(&dids, ids.size() * 4));
+    CK(cudaMalloc(&dtab, tab_ints((int64_t)T * K) * 4 + 16));
+    CK(cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dids, ids.data(), ids.size() * 4, cudaMemcpyHostToDevice));
+    const size_t ny = (size_t)T * K * m;
+    // the plugin's order: the grouped kernels where they take the shape
+    // (vt_rocm_moe_grouped_scratch_bytes non-zero), else kernels_mmv*
+    const bool grouped = vt_rocm_moe_grouped_scratch_bytes(dt, T, K) != 0;
+    auto run_new = [&](int i) {
+        int taken = 0;
+        if (grouped)
+            CK(vt_rocm_launch_moe_grouped(dx, per_slot, dw[i % nsets], dt, dids, dtab, dy, T, K, m, k, 0, &taken));
+        if (!taken)
+            CK(vt_rocm_launch_mmv_moe(dx, per_slot, dw[i % nsets], dt, dids, dy, T, K, m, k, 0, &taken));
+    };
+    auto run_old = [&](int i) {
+        int taken = 0;
+        CK(vt_rocm_launch_mmv_moe(dx, per_slot, dw[i % nsets], dt, dids, dy, T, K, m, k, 0, &taken));
+    };
+    if (check) {
+        CK(cudaMemset(dy, 0xff, ny * 4)); // NaN
+        run_new(0);
+        std::vector<float> got(ny);
+        CK(cudaMemcpy(got.data(), dy, ny * 4, cudaMemcpyDeviceToHost));
+        std::vector<double> ref(ny);
+        std::vector<float> row(k);
+        for (int p = 0; p < T * K; p++)
+            for (int64_t r = 0; r < m; r++) {
+                deq_row(dt, w.data() + ((int64_t)ids[p] * m + r) * rb, k, row.data());
+                const float *xr = x.data() + (per_slot ? p : p / K) * k;
+                double s = 0;
+                for (int64_t i = 0; i < k; i++)
+                    s += (double)row[i] * xr[i];
+                ref[(size_t)p * m + r] = s;
+            }
+        char what[128];
+        snprintf(what, sizeof what, "moe %s E=%d K=%d m=%lld k=%lld T=%d x_per_slot=%d%s", name, E, K, (long long)m,
+                 (long long)k, T, per_slot, grouped ? " grouped" : "");
+        report(what, got, ref, 1e-5);
+    } else if (profile) {
+        run_new(0);
+        run_old(0);
+        CK(cudaDeviceSynchronize());
+    } else if (variants) {
+        std::vector<int> used(E, 0);
+        int nu = 0;
+        for (int32_t e : ids)
+            nu += !used[e]++;
+        const double bytes = (double)nu * m * rb;
+        const bool al = rb % 16 == 0;
+        auto var = [&](auto launch, const char *what) {
+            const double us = time_us(
+                [&](int i) {
+                    moe_group_kernel<<<1, kGroupThreads>>>(dids, T * K, dtab);
+                    CK(launch(dx, per_slot, dw[i % nsets], rb, dtab, dy, T * K, K, m, k, (cudaStream_t)0, al));
+                },
+                60);
+            printf("variant MoE %-6s T=%2d %-10s %7.2f us %5.1f%% of copy\n", name, T, what, us,
+                   100.0 * bytes / us * 1e-3 / copy);
+        };
+        if (dt == 2) {
+            {
+                var(launch_grouped<2, 1, 4>, "N=1 R=4");
+                var(launch_grouped<2, 2, 4>, "N=2 R=4");
+                var(launch_grouped<2, 4, 4>, "N=4 R=4");
+                var(launch_grouped<2, 2, 2>, "N=2 R=2");
+                var(launch_grouped<2, 4, 2>, "N=4 R=2");
+            }
+        }
+    } else {
+        std::vector<int> used(E, 0);
+        int nu = 0;
+        for (int32_t e : ids)
+            nu += !used[e]++;
+        const double bytes = (double)nu * m * rb;
+        const double us = time_us(run_new, 60), old = time_us(run_old, 60);
+        printf("bench MoE %-6s E=%d K=%d m=%lld k=%lld T=%2d (%3d experts) %s %7.2f us %6.0f GB/s %5.1f%% of copy | "
+               "old %7.2f us %5.1f%%\n",
+               name, E, K, (long long)m, (long long)k, T, nu, grouped ? "new" : "mmv", us, bytes / us * 1e-3,
+               100.0 * bytes / us * 1e-3 / copy, old, 100.0 * bytes / old * 1e-3 / copy);
+    }
+    for (auto p : dw)
+        CK(cudaFree(p));
+    CK(cudaFree(dx));
+    CK(cudaFree(dy));
+    CK(cudaFree(dids));
+    CK(cudaFree(dtab));
+}
+
+// --- Attention ---------------------------------------------------------------
+
+static float h2f(uint32_t dt, uint16_t h)
+{
+    return dt == VT_F16 ? vt_f16_to_f32(h) : vt_bf16_to_f32(h);
+}
+
+static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const std::vector<int32_t> &pos, int window,
+                      bool check, bool profile, double copy)
+{
+    const size_t kvn = (size_t)S * Hkv * d;
+    std::vector<uint16_t> kh(kvn), vh(kvn);
+    for (size_t i = 0; i < kvn; i++) {
+        kh[i] = dt == VT_F16 ? vt_f32_to_f16(frnd()) : vt_f32_to_bf16(frnd());
+        vh[i] = dt == VT_F16 ? vt_f32_to_f16(frnd()) : vt_f32_to_bf16(frnd());
+    }
+    std::vector<float> q((size_t)T * Hq * d);
+    for (auto &f : q)
+        f = 2.0f * frnd();
+    const float scale = 1.0f / sqrtf((float)d);
+    int nsets = check ? 1 : (int)((256ll << 20) / (int64_t)(2 * kvn * 2)) + 1;
+    std::vector<uint16_t *> dk(nsets), dv(nsets);
+    for (int i = 0; i < nsets; i++) {
+        CK(cudaMalloc(&dk[i], kvn * 2));
+        CK(cudaMalloc(&dv[i], kvn * 2));
+        CK(cudaMemcpy(dk[i], kh.data(), kvn * 2, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(dv[i], vh.data(), kvn * 2, cudaMemcpyHostToDevice));
+    }
+    float *dq, *dout;
+    int32_t *dpos;
+    const size_t no = (size_t)T * Hq * d;
+    CK(cudaMalloc(&dq, q.size() * 4));
+    CK(cudaMalloc(&dout, no * 4));
+    CK(cudaMalloc(&dpos, T * 4));
+    CK(cudaMemcpy(dq, q.data(), q.size() * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dpos, pos.data(), T * 4, cudaMemcpyHostToDevice));
+    const uint64_t sb_new = vt_rocm_attention_decode_scratch_bytes(T, Hq, Hkv, S, d, d, dt);
+    const uint64_t sb_old = vt_rocm_attention_scratch_bytes(T, Hq, Hkv, S, d, d);
+    void *scratch;
+    CK(cudaMalloc(&scratch, (sb_new > sb_old ? sb_new : sb_old) + 256));
+    auto run_new = [&](int i) {
+        int taken = 0;
+        CK(vt_rocm_launch_attention_decode(dq, dk[i % nsets], dv[i % nsets], dt, dpos, dout, T, Hq, Hkv, S, d, d, scale,
+                                           window, scratch, 0, &taken));
+        if (!taken) {
+            fprintf(stderr, "decode attention did not take the shape\n");
+            exit(2);
+        }
+    };
+    auto run_old = [&](int i) {
+        CK(vt_rocm_launch_attention(dq, dk[i % nsets], dv[i % nsets], dt, dpos, dout, T, Hq, Hkv, S, d, d, scale,
+                                    window, scratch, 0));
+    };
+    char what[160];
+    snprintf(what, sizeof what, "attn %s T=%d Hq=%d Hkv=%d d=%d S=%d p0=%d win=%d", dt == VT_F16 ? "f16" : "bf16", T,
+             Hq, Hkv, d, S, pos[0], window);
+    if (check) {
+        CK(cudaMemset(dout, 0xff, no * 4));
+        run_new(0);
+        std::vector<float> got(no);
+        CK(cudaMemcpy(got.data(), dout, no * 4, cudaMemcpyDeviceToHost));
+        std::vector<double> ref(no, 0.0);
+        const int G = Hq / Hkv;
+        for (int t = 0; t < T; t++)
+            for (int h = 0; h < Hq; h++) {
+                const int kvh = h / G;
+                int64_t lo = window > 0 ? pos[t] - window + 1 : 0, hi = pos[t] < S - 1 ? pos[t] : S - 1;
+                if (lo < 0)
+                    lo = 0;
+                if (lo > hi)
+                    continue;
+                std::vector<double> sc(hi - lo + 1);
+                double mx = -INFINITY;
+                for (int64_t s = lo; s <= hi; s++) {
+                    double dot = 0;
+                    for (int j = 0; j < d; j++)
+                        dot += (double)q[((size_t)t * Hq + h) * d + j] * h2f(dt, kh[((size_t)s * Hkv + kvh) * d + j]);
+                    sc[s - lo] = dot * scale;
+                    mx = fmax(mx, sc[s - lo]);
+                }
+                double l = 0;
+                for (auto &v : sc)
+                    l += (v = exp(v - mx));
+                for (int j = 0; j < d; j++) {
+                    double a = 0;
+                    for (int64_t s = lo; s <= hi; s++)
+                        a += sc[s - lo] * h2f(dt, vh[((size_t)s * Hkv + kvh) * d + j]);
+                    ref[((size_t)t * Hq + h) * d + j] = a / l;
+                }
+            }
+        report(what, got, ref, 1e-5);
+    } else if (profile) {
+        run_new(0);
+        run_old(0);
+        CK(cudaDeviceSynchronize());
+    } else {
+        const double bytes = 2.0 * kvn * 2;
+        const double us = time_us(run_new, 100), old = time_us(run_old, 100);
+        printf("bench %s: new %7.2f us %6.0f GB/s %5.1f%% of copy | old %7.2f us %5.1f%%\n", what, us,
+               bytes / us * 1e-3, 100.0 * bytes / us * 1e-3 / copy, old, 100.0 * bytes / old * 1e-3 / copy);
+    }
+    for (int i = 0; i < nsets; i++) {
+        CK(cudaFree(dk[i]));
+        CK(cudaFree(dv[i]));
+    }
+    CK(cudaFree(dq));
+    CK(cudaFree(dout));
+    CK(cudaFree(dpos));
+    CK(cudaFree(scratch));
+}
+
+static double copy_gbps()
+{
+    const size_t n = 1ull << 30;
+    void *a, *b;
+    CK(cudaMalloc(&a, n));
+    CK(cudaMalloc(&b, n));
+    const double us = time_us([&](int) { CK(cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice)); }, 10);
+    CK(cudaFree(a));
+    CK(cudaFree(b));
+    return 2.0 * n / us * 1e-3;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "check";
+    const bool check = !strcmp(mode, "check"), profile = !strcmp(mode, "profile");
+    variants = !strcmp(mode, "variants");
+    const double copy = check || profile ? 0 : copy_gbps();
+    if (copy > 0)
+        printf("copy bandwidth (cudaMemcpy d2d 1 GiB, read + write): %.0f GB/s\n", copy);
+    if (check) {
+        for (const Fmt &f : kFmts)
+            for (int T : {1, 3, 16})
+                moe_case(f.dt, f.name, 24, 8, 67, 512, T, 0, true, false, 0);
+        moe_case(2, "q4_0", 24, 8, 67, 512, 5, 1, true, false, 0);
+        moe_case(2, "q4_0", 4, 4, 33, 256, 16, 0, true, false, 0); // many pairs per expert
+        moe_case(14, "q6_k", 128, 8, 768, 2048, 16, 0, true, false, 0);
+        for (uint32_t dt : {(uint32_t)VT_F16, (uint32_t)VT_BF16})
+            for (int d : {64, 128, 256}) {
+                attn_case(dt, 1, 32, 8, d, 1000, {999}, 0, true, false, 0);
+                attn_case(dt, 1, 8, 8, d, 333, {200}, 0, true, false, 0);
+            }
+        attn_case(VT_F16, 3, 16, 2, 128, 700, {5, 300, 699}, 0, true, false, 0);
+        attn_case(VT_F16, 2, 32, 4, 128, 4096, {4095, 1000}, 100, true, false, 0);
+        attn_case(VT_F16, 1, 32, 8, 128, 4096, {4095}, 0, true, false, 0);
+        printf("%d failures\n", failures);
+        return failures ? 1 : 0;
+    }
+    if (variants) {
+        for (int T : {4, 16})
+            moe_case(2, "q4_0", 128, 8, 768, 2048, T, 0, false, false, copy);
+        return 0;
+    }
+    for (const Fmt &f : kFmts)
+        for (int T : {1, 4, 16}) {
+            if ((profile && f.dt != 2) || f.dt == VT_BF16 || f.dt == 20)
+                continue;
+            moe_case(f.dt, f.name, 128, 8, 768, 2048, T, 0, false, profile, copy);
+        }
+    attn_case(VT_F16, 1, 32, 8, 128, 4096, {4095}, 0, false, profile, copy);
+    if (!profile)
+        attn_case(VT_F16, 1, 32, 8, 128, 640, {639}, 0, false, profile, copy);
+    return 0;
+}
