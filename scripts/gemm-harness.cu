@@ -1,6 +1,7 @@
 // gemm-harness.cu - the prefill MatMul instrument (scripts/gemm-harness-build):
 // kernels_gemm.hip's GEMM for bf16, f16, q4_0, q8_0 at m = k = 4096 and n = 16..2048,
-// 2-pass (x = hi + lo, the plugin's path) and 1-pass (x rounded), against the
+// 2-pass (x = hi + lo, the plugin's path) and 1-pass (x rounded); bf16 also
+// through the sm_90a wgmma kernel (built with ARCH=sm_90a), against the
 // plugin's row kernels (kernels_matmul.hip with the decode kernels declined) and
 // cuBLAS bf16/f16 GEMM in the same run; the --with-vendor-blas route
 // (rocm_vendor_blas.c); relative errors against a CPU reference (double sums)
@@ -63,6 +64,18 @@ template <int P> static cudaError_t run_vt(uint32_t dt, const float *x, const vo
     }
 }
 
+#if defined(VT_GEMM_SM90A)
+template <int P> static cudaError_t run_wg(const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k) {
+    if (vt_rocm_gemm_scratch_bytes(n, k) > (64ull << 20)) { printf("scratch\n"); exit(1); }
+    return launch_wgmma<P>(x, w, y, n, m, k, g_scratch, 0);
+}
+// the tile variants the plugin's bf16 dispatch picks from: 128 x 256
+// (m64n256 per warpgroup), and the same with k in 2 halves (clusters of 2)
+static cudaError_t run_wg256(const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k, int split = 1) {
+    return split == 2 ? launch_wgmma<2, 256, 2>(x, w, y, n, m, k, g_scratch, 0) : launch_wgmma<2, 256, 1>(x, w, y, n, m, k, g_scratch, 0);
+}
+#endif
+
 // returns rel error over sampled rows; checks every output written (no NaN)
 static double check(const W &w, const std::vector<float> &x, const float *dy, int64_t n, int64_t m, int64_t k, int *unwritten) {
     std::vector<float> y(n * m); CK(cudaMemcpy(y.data(), dy, n * m * 4, cudaMemcpyDeviceToHost));
@@ -112,9 +125,23 @@ int main(int argc, char **argv) {
             double fl = 2.0 * n * M * K;
             float t2 = timeit([&] { CK(run_vt<2>(dt, dx, dw, dy, n, M, K)); });
             float t1 = timeit([&] { CK(run_vt<1>(dt, dx, dw, dy, n, M, K)); });
-            float to = timeit([&] { CK(dt == VT_BF16 || dt == VT_F16 ? vt_rocm_launch_matmul_dense(dx, dw, dt, dy, n, M, K, 0) : vt_rocm_launch_matmul_q(dx, dw, dt, 32, dt == VT_Q4_0 ? 18 : 34, dy, n, M, K, 0)); });
-            printf("old   %-5s m=k=4096 n=%-5ld %7.1f us %6.1f TFLOP/s\n", w.name, (long)n, to * 1e3, fl / to / 1e9);
+            if (n <= 64) { // the row kernels (flat in n: 6.3 bf16 / 2.0 q4_0 TFLOP/s on the H200)
+                float to = timeit([&] { CK(dt == VT_BF16 || dt == VT_F16 ? vt_rocm_launch_matmul_dense(dx, dw, dt, dy, n, M, K, 0) : vt_rocm_launch_matmul_q(dx, dw, dt, 32, dt == VT_Q4_0 ? 18 : 34, dy, n, M, K, 0)); });
+                printf("old   %-5s m=k=4096 n=%-5ld %7.1f us %6.1f TFLOP/s\n", w.name, (long)n, to * 1e3, fl / to / 1e9);
+            }
             printf("vt %-5s m=k=4096 n=%-5ld 2-pass %7.1f us %6.1f TFLOP/s | 1-pass %7.1f us %6.1f TFLOP/s\n", w.name, (long)n, t2 * 1e3, fl / t2 / 1e9, t1 * 1e3, fl / t1 / 1e9);
+#if defined(VT_GEMM_SM90A)
+            float wd = timeit([&] { CK(vt_rocm_launch_gemm(dx, dw, dt, dy, n, M, K, g_scratch, 0)); });
+            printf("wgmma %-5s m=k=4096 n=%-5ld 2-pass (the plugin's dispatch) %7.1f us %6.1f TFLOP/s\n", w.name, (long)n, wd * 1e3, fl / wd / 1e9);
+            if (dt == VT_BF16) {
+                float w1 = timeit([&] { CK(run_wg<1>(dx, dw, dy, n, M, K)); });
+                printf("wgmma %-5s m=k=4096 n=%-5ld 1-pass %7.1f us %6.1f TFLOP/s\n", w.name, (long)n, w1 * 1e3, fl / w1 / 1e9);
+                float w2 = timeit([&] { CK(run_wg<2>(dx, dw, dy, n, M, K)); });
+                float w256 = timeit([&] { CK(run_wg256(dx, dw, dy, n, M, K)); });
+                float w256s = timeit([&] { CK(run_wg256(dx, dw, dy, n, M, K, 2)); });
+                printf("wgmma %-5s m=k=4096 n=%-5ld 2-pass 128x128 %7.1f us %6.1f TFLOP/s | 128x256 %7.1f us %6.1f | 128x256 k/2 %7.1f us %6.1f\n", w.name, (long)n, w2 * 1e3, fl / w2 / 1e9, w256 * 1e3, fl / w256 / 1e9, w256s * 1e3, fl / w256s / 1e9);
+            }
+#endif
         }
         if (dt == VT_BF16 || dt == VT_F16) { // the --with-vendor-blas route (cuBLASLt, x rounded)
             int64_t n = 512; int unw;
@@ -133,6 +160,33 @@ int main(int argc, char **argv) {
             CK(P == 2 ? run_vt<2>(dt, dx, dw, dy, n, M, K) : run_vt<1>(dt, dx, dw, dy, n, M, K)); CK(cudaDeviceSynchronize());
             double re = check(w, x, dy, n, M, K, &unw);
             printf("vt %-5s n=512 %d-pass rel err %.3g unwritten %d\n", w.name, P, re, unw);
+#if defined(VT_GEMM_SM90A)
+            if (dt == VT_BF16 || P == 2) {
+                CK(cudaMemset(dy, 0xFF, n * M * 4));
+                CK(P == 1 ? run_wg<1>(dx, dw, dy, n, M, K) : vt_rocm_launch_gemm(dx, dw, dt, dy, n, M, K, g_scratch, 0)); CK(cudaDeviceSynchronize());
+                re = check(w, x, dy, n, M, K, &unw);
+                printf("wgmma %-5s n=512 %d-pass rel err %.3g unwritten %d\n", w.name, P, re, unw);
+            }
+            if (dt == VT_BF16 && P == 2) {
+              for (int var = 0; var < 3; var++) {
+                CK(cudaMemset(dy, 0xFF, n * M * 4));
+                CK(var == 0 ? run_wg<2>(dx, dw, dy, n, M, K) : run_wg256(dx, dw, dy, n, M, K, var)); CK(cudaDeviceSynchronize());
+                re = check(w, x, dy, n, M, K, &unw);
+                printf("wgmma %-5s n=512 2-pass %s rel err %.3g unwritten %d\n", w.name, var == 0 ? "128x128" : var == 1 ? "128x256" : "128x256 k/2", re, unw);
+              }
+                W w5 = make_w(dt, 1000, 4040); CK(cudaMemcpy(dw, w5.host.data(), w5.host.size(), cudaMemcpyHostToDevice));
+                std::vector<float> x5(x.begin(), x.begin() + 77 * 4040);
+                CK(cudaMemcpy(dx, x5.data(), x5.size() * 4, cudaMemcpyHostToDevice));
+              for (int var = 0; var < 3; var++) {
+                CK(cudaMemset(dy, 0xFF, 77 * 1000 * 4));
+                CK(var == 0 ? run_wg<2>(dx, dw, dy, 77, 1000, 4040) : run_wg256(dx, dw, dy, 77, 1000, 4040, var)); CK(cudaDeviceSynchronize());
+                re = check(w5, x5, dy, 77, 1000, 4040, &unw);
+                printf("wgmma %-5s n=77 m=1000 k=4040 %s rel err %.3g unwritten %d %s\n", w.name, var == 0 ? "128x128" : var == 1 ? "128x256" : "128x256 k/2", re, unw, re < 1e-4 && unw == 0 ? "ok" : "FAIL");
+              }
+                CK(cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+                CK(cudaMemcpy(dw, w.host.data(), w.host.size(), cudaMemcpyHostToDevice));
+            }
+#endif
         }
         // edges: m, k, n not multiples of the tile
         { int64_t n = 77, m = 1000, k = (dt == VT_BF16 || dt == VT_F16) ? 4040 : 4064; int unw;
@@ -141,11 +195,26 @@ int main(int argc, char **argv) {
           CK(cudaMemset(dy, 0xFF, n * m * 4)); CK(run_vt<2>(dt, dx, dw, dy, n, m, k)); CK(cudaDeviceSynchronize());
           double re = check(w2, x2, dy, n, m, k, &unw);
           printf("vt %-5s edge n=77 m=1000 k=%ld rel err %.3g unwritten %d\n", w.name, (long)k, re, unw);
+          // ragged shapes through the plugin's dispatch (wgmma for bf16 on sm_90a builds)
+          int64_t shapes[][3] = {{77, 1000, 4040}, {33, 129, 72}, {300, 257, 200}, {129, 131, 4104}, {2048, 64, 64}, {64, 4096, 1024}, {1500, 3000, 200}, {40, 300, 8}};
+          for (auto &sh : shapes) {
+            int64_t n3 = sh[0], m3 = sh[1], k3 = dt == VT_BF16 || dt == VT_F16 ? sh[2] : (sh[2] + 31) / 32 * 32;
+            W w3 = make_w(dt, m3, k3); CK(cudaMemcpy(dw, w3.host.data(), w3.host.size(), cudaMemcpyHostToDevice));
+            std::vector<float> x3(n3 * k3); for (auto &v : x3) v = frand(); CK(cudaMemcpy(dx, x3.data(), x3.size() * 4, cudaMemcpyHostToDevice));
+            CK(cudaMemset(dy, 0xFF, n3 * m3 * 4));
+            if (!vt_rocm_gemm_takes(dt, n3, m3, k3, dx, dw)) { printf("not taken %ld %ld %ld\n", (long)n3, (long)m3, (long)k3); continue; }
+            CK(vt_rocm_launch_gemm(dx, dw, dt, dy, n3, m3, k3, g_scratch, 0)); CK(cudaDeviceSynchronize());
+            double r3 = check(w3, x3, dy, n3, m3, k3, &unw);
+            printf("dispatch %-5s n=%ld m=%ld k=%ld rel err %.3g unwritten %d %s\n", w.name, (long)n3, (long)m3, (long)k3, r3, unw, r3 < 1e-4 && unw == 0 ? "ok" : "FAIL");
+          }
           CK(cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice)); }
     }
     ncu:
     if (argc > 1) { // one launch each for ncu
         for (uint32_t dt : {VT_BF16, VT_Q4_0}) { W w = make_w(dt, M, K); CK(cudaMemcpy(dw, w.host.data(), w.host.size(), cudaMemcpyHostToDevice)); CK(run_vt<2>(dt, dx, dw, dy, 512, M, K)); }
+#if defined(VT_GEMM_SM90A)
+        for (uint32_t dt : {VT_BF16, VT_F16, VT_Q4_0, VT_Q8_0}) { W w = make_w(dt, M, K); CK(cudaMemcpy(dw, w.host.data(), w.host.size(), cudaMemcpyHostToDevice)); CK(vt_rocm_launch_gemm(dx, dw, dt, dy, 512, M, K, g_scratch, 0)); }
+#endif
         cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, M, 512, K, &alpha, dw, CUDA_R_16BF, K, dxb, CUDA_R_16BF, K, &beta, dy, CUDA_R_32F, M, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         CK(cudaDeviceSynchronize());
     }

@@ -1,12 +1,17 @@
 // kernels_gemm.hip - prefill MatMul on matrix instructions: y[n,m] =
 // sum_k x[n,k] * W[m,k] for n at or above the decode range, x f32, W bf16,
 // f16, q4_0 or q8_0. A first pass splits x into 16-bit hi and lo parts in
-// the queue's scratch; then a block of 256 threads computes a 128 x 128
-// tile of y from k-slices of 32 in a 4-stage shared-memory ring (x's parts
-// and plain bf16/f16 weights by cp.async three stages ahead, block-format
+// the queue's scratch (k padded to 64 with zeros); then, on compute
+// capability 9.0 in a build with sm_90a code (VT_GEMM_SM90A, Makefile.am),
+// a block of 2 warpgroups computes a 128 x 128 tile of y with wgmma
+// (m64n128k16, both operands read from shared memory in the 128-byte
+// swizzle) from k-slices of 64 in a 4-stage cp.async ring two stages
+// ahead; elsewhere (sm_80 and newer) a block of 256 threads computes the
+// tile from k-slices of 32 in a 4-stage shared-memory ring (x's parts and
+// plain bf16/f16 weights by cp.async three stages ahead, block-format
 // weights through registers one stage ahead, decoded on the way), read by
 // ldmatrix into register-blocked warp tiles of 64 x 32 and multiplied by
-// mma.sync m16n8k16 (f32 sums).
+// mma.sync m16n8k16. Sums are f32 in both.
 //
 // x stays accurate (SPEC 7: 1e-4 for block formats; the model runner must
 // stay token-exact against the cpu oracle): each x is split into a high and
@@ -19,8 +24,11 @@
 //    or the signed byte: exact in f16); each 32-slice is summed apart and
 //    added to the f32 sum times the x slice's power of two and the block's
 //    f16 factor d, as the oracle applies d per block.
-// Built for NVIDIA sm_80 and newer; elsewhere the launcher takes nothing
-// and the caller keeps its own kernels.
+// wgmma: the scaled path sums each 32-slice apart (4 wgmma) and adds it to
+// the tile times its factors, the two warpgroups out of phase; block-format
+// weights are read a stage ahead into registers and written decoded into
+// the swizzled tile. Built for NVIDIA sm_80 and newer; elsewhere the
+// launcher takes nothing and the caller keeps its own kernels.
 #include "rocm_device.h"
 #include "rocm_launch.h"
 
@@ -445,9 +453,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 constexpr size_t kSmemBytes = kStages * (kStage * sizeof(uint16_t) + kScales * sizeof(float));
 
+// k rounded up to 64 (the wgmma kernel's stage; the mma.sync kernel's
+// stages of 32 read the zeros beyond k too).
 int64_t padded_k(int64_t k)
 {
-    return (k + kBK - 1) / kBK * kBK;
+    return (k + 63) / 64 * 64;
 }
 
 // The split's scratch: hi and lo, then the slice factors (scaled).
@@ -480,6 +490,667 @@ hipError_t launch(const float *x, const void *w, float *y, int64_t n, int64_t m,
     gemm_kernel<WK, PASSES><<<grid, kThreads, kSmemBytes, stream>>>(hi, lo, sx, w, y, n, m, k, kp);
     return hipGetLastError();
 }
+
+#if defined(VT_GEMM_SM90A)
+// The sm_90a kernel (bf16 weights): wgmma, the warpgroup-wide matrix
+// instruction of Hopper, reading both operands from shared memory. A block
+// of 2 warpgroups computes a 128 x 128 tile of y, warpgroup g the 64 rows
+// of x 64g.. against all 128 rows of W, m64n128k16 per 16 of k and part of
+// x; k-slices of 64 (one 128-byte row per operand row, stored in the
+// 128-byte swizzle the instruction reads without bank conflicts) in a
+// 4-stage cp.async ring two stages ahead, so one stage's products run while
+// the next are queued (wgmma.wait_group 1).
+constexpr int kWgBK = 64;             // k per stage: one 128-byte swizzle row
+constexpr int kWgStages = 4;          // ring slots of the 128 x 128 tiles (loads two stages ahead)
+constexpr int kWgTile = 128 * kWgBK;  // 16-bit elements of one operand tile (16 KiB)
+constexpr int kWgStage = 3 * kWgTile; // x hi, x lo, W
+constexpr size_t kWgSmemBytes = kWgStages * kWgStage * sizeof(uint16_t) + 1024; // + alignment to 1024
+
+// The shared-memory matrix descriptor of a K-major operand tile in the
+// 128-byte swizzle: rows of 128 bytes, 8-row groups 1024 bytes apart.
+__device__ __forceinline__ uint64_t wg_desc(uint32_t addr)
+{
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) |
+           ((uint64_t)1 << 62);
+}
+
+__device__ __forceinline__ void wg_fence()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void wg_commit()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+
+// Wait until at most N wgmma groups of this warpgroup are in flight.
+template <int N> __device__ __forceinline__ void wg_wait()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// Shared-memory writes of the generic proxy (cp.async) made visible to
+// wgmma's reads (the async proxy).
+__device__ __forceinline__ void fence_async_smem()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+// Keeps the compiler from moving accesses of v across a wgmma wait.
+__device__ __forceinline__ void wg_keep(float &v)
+{
+    asm volatile("" : "+f"(v)::"memory");
+}
+
+// d = A * B^T (+ d when acc), m64n128k16, A (64 x 16) and B (128 x 16) by
+// descriptor, f32 sums; F16: f16 operands, else bf16.
+template <bool F16> __device__ __forceinline__ void wgmma128(float (&d)[64], uint64_t a, uint64_t b, int acc = 1)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    if (F16)
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "
+            "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, "
+            "%33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, "
+            "%54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+            : "l"(a), "l"(b), "r"(acc));
+    else
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "
+            "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, "
+            "%33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, "
+            "%54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+            : "l"(a), "l"(b), "r"(acc));
+#else
+    (void)d;
+    (void)a;
+    (void)b;
+    (void)acc;
+#endif
+}
+
+// d = A * B^T (+ d when acc), m64n256k16, f32 sums; F16: f16 operands,
+// else bf16.
+template <bool F16> __device__ __forceinline__ void wgmma256(float (&d)[128], uint64_t a, uint64_t b, int acc = 1)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    if (F16)
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "
+            "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, "
+            "%33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, "
+            "%54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, "
+            "%75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+            "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, "
+            "%114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, "
+            "0, 0;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+              "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+              "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+              "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+              "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+              "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]),
+              "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+              "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]),
+              "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
+              "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+            : "l"(a), "l"(b), "r"(acc));
+    else
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "
+            "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, "
+            "%33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, "
+            "%54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, "
+            "%75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+            "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, "
+            "%114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, "
+            "0, 0;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+              "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+              "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+              "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+              "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+              "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]),
+              "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+              "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]),
+              "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
+              "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+            : "l"(a), "l"(b), "r"(acc));
+#else
+    (void)d;
+    (void)a;
+    (void)b;
+    (void)acc;
+#endif
+}
+
+// Ring slots of the bf16 kernel for BN rows of W per block (a slot: x hi,
+// lo, W; 48 or 64 KiB): loads BN == 128 ? 2 : 1 stages ahead.
+template <int BN> __host__ __device__ constexpr int wg_stages()
+{
+    return BN == 128 ? 4 : 3;
+}
+
+template <int BN> constexpr size_t wg_smem_bytes()
+{
+    return (size_t)wg_stages<BN>() * (2 * 128 + BN) * kWgBK * sizeof(uint16_t) + 1024; // + alignment to 1024
+}
+
+// One stage of the bf16 kernel into shared memory by cp.async (zeros
+// outside x and W): 128 rows of x hi (and lo), BN of W, k0..k0+64, 16-byte
+// chunk c of row r at chunk c ^ (r & 7) (the 128-byte swizzle).
+template <int PASSES, int BN>
+__device__ __forceinline__ void wg_load(uint16_t *st, const uint16_t *hi, const uint16_t *lo, const uint16_t *w,
+                                        int64_t n, int64_t m, int64_t k, int64_t kp, int64_t row0, int64_t m0,
+                                        int64_t k0)
+{
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int idx = threadIdx.x + kThreads * i, row = idx >> 3, c = idx & 7;
+        const int off = row * kWgBK + ((c ^ (row & 7)) << 3);
+        const int64_t gx = row0 + row, gc = k0 + 8 * c;
+        const bool okx = gx < n;
+        cp_async16(st + off, okx ? (const void *)(hi + gx * kp + gc) : (const void *)hi, okx ? 16 : 0);
+        if (PASSES > 1)
+            cp_async16(st + kWgTile + off, okx ? (const void *)(lo + gx * kp + gc) : (const void *)lo, okx ? 16 : 0);
+    }
+#pragma unroll
+    for (int i = 0; i < BN / 32; i++) {
+        const int idx = threadIdx.x + kThreads * i, row = idx >> 3, c = idx & 7;
+        const int off = row * kWgBK + ((c ^ (row & 7)) << 3);
+        const int64_t gw = m0 + row, gc = k0 + 8 * c;
+        const bool okw = gw < m && gc < k;
+        cp_async16(st + 2 * kWgTile + off, okw ? (const void *)(w + gw * k + gc) : (const void *)w, okw ? 16 : 0);
+    }
+}
+
+// This block's rank in its cluster.
+__device__ __forceinline__ unsigned cluster_rank()
+{
+    unsigned r = 0;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+#endif
+    return r;
+}
+
+// A barrier of all threads of the cluster; shared-memory writes before it
+// (to any block of the cluster) are seen after it.
+__device__ __forceinline__ void cluster_sync()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+}
+
+// The address of p (this block's shared memory) in the shared memory of
+// block rank of the cluster.
+__device__ __forceinline__ float *cluster_peer(float *p, unsigned rank)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    uint64_t r;
+    asm volatile("mapa.u64 %0, %1, %2;\n" : "=l"(r) : "l"(p), "r"(rank));
+    return (float *)r;
+#else
+    (void)rank;
+    return p;
+#endif
+}
+
+// SPLIT 2: a cluster of 2 blocks (grid z) shares the tile, each summing
+// half of k; the second adds its sums into the first's shared memory (the
+// idle ring) and the first adds them to its own (in that order) and writes
+// y.
+template <int PASSES, int BN, int SPLIT = 1>
+__global__ void __launch_bounds__(kThreads, 1)
+    gemm_wgmma_kernel(const uint16_t *__restrict__ xh, const uint16_t *__restrict__ xl, const uint16_t *__restrict__ w,
+                      float *__restrict__ y, int64_t n, int64_t m, int64_t k, int64_t kp)
+{
+    constexpr int S = wg_stages<BN>(), AHEAD = S - 2, SLOT = (2 * 128 + BN) * kWgBK;
+    extern __shared__ __align__(16) uint16_t smem_raw[];
+    const uint32_t raw = smem_addr(smem_raw), base = (raw + 1023) & ~1023u;
+    uint16_t *smem = smem_raw + (base - raw) / 2;
+    const int wg = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+    const int64_t row0 = (int64_t)blockIdx.y * 128, m0 = (int64_t)blockIdx.x * BN;
+    const unsigned part = SPLIT == 1 ? 0 : cluster_rank();
+    const int64_t kt_all = kp / kWgBK, kt_lo = part ? kt_all / 2 : 0,
+                  kt_n = (SPLIT == 1 || part ? kt_all : kt_all / 2) - kt_lo;
+
+    float acc[BN / 2];
+#pragma unroll
+    for (int i = 0; i < BN / 2; i++)
+        acc[i] = 0.f;
+
+    // Stage kt in slot kt % S, loaded at iteration kt - AHEAD: the slot it
+    // overwrites was read by stage kt - S's products, done (wait_group 1 at
+    // the end of iteration kt - S + 1 = kt - AHEAD - 1) before every thread
+    // passed this iteration's barrier.
+    auto issue = [&](int64_t kt) {
+        if (kt < kt_n)
+            wg_load<PASSES, BN>(smem + (int)(kt % S) * SLOT, xh, xl, w, n, m, k, kp, row0, m0, (kt_lo + kt) * kWgBK);
+        cp_async_commit();
+    };
+#pragma unroll
+    for (int s = 0; s < AHEAD; s++)
+        issue(s);
+    for (int64_t kt = 0; kt < kt_n; kt++) {
+        cp_async_wait<AHEAD - 1>();
+        fence_async_smem();
+        __syncthreads();
+        issue(kt + AHEAD);
+        const uint32_t st = base + (uint32_t)((kt % S) * SLOT * 2);
+        wg_fence();
+#pragma unroll
+        for (int pass = 0; pass < PASSES; pass++)
+#pragma unroll
+            for (int kk = 0; kk < kWgBK / 16; kk++) {
+                const uint64_t da = wg_desc(st + pass * kWgTile * 2 + wg * 64 * 128 + kk * 32),
+                               db = wg_desc(st + 2 * kWgTile * 2 + kk * 32);
+                if constexpr (BN == 128)
+                    wgmma128<false>(acc, da, db);
+                else
+                    wgmma256<false>(acc, da, db);
+            }
+        wg_commit();
+        wg_wait<1>();
+    }
+    wg_wait<0>();
+#pragma unroll
+    for (int i = 0; i < BN / 2; i++)
+        wg_keep(acc[i]);
+    cp_async_wait<0>();
+    if constexpr (SPLIT == 2) {
+        float *red = (float *)smem;
+        cluster_sync(); // both blocks are past their rings
+        if (part) {
+            float *peer = cluster_peer(red, 0);
+#pragma unroll
+            for (int i = 0; i < BN / 2; i++)
+                peer[i * kThreads + threadIdx.x] = acc[i];
+        }
+        cluster_sync();
+        if (part)
+            return;
+#pragma unroll
+        for (int i = 0; i < BN / 2; i++)
+            acc[i] += red[i * kThreads + threadIdx.x];
+    }
+
+    const int g = lane >> 2, t = lane & 3;
+    const bool pairs = (m & 1) == 0 && ((uintptr_t)y & 7) == 0;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int64_t r = row0 + wg * 64 + warp * 16 + g + 8 * h;
+        if (r >= n)
+            continue;
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++) {
+            const int64_t c = m0 + 8 * j + 2 * t;
+            const float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
+            if (pairs && c + 1 < m) {
+                *(float2 *)(y + r * m + c) = make_float2(v0, v1);
+            } else {
+                if (c < m)
+                    y[r * m + c] = v0;
+                if (c + 1 < m)
+                    y[r * m + c + 1] = v1;
+            }
+        }
+    }
+}
+
+// The current device's multiprocessors when it runs the sm_90a kernels
+// (compute capability 9.0 exactly: the build's sm_90a code runs on nothing
+// else), else 0.
+int wgmma_device()
+{
+    int dev = 0, major = 0, minor = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return major == 9 && minor == 0 ? sms : 0;
+}
+
+// The split of x (bf16 hi, lo) and the wgmma kernel, bf16 weights; BN 128
+// or 256 rows of W per block, k in SPLIT parts (clusters of SPLIT blocks).
+template <int PASSES = 2, int BN = 128, int SPLIT = 1>
+hipError_t launch_wgmma(const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k, void *scratch,
+                        hipStream_t stream)
+{
+    const int64_t kp = padded_k(k);
+    uint16_t *hi, *lo;
+    float *sx;
+    split_parts(scratch, n, kp, &hi, &lo, &sx);
+    const int64_t quads = n * (kp / 4);
+    const unsigned sgrid = (unsigned)(quads / 256 + 1 < 65536 ? quads / 256 + 1 : 65536);
+    split_x_kernel<false><<<sgrid, 256, 0, stream>>>(x, hi, lo, sx, n, k, kp);
+    auto kernel = gemm_wgmma_kernel<PASSES, BN, SPLIT>;
+    const size_t smem = wg_smem_bytes<BN>();
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess)
+        return e;
+    const dim3 grid((unsigned)((m + BN - 1) / BN), (unsigned)((n + 127) / 128), SPLIT);
+    if (SPLIT == 1) {
+        kernel<<<grid, kThreads, smem, stream>>>(hi, lo, (const uint16_t *)w, y, n, m, k, kp);
+        return hipGetLastError();
+    }
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 1;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = SPLIT;
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(kThreads);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    e = cudaLaunchKernelEx(&cfg, kernel, (const uint16_t *)hi, (const uint16_t *)lo, (const uint16_t *)w, y, n, m, k,
+                           kp);
+    return e != cudaSuccess ? e : hipGetLastError();
+}
+
+// bf16 on sm_90a: 128 x 256 tiles (a third less traffic from L2 per
+// product than 128 x 128: x counts twice) when they fill most of the sms
+// multiprocessors, else the same tiles with k in 2 halves (twice the
+// blocks).
+hipError_t launch_wgmma_bf16(const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k, void *scratch,
+                             hipStream_t stream, int sms)
+{
+    const int64_t tiles = (n + 127) / 128 * ((m + 255) / 256);
+    if (4 * tiles >= 3 * (int64_t)sms)
+        return launch_wgmma<2, 256, 1>(x, w, y, n, m, k, scratch, stream);
+    return launch_wgmma<2, 256, 2>(x, w, y, n, m, k, scratch, stream);
+}
+
+// The sm_90a kernel of the scaled path (f16, q4_0, q8_0 weights): the same
+// tiles, ring and instruction on f16 operands, each 32-slice of k summed
+// apart (x hi and lo, 4 wgmma) and added to the tile times the x slice's
+// power of two and the block's factor, the two warpgroups out of phase so
+// one's products run while the other adds. Block formats:
+// the next stage's blocks are read into registers during a stage (one
+// block of 32 per thread) and written decoded (f16 codes, the 128-byte
+// swizzle) and their factors at its end.
+constexpr int kWgScales = 4 * 128; // floats per slot: sx [2][128], sw [2][128]
+
+template <int WK> struct WgBlock {
+    uint16_t q[WK == kWQ40 ? 8 : 16];
+    uint16_t d;
+    bool ok;
+};
+
+// Row tid / 2, block 2 kb2 + tid % 2 of the weight (kb2: the stage).
+template <int WK>
+__device__ __forceinline__ void wg_read_block(WgBlock<WK> &r, const uint8_t *w, int64_t m, int64_t kb_row, int64_t m0,
+                                              int64_t kt)
+{
+    constexpr int bytes = WK == kWQ40 ? 18 : 34, words = WK == kWQ40 ? 8 : 16;
+    const int64_t gr = m0 + (threadIdx.x >> 1), kb = 2 * kt + (threadIdx.x & 1);
+    r.ok = gr < m && kb < kb_row;
+    if (r.ok) {
+        const uint16_t *b = (const uint16_t *)(w + (gr * kb_row + kb) * bytes);
+        r.d = __ldg(b);
+#pragma unroll
+        for (int j = 0; j < words; j++)
+            r.q[j] = __ldg(b + 1 + j);
+    }
+}
+
+// The block as f16 codes (q - 8, or the signed byte) into the W tile ws
+// (swizzled) and its factor into sw [2][128].
+template <int WK> __device__ __forceinline__ void wg_store_block(const WgBlock<WK> &r, uint16_t *ws, float *sw)
+{
+    const int row = threadIdx.x >> 1, b = threadIdx.x & 1;
+    uint32_t o[16];
+    if (!r.ok) {
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            o[j] = 0;
+    } else if (WK == kWQ40) { // byte j: low nibble element j, high nibble element 16 + j
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const int b0 = r.q[j] & 0xFF, b1 = r.q[j] >> 8;
+            o[j] = pack_f16((float)((b0 & 15) - 8), (float)((b1 & 15) - 8));
+            o[8 + j] = pack_f16((float)((b0 >> 4) - 8), (float)((b1 >> 4) - 8));
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            o[j] = pack_f16((float)(int8_t)(r.q[j] & 0xFF), (float)(int8_t)(r.q[j] >> 8));
+    }
+#pragma unroll
+    for (int cc = 0; cc < 4; cc++) {
+        const int c = 4 * b + cc;
+        *(uint4 *)(ws + row * kWgBK + ((c ^ (row & 7)) << 3)) =
+            make_uint4(o[4 * cc], o[4 * cc + 1], o[4 * cc + 2], o[4 * cc + 3]);
+    }
+    sw[b * 128 + row] = r.ok ? vt_dev_f16_to_f32_fast(r.d) : 0.f;
+}
+
+// acc += slice sum t times the x slice's power of two (per row) and the W
+// factor (per column; 1 for f16 weights), slice s of the stage's scales.
+template <int WK>
+__device__ __forceinline__ void wg_fold(float (&acc)[64], float (&t)[64], const float *sc, int s, int wg, int warp,
+                                        int lane)
+{
+#pragma unroll
+    for (int i = 0; i < 64; i++)
+        wg_keep(t[i]);
+    const int g = lane >> 2, q = lane & 3, ra = wg * 64 + warp * 16 + g;
+    const float sa = sc[s * 128 + ra], sb = sc[s * 128 + ra + 8];
+#pragma unroll
+    for (int j = 0; j < 16; j++) {
+        const int c = 8 * j + 2 * q;
+        const float w0 = WK == kWF16 ? 1.f : sc[256 + s * 128 + c], w1 = WK == kWF16 ? 1.f : sc[256 + s * 128 + c + 1];
+        acc[4 * j] += (sa * w0) * t[4 * j];
+        acc[4 * j + 1] += (sa * w1) * t[4 * j + 1];
+        acc[4 * j + 2] += (sb * w0) * t[4 * j + 2];
+        acc[4 * j + 3] += (sb * w1) * t[4 * j + 3];
+    }
+}
+
+// The 4 products of slice s of the stage at st (x hi and lo, 2 x 16 of k)
+// into t, overwriting it.
+__device__ __forceinline__ void wg_slice(float (&t)[64], uint32_t st, int s, int wg)
+{
+    wg_fence();
+#pragma unroll
+    for (int pass = 0; pass < 2; pass++)
+#pragma unroll
+        for (int kk = 2 * s; kk < 2 * s + 2; kk++)
+            wgmma128<true>(t, wg_desc(st + pass * kWgTile * 2 + wg * 64 * 128 + kk * 32),
+                           wg_desc(st + 2 * kWgTile * 2 + kk * 32), pass + kk != 2 * s);
+    wg_commit();
+}
+
+template <int WK>
+__global__ void __launch_bounds__(kThreads, 1)
+    gemm_wgmma_scaled_kernel(const uint16_t *__restrict__ xh, const uint16_t *__restrict__ xl,
+                             const float *__restrict__ sx, const void *__restrict__ w, float *__restrict__ y, int64_t n,
+                             int64_t m, int64_t k, int64_t kp)
+{
+    extern __shared__ __align__(16) uint16_t smem_raw[];
+    const uint32_t raw = smem_addr(smem_raw), base = (raw + 1023) & ~1023u;
+    uint16_t *smem = smem_raw + (base - raw) / 2;
+    float *scales = (float *)(smem + kWgStages * kWgStage); // [slot][sx 2 x 128, sw 2 x 128]
+    const int wg = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+    const int64_t row0 = (int64_t)blockIdx.y * 128, m0 = (int64_t)blockIdx.x * 128;
+    const int64_t kt_n = kp / kWgBK, kb_row = k / 32;
+    constexpr bool PLAIN_W = WK == kWF16;
+
+    const bool lead = wg == 0;
+    float acc[64], sum[64];
+#pragma unroll
+    for (int i = 0; i < 64; i++)
+        acc[i] = sum[i] = 0.f;
+
+    // x (and f16 W) two stages ahead by cp.async as in the bf16 kernel,
+    // with the x slice factors.
+    auto issue = [&](int64_t kt) {
+        if (kt < kt_n) {
+            const int slot = (int)(kt % kWgStages);
+            uint16_t *st = smem + slot * kWgStage;
+            const int64_t k0 = kt * kWgBK;
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int idx = threadIdx.x + kThreads * i, row = idx >> 3, c = idx & 7;
+                const int off = row * kWgBK + ((c ^ (row & 7)) << 3);
+                const int64_t gx = row0 + row, gc = k0 + 8 * c;
+                const bool okx = gx < n;
+                cp_async16(st + off, okx ? (const void *)(xh + gx * kp + gc) : (const void *)xh, okx ? 16 : 0);
+                cp_async16(st + kWgTile + off, okx ? (const void *)(xl + gx * kp + gc) : (const void *)xl,
+                           okx ? 16 : 0);
+                if (PLAIN_W) {
+                    const int64_t gw = m0 + row;
+                    const bool okw = gw < m && gc < k;
+                    const uint16_t *wp = (const uint16_t *)w;
+                    cp_async16(st + 2 * kWgTile + off, okw ? (const void *)(wp + gw * k + gc) : (const void *)wp,
+                               okw ? 16 : 0);
+                }
+            }
+            const int s = threadIdx.x >> 7, r = threadIdx.x & 127;
+            const int64_t gr = row0 + r;
+            const bool ok = gr < n;
+            cp_async4(scales + slot * kWgScales + s * 128 + r,
+                      ok ? (const void *)(sx + (2 * kt + s) * n + gr) : (const void *)sx, ok ? 4 : 0);
+        }
+        cp_async_commit();
+    };
+    WgBlock<WK == kWF16 ? kWQ40 : WK> blk;
+    if (!PLAIN_W) {
+        wg_read_block(blk, (const uint8_t *)w, m, kb_row, m0, 0);
+        wg_store_block(blk, smem + 2 * kWgTile, scales + 256);
+    }
+    issue(0);
+    issue(1);
+    for (int64_t kt = 0; kt < kt_n; kt++) {
+        cp_async_wait<1>();
+        fence_async_smem();
+        __syncthreads();
+        issue(kt + 2);
+        const bool more = !PLAIN_W && kt + 1 < kt_n;
+        if (more)
+            wg_read_block(blk, (const uint8_t *)w, m, kb_row, m0, kt + 1);
+        const int slot = (int)(kt % kWgStages);
+        const uint32_t st = base + (uint32_t)(slot * kWgStage * 2);
+        // A slice sum is read only after a wait for all of this
+        // warpgroup's products (ptxas serializes wgmma otherwise), so the
+        // overlap is between the warpgroups: the second adds the stage's
+        // second sum at the next stage's start, half a stage after the
+        // first, and each one's products run while the other adds.
+        if (!lead && kt > 0)
+            wg_fold<WK>(acc, sum, scales + ((kt - 1) % kWgStages) * kWgScales, 1, wg, warp, lane);
+        wg_slice(sum, st, 0, wg);
+        wg_wait<0>();
+        wg_fold<WK>(acc, sum, scales + slot * kWgScales, 0, wg, warp, lane);
+        wg_slice(sum, st, 1, wg);
+        wg_wait<0>();
+        if (lead)
+            wg_fold<WK>(acc, sum, scales + slot * kWgScales, 1, wg, warp, lane);
+        if (more) {
+            const int ns = (int)((kt + 1) % kWgStages);
+            wg_store_block(blk, smem + ns * kWgStage + 2 * kWgTile, scales + ns * kWgScales + 256);
+        }
+    }
+    if (!lead && kt_n > 0)
+        wg_fold<WK>(acc, sum, scales + ((kt_n - 1) % kWgStages) * kWgScales, 1, wg, warp, lane);
+    cp_async_wait<0>();
+
+    const int g = lane >> 2, t = lane & 3;
+    const bool pairs = (m & 1) == 0 && ((uintptr_t)y & 7) == 0;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int64_t r = row0 + wg * 64 + warp * 16 + g + 8 * h;
+        if (r >= n)
+            continue;
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            const int64_t c = m0 + 8 * j + 2 * t;
+            const float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
+            if (pairs && c + 1 < m) {
+                *(float2 *)(y + r * m + c) = make_float2(v0, v1);
+            } else {
+                if (c < m)
+                    y[r * m + c] = v0;
+                if (c + 1 < m)
+                    y[r * m + c + 1] = v1;
+            }
+        }
+    }
+}
+
+constexpr size_t kWgScaledSmemBytes = kWgSmemBytes + kWgStages * kWgScales * sizeof(float);
+
+// The split of x (f16 hi, lo after the slice powers) and the scaled wgmma
+// kernel: f16, q4_0 or q8_0 weights.
+template <int WK>
+hipError_t launch_wgmma_scaled(const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k, void *scratch,
+                               hipStream_t stream)
+{
+    const int64_t kp = padded_k(k);
+    uint16_t *hi, *lo;
+    float *sx;
+    split_parts(scratch, n, kp, &hi, &lo, &sx);
+    const int64_t quads = n * (kp / 4);
+    const unsigned sgrid = (unsigned)(quads / 256 + 1 < 65536 ? quads / 256 + 1 : 65536);
+    split_x_kernel<true><<<sgrid, 256, 0, stream>>>(x, hi, lo, sx, n, k, kp);
+    const cudaError_t e = cudaFuncSetAttribute(gemm_wgmma_scaled_kernel<WK>,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kWgScaledSmemBytes);
+    if (e != cudaSuccess)
+        return e;
+    const dim3 grid((unsigned)((m + 127) / 128), (unsigned)((n + 127) / 128));
+    gemm_wgmma_scaled_kernel<WK><<<grid, kThreads, kWgScaledSmemBytes, stream>>>(hi, lo, sx, w, y, n, m, k, kp);
+    return hipGetLastError();
+}
+#endif /* VT_GEMM_SM90A */
 
 #endif /* VT_HIP_PLATFORM_NVIDIA */
 
@@ -531,10 +1202,30 @@ extern "C" hipError_t vt_rocm_launch_gemm(const float *x, const void *w, uint32_
 {
 #if defined(VT_HIP_PLATFORM_NVIDIA)
     switch (w_dtype) {
-    case VT_BF16: return launch<kWBf16>(x, w, y, n, m, k, scratch, stream);
-    case VT_F16: return launch<kWF16>(x, w, y, n, m, k, scratch, stream);
-    case VT_Q4_0: return launch<kWQ40>(x, w, y, n, m, k, scratch, stream);
-    case VT_Q8_0: return launch<kWQ80>(x, w, y, n, m, k, scratch, stream);
+    case VT_BF16:
+#if defined(VT_GEMM_SM90A)
+        if (const int sms = wgmma_device())
+            return launch_wgmma_bf16(x, w, y, n, m, k, scratch, stream, sms);
+#endif
+        return launch<kWBf16>(x, w, y, n, m, k, scratch, stream);
+    case VT_F16:
+#if defined(VT_GEMM_SM90A)
+        if (wgmma_device())
+            return launch_wgmma_scaled<kWF16>(x, w, y, n, m, k, scratch, stream);
+#endif
+        return launch<kWF16>(x, w, y, n, m, k, scratch, stream);
+    case VT_Q4_0:
+#if defined(VT_GEMM_SM90A)
+        if (wgmma_device())
+            return launch_wgmma_scaled<kWQ40>(x, w, y, n, m, k, scratch, stream);
+#endif
+        return launch<kWQ40>(x, w, y, n, m, k, scratch, stream);
+    case VT_Q8_0:
+#if defined(VT_GEMM_SM90A)
+        if (wgmma_device())
+            return launch_wgmma_scaled<kWQ80>(x, w, y, n, m, k, scratch, stream);
+#endif
+        return launch<kWQ80>(x, w, y, n, m, k, scratch, stream);
     }
 #else
     (void)x, (void)w, (void)y, (void)n, (void)m, (void)k, (void)scratch, (void)stream;
