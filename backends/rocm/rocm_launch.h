@@ -210,7 +210,8 @@ hipError_t vt_rocm_launch_mmv_moe(const float *x, int x_per_slot, const void *w,
                                   float *y, int64_t T, int64_t K, int64_t m, int64_t k, hipStream_t stream, int *taken);
 
 /* The prefill products (kernels_gemm.hip): MatMul on matrix instructions
- * (mma.sync, NVIDIA sm_80 and newer) for W bf16, f16 from
+ * (wgmma on compute capability 9.0 in builds with sm_90a code, else
+ * mma.sync; NVIDIA sm_80 and newer) for W bf16, f16 from
  * VT_ROCM_GEMM_MIN_N rows of x on, q4_0, q8_0 from VT_ROCM_GEMM_MIN_N_Q
  * on (where it beat the row kernels on the H200: m = k = 4096, bf16 n = 32
  * 115 us against 177 us, n = 16 113 against 93; q4_0 n = 16 195 against
