@@ -492,14 +492,16 @@ hipError_t launch(const float *x, const void *w, float *y, int64_t n, int64_t m,
 }
 
 #if defined(VT_GEMM_SM90A)
-// The sm_90a kernel (bf16 weights): wgmma, the warpgroup-wide matrix
-// instruction of Hopper, reading both operands from shared memory. A block
-// of 2 warpgroups computes a 128 x 128 tile of y, warpgroup g the 64 rows
-// of x 64g.. against all 128 rows of W, m64n128k16 per 16 of k and part of
-// x; k-slices of 64 (one 128-byte row per operand row, stored in the
-// 128-byte swizzle the instruction reads without bank conflicts) in a
-// 4-stage cp.async ring two stages ahead, so one stage's products run while
-// the next are queued (wgmma.wait_group 1).
+// The sm_90a kernels: wgmma, the warpgroup-wide matrix instruction of
+// Hopper, reading both operands from shared memory. A block of 2
+// warpgroups computes a 128 x BN tile of y (bf16: BN 256, or 128 for
+// comparison in scripts/gemm-harness.cu; the scaled path: 128), warpgroup g
+// the 64 rows of x 64g.. against all BN rows of W, m64nBNk16 per 16 of k
+// and part of x; k-slices of 64 (one 128-byte row per operand row, stored
+// in the 128-byte swizzle the instruction reads without bank conflicts) in
+// a cp.async ring (4 slots two stages ahead for BN 128, 3 one ahead for
+// 256), so one stage's products run while the next are queued
+// (wgmma.wait_group 1).
 constexpr int kWgBK = 64;             // k per stage: one 128-byte swizzle row
 constexpr int kWgStages = 4;          // ring slots of the 128 x 128 tiles (loads two stages ahead)
 constexpr int kWgTile = 128 * kWgBK;  // 16-bit elements of one operand tile (16 KiB)
