@@ -469,7 +469,8 @@ static void check_qmatmul_shape(vt_device *d, vt_dtype wt, int64_t n, int64_t m,
 /* The decode products over block formats at every width n = 1..9, rows not
  * a multiple of the kernels' row tiles, and k a multiple of 256 elements
  * (the rocm backend's matrix-instruction kernels on NVIDIA) or not (its
- * other kernels), with one or several tiles of k per warp. */
+ * other kernels), with one or several tiles of k per warp; k = 4096 gives
+ * every format rows of a multiple of 16 bytes (q6_k's 210-byte blocks). */
 START_TEST(quantized_matmul_decode_shapes)
 {
     fixture f;
@@ -494,6 +495,10 @@ START_TEST(quantized_matmul_decode_shapes)
             check_qmatmul_shape(f.dev[i], wt, 1, 45, k_odd, &r);
             check_qmatmul_shape(f.dev[i], wt, 3, 32, k_one, &r);
             check_qmatmul_shape(f.dev[i], wt, 1, 200, 4096 + 256, &r);
+            /* rows of a multiple of 16 bytes in every format (q6_k's
+             * matrix-instruction path), 16 tiles of 256 over the warps */
+            for (int64_t n = 1; n <= 8; n *= 2)
+                check_qmatmul_shape(f.dev[i], wt, n, 67, 4096, &r);
             checked++;
         }
         fprintf(stderr, "%s: MatMul over %u block formats at n = 1..9\n", vt_device_id(f.dev[i]), checked);

@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include "rocm_common.h"
+#include "rocm_mmv.h"
 #include "rocm_vendor_blas.h"
 
 /* The prefill routes of a product, tried before the row kernels: the vendor
@@ -71,7 +72,16 @@ static vt_status k_matmul_q(vt_backend_ctx *c, int dev, const vt_op_args *a, cha
     vt_status st = matmul_wide(&L_, a, n, m, k, &e, &taken, why, why_size);
     if (st != VT_OK)
         return st;
-    if (!taken)
+    /* decode widths on matrix instructions with x split once into scratch */
+    const uint64_t pre = taken ? 0 : vt_rocm_mmv_pre_scratch_bytes(w->dtype, n, m, k);
+    if (pre) {
+        void *scratch = NULL;
+        st = vt_rocm_call_scratch(&L_, pre, &scratch, why, why_size);
+        if (st != VT_OK)
+            return st;
+        e = vt_rocm_launch_mmv_pre(x->data, w->data, w->dtype, a->out[0].data, n, m, k, scratch, s, &taken);
+    }
+    if (!taken && e == hipSuccess)
         e = vt_rocm_launch_matmul_q(x->data, w->data, w->dtype, be, bb, a->out[0].data, n, m, k, s);
     return vt_rocm_done(&L_, e, "MatMul (20)", why, why_size);
 }
