@@ -1,7 +1,8 @@
 // kernels_rows.hip - ops over the last axis of the rocm backend: RmsNorm,
 // L2Norm, GatedRmsNorm, Softmax (and the scan that refuses its +inf
-// logits) and Rope. One block per row; reductions through shared memory in
-// a fixed order, whatever the warp size.
+// logits) and Rope. One block per row; reductions in a fixed order,
+// through shared memory or (the norms of few long rows) a butterfly over
+// each wavefront of the target's width and then the wavefronts' sums.
 #include "rocm_device.h"
 #include "rocm_launch.h"
 
@@ -98,29 +99,6 @@ __device__ inline float wave_sum(float v)
 __device__ inline float norm_scale(int kind, float ss, int64_t n, float eps)
 {
     return kind == VT_ROCM_NORM_L2 ? 1.0f / sqrtf(ss + eps) : 1.0f / sqrtf(ss / (float)n + eps);
-}
-
-// The norms for short rows (a head of q or k): one wavefront per row, no
-// barrier; VT_ROCM_BLOCK / ROWS_WAVE rows per block.
-__global__ void norm_wave_kernel(int kind, const float *x, const float *w, const float *z, float *y, int64_t rows,
-                                 int64_t n, float eps)
-{
-    const int64_t per_block = VT_ROCM_BLOCK / ROWS_WAVE, lane = threadIdx.x % ROWS_WAVE;
-    for (int64_t r = blockIdx.x * per_block + threadIdx.x / ROWS_WAVE; r < rows; r += (int64_t)gridDim.x * per_block) {
-        const float *xr = x + r * n;
-        float ss = 0.0f;
-        for (int64_t j = lane; j < n; j += ROWS_WAVE)
-            ss += xr[j] * xr[j];
-        const float inv = norm_scale(kind, wave_sum(ss), n, eps);
-        for (int64_t j = lane; j < n; j += ROWS_WAVE) {
-            float v = xr[j] * inv;
-            if (w)
-                v *= w[j];
-            if (kind == VT_ROCM_NORM_GATED)
-                v *= vt_silu(z[r * n + j]);
-            y[r * n + j] = v;
-        }
-    }
 }
 
 // The norms for few long rows (a hidden state of a decode step) whose
@@ -480,11 +458,6 @@ extern "C" hipError_t vt_rocm_launch_norm(int kind, const float *x, const float 
             hipLaunchKernelGGL(norm_wide_kernel<false>, dim3(row_grid(rows)), dim3(NORM_WIDE), 0, stream, kind, x, w, z,
                                y, rows, n, eps);
         }
-        return hipGetLastError();
-    }
-    if (n <= 1024) { // short rows (heads): a wavefront per row
-        hipLaunchKernelGGL(norm_wave_kernel, dim3(vt_grid_for(rows, VT_ROCM_BLOCK / 32)), dim3(VT_ROCM_BLOCK), 0,
-                           stream, kind, x, w, z, y, rows, n, eps);
         return hipGetLastError();
     }
     hipLaunchKernelGGL(norm_kernel, dim3(row_grid(rows)), dim3(VT_ROCM_BLOCK), 0, stream, kind, x, w, z, y, rows, n,
