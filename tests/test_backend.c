@@ -466,10 +466,43 @@ static void check_qmatmul_shape(vt_device *d, vt_dtype wt, int64_t n, int64_t m,
     vt_tensor_destroy(ty);
 }
 
+/* A check of one kernel of a device's table: answers whether it checked k
+ * (false: not a kernel this check covers). */
+typedef bool (*kernel_check)(vt_device *d, const vt_kernel *k, vt_rng *r);
+
+/* Run check over every kernel of d's table; returns how many it checked. */
+static unsigned check_each_kernel(vt_device *d, kernel_check check, vt_rng *r)
+{
+    const vt_kernel *k;
+    uint32_t nk;
+    ck_assert_int_eq(vt_device_kernels(d, &k, &nk), VT_OK);
+    unsigned checked = 0;
+    for (uint32_t j = 0; j < nk; j++)
+        checked += check(d, &k[j], r);
+    return checked;
+}
+
 /* The decode products over block formats at every width n = 1..9, rows not
  * a multiple of the kernels' row tiles, and k a multiple of 256 elements
  * (the rocm backend's matrix-instruction kernels on NVIDIA) or not (its
  * other kernels), with one or several tiles of k per warp. */
+static bool check_qmatmul_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
+{
+    const vt_dtype_info *ti = vt_dtype_get(k->sig.dtype[1]);
+    if (k->op != VT_OP_MATMUL || !ti || !ti->quantized)
+        return false;
+    const vt_dtype wt = k->sig.dtype[1];
+    const int64_t be = ti->block_elems;
+    /* k: 5 tiles of 256; 43 blocks of 32 (not a whole tile); one tile */
+    const int64_t k_tiles = 1280, k_odd = be == 32 ? 1376 : 768, k_one = 256;
+    for (int64_t n = 1; n <= 9; n++)
+        check_qmatmul_shape(d, wt, n, 61 + 4 * n, n % 3 == 2 ? k_odd : k_tiles, r);
+    check_qmatmul_shape(d, wt, 1, 45, k_odd, r);
+    check_qmatmul_shape(d, wt, 3, 32, k_one, r);
+    check_qmatmul_shape(d, wt, 1, 200, 4096 + 256, r);
+    return true;
+}
+
 START_TEST(quantized_matmul_decode_shapes)
 {
     fixture f;
@@ -477,31 +510,28 @@ START_TEST(quantized_matmul_decode_shapes)
     vt_rng r;
     vt_rng_init(&r, 47);
     for (size_t i = 0; i < f.n; i++) {
-        const vt_kernel *kk;
-        uint32_t nk;
-        ck_assert_int_eq(vt_device_kernels(f.dev[i], &kk, &nk), VT_OK);
-        unsigned checked = 0;
-        for (uint32_t j = 0; j < nk; j++) {
-            const vt_dtype_info *ti = vt_dtype_get(kk[j].sig.dtype[1]);
-            if (kk[j].op != VT_OP_MATMUL || !ti || !ti->quantized)
-                continue;
-            const vt_dtype wt = kk[j].sig.dtype[1];
-            const int64_t be = ti->block_elems;
-            /* k: 5 tiles of 256; 43 blocks of 32 (not a whole tile); one tile */
-            const int64_t k_tiles = 1280, k_odd = be == 32 ? 1376 : 768, k_one = 256;
-            for (int64_t n = 1; n <= 9; n++)
-                check_qmatmul_shape(f.dev[i], wt, n, 61 + 4 * n, n % 3 == 2 ? k_odd : k_tiles, &r);
-            check_qmatmul_shape(f.dev[i], wt, 1, 45, k_odd, &r);
-            check_qmatmul_shape(f.dev[i], wt, 3, 32, k_one, &r);
-            check_qmatmul_shape(f.dev[i], wt, 1, 200, 4096 + 256, &r);
-            checked++;
-        }
+        unsigned checked = check_each_kernel(f.dev[i], check_qmatmul_kernel, &r);
         fprintf(stderr, "%s: MatMul over %u block formats at n = 1..9\n", vt_device_id(f.dev[i]), checked);
         ck_assert_uint_gt(checked, 0);
     }
     vt_registry_close(f.reg);
 }
 END_TEST
+
+/* One native Copy, Add or dense MatMul kernel against the reference. */
+static bool check_native_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
+{
+    switch (k->op) {
+    case VT_OP_COPY: check_copy(d, k->sig, r); return true;
+    case VT_OP_ADD: check_add(d, r); return true;
+    case VT_OP_MATMUL:
+        if (vt_dtype_get(k->sig.dtype[1])->quantized)
+            return false;
+        check_matmul(d, k->sig, r);
+        return true;
+    default: return false;
+    }
+}
 
 START_TEST(native_kernels_match_reference)
 {
@@ -510,26 +540,8 @@ START_TEST(native_kernels_match_reference)
     vt_rng r;
     vt_rng_init(&r, 31);
     for (size_t i = 0; i < f.n; i++) {
-        const vt_kernel *k;
-        uint32_t nk;
-        ck_assert_int_eq(vt_device_kernels(f.dev[i], &k, &nk), VT_OK);
-        uint32_t checked = 0;
-        for (uint32_t j = 0; j < nk; j++) {
-            switch (k[j].op) {
-            case VT_OP_COPY: check_copy(f.dev[i], k[j].sig, &r); break;
-            case VT_OP_ADD: check_add(f.dev[i], &r); break;
-            case VT_OP_MATMUL:
-                if (!vt_dtype_get(k[j].sig.dtype[1])->quantized)
-                    check_matmul(f.dev[i], k[j].sig, &r);
-                else
-                    continue;
-                break;
-            default: continue;
-            }
-            checked++;
-        }
-        fprintf(stderr, "%s: %u of %u native kernels checked against the reference\n", vt_device_id(f.dev[i]), checked,
-                nk);
+        unsigned checked = check_each_kernel(f.dev[i], check_native_kernel, &r);
+        fprintf(stderr, "%s: %u native kernels checked against the reference\n", vt_device_id(f.dev[i]), checked);
         vt_device_stats s = vt_test_stats(f.dev[i]);
         ck_assert_uint_eq(s.native_runs >= checked, 1);
         ck_assert_uint_eq(s.cpu_tier_runs, 0);

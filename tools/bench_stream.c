@@ -7,40 +7,89 @@
 
 #include "bench_time.h"
 
-vt_status bench_stream_time(vt_device *dev, vt_op op, vt_tensor *(*in)[BENCH_MAX_IN], int n_in,
-                            vt_tensor *(*out)[BENCH_MAX_OUT], int n_out, const void *params, size_t params_size,
-                            int sets, int reps, int warmup, double *t, double *wall_us)
+/* One case of an op as bench_stream_time / bench_graph_time take it. */
+typedef struct {
+    vt_op op;
+    vt_tensor *(*in)[BENCH_MAX_IN];
+    int n_in;
+    vt_tensor *(*out)[BENCH_MAX_OUT];
+    int n_out;
+    const void *params;
+    size_t params_size;
+    int sets;
+} op_case;
+
+/* Enqueue run i of c (buffer set i % sets) on q. */
+static vt_status enqueue_run(vt_queue *q, const op_case *c, int i)
 {
-    vt_queue *q = NULL;
+    return vt_op_enqueue(q, c->op, (const vt_tensor *const *)c->in[i % c->sets], (uint32_t)c->n_in, c->out[i % c->sets],
+                         (uint32_t)c->n_out, c->params, c->params_size);
+}
+
+/* A step of a timed loop: what goes on q between two events. */
+typedef vt_status (*step_fn)(vt_queue *q, void *ctx, int i);
+
+/* Step i: run i of the case ctx. */
+static vt_status step_run(vt_queue *q, void *ctx, int i)
+{
+    return enqueue_run(q, ctx, i);
+}
+
+/* Step i: one replay of the graph ctx. */
+static vt_status step_replay(vt_queue *q, void *ctx, int i)
+{
+    (void)i;
+    return vt_graph_launch(ctx, q);
+}
+
+/* The timed loop both modes share: on q (idle), an event, then steps
+ * 0..reps-1 each followed by an event, and one host wait at the end;
+ * t[i] = step i's microseconds between its events over per, *wall_us
+ * (when not NULL) the host's microseconds from the first event to the end
+ * of the wait. The events are created and destroyed here. */
+static vt_status time_steps(vt_device *dev, vt_queue *q, step_fn step, void *ctx, int reps, double per, double *t,
+                            double *wall_us)
+{
     vt_event **ev = calloc((size_t)reps + 1, sizeof *ev);
-    vt_status st = ev ? vt_queue_create(dev, &q) : VT_E_NO_MEMORY;
+    vt_status st = ev ? VT_OK : VT_E_NO_MEMORY;
     for (int i = 0; st == VT_OK && i <= reps; i++)
         st = vt_event_create(dev, &ev[i]);
-    for (int i = 0; st == VT_OK && i < warmup; i++)
-        st = vt_op_enqueue(q, op, (const vt_tensor *const *)in[i % sets], (uint32_t)n_in, out[i % sets],
-                           (uint32_t)n_out, params, params_size);
-    if (st == VT_OK)
-        st = vt_queue_synchronize(q);
     double t0 = bench_now_us();
     if (st == VT_OK)
         st = vt_event_record(ev[0], q);
     for (int i = 0; st == VT_OK && i < reps; i++) {
-        st = vt_op_enqueue(q, op, (const vt_tensor *const *)in[i % sets], (uint32_t)n_in, out[i % sets],
-                           (uint32_t)n_out, params, params_size);
+        st = step(q, ctx, i);
         if (st == VT_OK)
             st = vt_event_record(ev[i + 1], q);
     }
     if (st == VT_OK)
         st = vt_event_synchronize(ev[reps]);
-    *wall_us = bench_now_us() - t0;
+    if (wall_us)
+        *wall_us = bench_now_us() - t0;
     for (int i = 0; st == VT_OK && i < reps; i++) {
         float ms = 0;
         st = vt_event_elapsed_ms(ev[i], ev[i + 1], &ms);
-        t[i] = (double)ms * 1e3;
+        t[i] = (double)ms * 1e3 / per;
     }
     for (int i = 0; ev && i <= reps; i++)
         vt_event_destroy(ev[i]);
     free(ev);
+    return st;
+}
+
+vt_status bench_stream_time(vt_device *dev, vt_op op, vt_tensor *(*in)[BENCH_MAX_IN], int n_in,
+                            vt_tensor *(*out)[BENCH_MAX_OUT], int n_out, const void *params, size_t params_size,
+                            int sets, int reps, int warmup, double *t, double *wall_us)
+{
+    op_case c = {op, in, n_in, out, n_out, params, params_size, sets};
+    vt_queue *q = NULL;
+    vt_status st = vt_queue_create(dev, &q);
+    for (int i = 0; st == VT_OK && i < warmup; i++)
+        st = enqueue_run(q, &c, i);
+    if (st == VT_OK)
+        st = vt_queue_synchronize(q);
+    if (st == VT_OK)
+        st = time_steps(dev, q, step_run, &c, reps, 1.0, t, wall_us);
     vt_queue_destroy(q);
     return st;
 }
@@ -49,22 +98,19 @@ vt_status bench_graph_time(vt_device *dev, vt_op op, vt_tensor *(*in)[BENCH_MAX_
                            vt_tensor *(*out)[BENCH_MAX_OUT], int n_out, const void *params, size_t params_size,
                            int sets, int reps, int warmup, double *t, int *runs)
 {
+    op_case c = {op, in, n_in, out, n_out, params, params_size, sets};
     int n = sets > BENCH_GRAPH_RUNS ? sets : BENCH_GRAPH_RUNS;
     if (n > 4 * reps) /* a slow op with few reps stays within a few times the stream mode's work */
         n = 4 * reps;
     vt_queue *q = NULL;
     vt_graph *g = NULL;
-    vt_event **ev = calloc((size_t)reps + 1, sizeof *ev);
-    vt_status st = ev ? vt_queue_create(dev, &q) : VT_E_NO_MEMORY;
-    for (int i = 0; st == VT_OK && i <= reps; i++)
-        st = vt_event_create(dev, &ev[i]);
+    vt_status st = vt_queue_create(dev, &q);
     if (st == VT_OK)
         st = vt_graph_begin(q);
     if (st == VT_OK) {
         vt_status rec = VT_OK;
         for (int i = 0; rec == VT_OK && i < n; i++)
-            rec = vt_op_enqueue(q, op, (const vt_tensor *const *)in[i % sets], (uint32_t)n_in, out[i % sets],
-                                (uint32_t)n_out, params, params_size);
+            rec = enqueue_run(q, &c, i);
         st = vt_graph_end(q, &g);
         st = rec != VT_OK ? rec : st;
     }
@@ -73,23 +119,8 @@ vt_status bench_graph_time(vt_device *dev, vt_op op, vt_tensor *(*in)[BENCH_MAX_
     if (st == VT_OK)
         st = vt_queue_synchronize(q);
     if (st == VT_OK)
-        st = vt_event_record(ev[0], q);
-    for (int r = 0; st == VT_OK && r < reps; r++) {
-        st = vt_graph_launch(g, q);
-        if (st == VT_OK)
-            st = vt_event_record(ev[r + 1], q);
-    }
-    if (st == VT_OK)
-        st = vt_event_synchronize(ev[reps]);
-    for (int r = 0; st == VT_OK && r < reps; r++) {
-        float ms = 0;
-        st = vt_event_elapsed_ms(ev[r], ev[r + 1], &ms);
-        t[r] = (double)ms * 1e3 / n;
-    }
+        st = time_steps(dev, q, step_replay, g, reps, n, t, NULL);
     *runs = n;
-    for (int i = 0; ev && i <= reps; i++)
-        vt_event_destroy(ev[i]);
-    free(ev);
     vt_graph_destroy(g);
     vt_queue_destroy(q);
     return st;
