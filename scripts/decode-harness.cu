@@ -177,7 +177,11 @@ static void moe_case(uint32_t dt, const char *name, int E, int K, int64_t m, int
         CK(cudaMemcpy(p, w.data(), w.size(), cudaMemcpyHostToDevice));
     }
     float *dx, *dy;
-    int32_t *dids, *dtab;
+    int32_t *dids, *dtab, *dsafe;
+    vt_rocm_err *derr;
+    CK(cudaMalloc(&dsafe, ids.size() * 4));
+    CK(cudaMalloc(&derr, sizeof(vt_rocm_err)));
+    CK(cudaMemset(derr, 0, sizeof(vt_rocm_err)));
     CK(cudaMalloc(&dx, x.size() * 4));
     CK(cudaMalloc(&dy, (size_t)T * K * m * 4));
     CK(cudaMalloc(&dids, ids.size() * 4));
@@ -188,16 +192,25 @@ static void moe_case(uint32_t dt, const char *name, int E, int K, int64_t m, int
     // the plugin's order: the grouped kernels where they take the shape
     // (vt_rocm_moe_grouped_scratch_bytes non-zero), else kernels_mmv*
     const bool grouped = vt_rocm_moe_grouped_scratch_bytes(dt, T, K) != 0;
+    // the plugin's path now: at one token the kernel with the id check
+    // folded in, else the check kernel and the grouped or mmv kernels
     auto run_new = [&](int i) {
         int taken = 0;
+        CK(vt_rocm_launch_moe_one_checked(derr, 23, dx, per_slot, dw[i % nsets], dt, dids, E, dy, T, K, m, k, 0,
+                                          &taken));
+        if (taken)
+            return;
+        CK(vt_rocm_launch_check_range(derr, 23, VT_ROCM_NAME_IDS, dids, 0, T * K, E, -1, dsafe, 0));
         if (grouped)
-            CK(vt_rocm_launch_moe_grouped(dx, per_slot, dw[i % nsets], dt, dids, dtab, dy, T, K, m, k, 0, &taken));
+            CK(vt_rocm_launch_moe_grouped(dx, per_slot, dw[i % nsets], dt, dsafe, dtab, dy, T, K, m, k, 0, &taken));
         if (!taken)
-            CK(vt_rocm_launch_mmv_moe(dx, per_slot, dw[i % nsets], dt, dids, dy, T, K, m, k, 0, &taken));
+            CK(vt_rocm_launch_mmv_moe(dx, per_slot, dw[i % nsets], dt, dsafe, dy, T, K, m, k, 0, &taken));
     };
+    // before: the check kernel, then kernels_mmv* (the path at one token)
     auto run_old = [&](int i) {
         int taken = 0;
-        CK(vt_rocm_launch_mmv_moe(dx, per_slot, dw[i % nsets], dt, dids, dy, T, K, m, k, 0, &taken));
+        CK(vt_rocm_launch_check_range(derr, 23, VT_ROCM_NAME_IDS, dids, 0, T * K, E, -1, dsafe, 0));
+        CK(vt_rocm_launch_mmv_moe(dx, per_slot, dw[i % nsets], dt, dsafe, dy, T, K, m, k, 0, &taken));
     };
     if (check) {
         CK(cudaMemset(dy, 0xff, ny * 4)); // NaN
@@ -219,10 +232,79 @@ static void moe_case(uint32_t dt, const char *name, int E, int K, int64_t m, int
         snprintf(what, sizeof what, "moe %s E=%d K=%d m=%lld k=%lld T=%d x_per_slot=%d%s", name, E, K, (long long)m,
                  (long long)k, T, per_slot, grouped ? " grouped" : "");
         report(what, got, ref, 1e-5);
+        vt_rocm_err he;
+        CK(cudaMemcpy(&he, derr, sizeof he, cudaMemcpyDeviceToHost));
+        if (he.code != 0) {
+            printf("check %-48s FAIL error word %u on a good call\n", what, he.code);
+            failures++;
+        }
+        if (T == 1) { // a bad id: the fused kernel's record is the check kernel's
+            std::vector<int32_t> bad(ids);
+            bad[K - 1] = E + 3;
+            bad[K / 2] = -1;
+            CK(cudaMemcpy(dids, bad.data(), bad.size() * 4, cudaMemcpyHostToDevice));
+            vt_rocm_err want, got2;
+            CK(vt_rocm_launch_check_range(derr, 23, VT_ROCM_NAME_IDS, dids, 0, T * K, E, -1, dsafe, 0));
+            CK(cudaMemcpy(&want, derr, sizeof want, cudaMemcpyDeviceToHost));
+            CK(cudaMemset(derr, 0, sizeof(vt_rocm_err)));
+            int taken = 0;
+            CK(vt_rocm_launch_moe_one_checked(derr, 23, dx, per_slot, dw[0], dt, dids, E, dy, T, K, m, k, 0, &taken));
+            CK(cudaMemcpy(&got2, derr, sizeof got2, cudaMemcpyDeviceToHost));
+            CK(cudaMemset(derr, 0, sizeof(vt_rocm_err)));
+            CK(cudaMemcpy(dids, ids.data(), ids.size() * 4, cudaMemcpyHostToDevice));
+            const bool same = want.code == got2.code && want.op == got2.op && want.operand == got2.operand &&
+                              want.a == got2.a && want.b == got2.b && want.c == got2.c && want.d == got2.d;
+            const bool ok = !taken || (want.code != 0 && same);
+            printf(
+                "check %-48s %s bad ids: fused %s code %u a %lld b %lld c %lld d %lld, check kernel code %u a %lld\n",
+                what, ok ? "ok" : "FAIL", taken ? "taken" : "not taken", got2.code, (long long)got2.a,
+                (long long)got2.b, (long long)got2.c, (long long)got2.d, want.code, (long long)want.a);
+            failures += !ok;
+        }
     } else if (profile) {
         run_new(0);
         run_old(0);
         CK(cudaDeviceSynchronize());
+    } else if (variants && T == 1) {
+        std::vector<int> used(E, 0);
+        int nu = 0;
+        for (int32_t e : ids)
+            nu += !used[e]++;
+        const double bytes = (double)nu * m * rb;
+        const bool al = rb % 16 == 0;
+        auto var = [&](auto launch, const char *what) {
+            const double us = time_us(
+                [&](int i) {
+                    CK(launch(dx, per_slot, dw[i % nsets], rb, dids, derr, 23, E, dy, T * K, K, m, k, (cudaStream_t)0,
+                              al));
+                },
+                200);
+            printf("variant MoE %-6s T=%2d %-24s %7.2f us %5.1f%% of copy\n", name, T, what, us,
+                   100.0 * bytes / us * 1e-3 / copy);
+        };
+        const double us_old = time_us(run_old, 200), us_new = time_us(run_new, 200);
+        printf("variant MoE %-6s T=%2d %-24s %7.2f us %5.1f%% of copy\n", name, T, "check + mmv (before)", us_old,
+               100.0 * bytes / us_old * 1e-3 / copy);
+        printf("variant MoE %-6s T=%2d %-24s %7.2f us %5.1f%% of copy\n", name, T, "plugin path now", us_new,
+               100.0 * bytes / us_new * 1e-3 / copy);
+        if (dt == 2) {
+            var(launch_slots<2, 1>, "fused slots R=1");
+            var(launch_slots<2, 2>, "fused slots R=2");
+            var(launch_slots<2, 4>, "fused slots R=4");
+            var(launch_slots<2, 8>, "fused slots R=8");
+        } else if (dt == 8) {
+            var(launch_slots<8, 2>, "fused slots R=2");
+            var(launch_slots<8, 4>, "fused slots R=4");
+        } else if (dt == 12) {
+            var(launch_slots<12, 2>, "fused slots R=2");
+            var(launch_slots<12, 4>, "fused slots R=4");
+        } else if (dt == 14) {
+            var(launch_slots<14, 2>, "fused slots R=2");
+            var(launch_slots<14, 4>, "fused slots R=4");
+        } else if (dt == VT_F16) {
+            var(launch_slots<VT_F16, 2>, "fused slots R=2");
+            var(launch_slots<VT_F16, 4>, "fused slots R=4");
+        }
     } else if (variants) {
         std::vector<int> used(E, 0);
         int nu = 0;
@@ -267,9 +349,33 @@ static void moe_case(uint32_t dt, const char *name, int E, int K, int64_t m, int
     CK(cudaFree(dy));
     CK(cudaFree(dids));
     CK(cudaFree(dtab));
+    CK(cudaFree(dsafe));
+    CK(cudaFree(derr));
 }
 
 // --- Attention ---------------------------------------------------------------
+
+// Attention variants (kernels_attention_decode.hip's run_decode): 0 the
+// plugin's launcher; then split threads / keys in flight per group / blocks
+// wanted / with the combine kernel (1) or the split alone (0).
+struct AttnVariant {
+    const char *name;
+    hipError_t (*run)(const float *, const void *, const void *, uint32_t, const int32_t *, float *, int64_t, int64_t,
+                      int64_t, int64_t, int64_t, int64_t, float, int32_t, void *, hipStream_t, int64_t, int);
+    int64_t want;
+    int combine;
+};
+static const AttnVariant kAttnVariants[] = {
+    {"launcher", nullptr, 0, 0},
+    {"NT128 KB4 1056 + combine", run_decode<128, 4>, 1056, 1},
+    {"NT128 KB8 264 + combine", run_decode<128, 8>, 264, 1},
+    {"NT64 KB4 1056 + combine", run_decode<64, 4>, 1056, 1},
+    {"NT128 KB4 528 split only", run_decode<128, 4>, 528, 0},
+    {"NT128 KB8 528 split only", run_decode<128, 8>, 528, 0},
+    {"NT128 KB4 1056 split only", run_decode<128, 4>, 1056, 0},
+    {"NT64 KB8 1056 split only", run_decode<64, 8>, 1056, 0},
+};
+static int attn_variant = 0;
 
 static float h2f(uint32_t dt, uint16_t h)
 {
@@ -305,12 +411,20 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
     CK(cudaMalloc(&dpos, T * 4));
     CK(cudaMemcpy(dq, q.data(), q.size() * 4, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dpos, pos.data(), T * 4, cudaMemcpyHostToDevice));
-    const uint64_t sb_new = vt_rocm_attention_decode_scratch_bytes(T, Hq, Hkv, S, d, d, dt);
+    uint64_t sb_new = vt_rocm_attention_decode_scratch_bytes(T, Hq, Hkv, S, d, d, dt);
+    if (scratch_for(T, Hq, Hkv, S, d, 4096) > sb_new)
+        sb_new = scratch_for(T, Hq, Hkv, S, d, 4096);
     const uint64_t sb_old = vt_rocm_attention_scratch_bytes(T, Hq, Hkv, S, d, d);
     void *scratch;
     CK(cudaMalloc(&scratch, (sb_new > sb_old ? sb_new : sb_old) + 256));
     auto run_new = [&](int i) {
         int taken = 0;
+        if (attn_variant > 0) {
+            const AttnVariant &av = kAttnVariants[attn_variant];
+            CK(av.run(dq, dk[i % nsets], dv[i % nsets], dt, dpos, dout, T, Hq, Hkv, S, d, d, scale, window, scratch, 0,
+                      av.want, av.combine));
+            return;
+        }
         CK(vt_rocm_launch_attention_decode(dq, dk[i % nsets], dv[i % nsets], dt, dpos, dout, T, Hq, Hkv, S, d, d, scale,
                                            window, scratch, 0, &taken));
         if (!taken) {
@@ -323,8 +437,8 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
                                     window, scratch, 0));
     };
     char what[160];
-    snprintf(what, sizeof what, "attn %s T=%d Hq=%d Hkv=%d d=%d S=%d p0=%d win=%d", dt == VT_F16 ? "f16" : "bf16", T,
-             Hq, Hkv, d, S, pos[0], window);
+    snprintf(what, sizeof what, "attn %s T=%d Hq=%d Hkv=%d d=%d S=%d p0=%d win=%d %s", dt == VT_F16 ? "f16" : "bf16", T,
+             Hq, Hkv, d, S, pos[0], window, kAttnVariants[attn_variant].name);
     if (check) {
         CK(cudaMemset(dout, 0xff, no * 4));
         run_new(0);
@@ -364,6 +478,10 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
         run_new(0);
         run_old(0);
         CK(cudaDeviceSynchronize());
+    } else if (variants) {
+        const double bytes = 2.0 * kvn * 2, us = time_us(run_new, 200);
+        printf("variant %-70s %7.2f us %6.0f GB/s %5.1f%% of copy\n", what, us, bytes / us * 1e-3,
+               100.0 * bytes / us * 1e-3 / copy);
     } else {
         const double bytes = 2.0 * kvn * 2;
         const double us = time_us(run_new, 100), old = time_us(run_old, 100);
@@ -415,10 +533,27 @@ int main(int argc, char **argv)
         attn_case(VT_F16, 3, 16, 2, 128, 700, {5, 300, 699}, 0, true, false, 0);
         attn_case(VT_F16, 2, 32, 4, 128, 4096, {4095, 1000}, 100, true, false, 0);
         attn_case(VT_F16, 1, 32, 8, 128, 4096, {4095}, 0, true, false, 0);
+        const int n_av = (int)(sizeof kAttnVariants / sizeof kAttnVariants[0]);
+        for (attn_variant = 1; attn_variant < n_av; attn_variant++) {
+            if (!kAttnVariants[attn_variant].combine)
+                continue;
+            attn_case(VT_F16, 1, 32, 8, 128, 4096, {4095}, 0, true, false, 0);
+            attn_case(VT_BF16, 2, 32, 4, 64, 3000, {2999, 700}, 100, true, false, 0);
+            attn_case(VT_F16, 1, 8, 1, 256, 5000, {4000}, 0, true, false, 0);
+        }
+        attn_variant = 0;
         printf("%d failures\n", failures);
         return failures ? 1 : 0;
     }
     if (variants) {
+        const int n_av = (int)(sizeof kAttnVariants / sizeof kAttnVariants[0]);
+        for (int rep = 0; rep < 2; rep++)
+            for (attn_variant = 0; attn_variant < n_av; attn_variant++)
+                attn_case(VT_F16, 1, 32, 8, 128, 4096, {4095}, 0, false, false, copy);
+        attn_variant = 0;
+        for (const Fmt &f : kFmts)
+            if (f.dt == 2 || f.dt == 8 || f.dt == 12 || f.dt == 14 || f.dt == VT_F16)
+                moe_case(f.dt, f.name, 128, 8, 768, 2048, 1, 0, false, false, copy);
         for (int T : {4, 16})
             moe_case(2, "q4_0", 128, 8, 768, 2048, T, 0, false, false, copy);
         return 0;

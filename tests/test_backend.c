@@ -485,7 +485,8 @@ static unsigned check_each_kernel(vt_device *d, kernel_check check, vt_rng *r)
 /* The decode products over block formats at every width n = 1..9, rows not
  * a multiple of the kernels' row tiles, and k a multiple of 256 elements
  * (the rocm backend's matrix-instruction kernels on NVIDIA) or not (its
- * other kernels), with one or several tiles of k per warp. */
+ * other kernels), with one or several tiles of k per warp; k = 4096 gives
+ * every format rows of a multiple of 16 bytes (q6_k's 210-byte blocks). */
 static bool check_qmatmul_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
 {
     const vt_dtype_info *ti = vt_dtype_get(k->sig.dtype[1]);
@@ -500,6 +501,10 @@ static bool check_qmatmul_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
     check_qmatmul_shape(d, wt, 1, 45, k_odd, r);
     check_qmatmul_shape(d, wt, 3, 32, k_one, r);
     check_qmatmul_shape(d, wt, 1, 200, 4096 + 256, r);
+    /* rows of a multiple of 16 bytes in every format (q6_k's
+     * matrix-instruction path), 16 tiles of 256 over the warps */
+    for (int64_t n = 1; n <= 8; n *= 2)
+        check_qmatmul_shape(d, wt, n, 67, 4096, r);
     return true;
 }
 

@@ -538,6 +538,108 @@ START_TEST(graph_replays_a_step_without_host_syncs)
 }
 END_TEST
 
+/* A device operand of ndim dims (shape), every element v (f32) or zero. */
+static vt_operand bufn(plugin *p, vt_dtype t, int ndim, const int64_t *shape, float v, void **keep)
+{
+    vt_operand o;
+    memset(&o, 0, sizeof o);
+    o.dtype = t;
+    o.ndim = (uint32_t)ndim;
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= (o.shape[i] = shape[i]);
+    o.nbytes = (uint64_t)n * 4;
+    o.data = dalloc(p, o.nbytes);
+    float *h = malloc((size_t)o.nbytes);
+    for (int64_t i = 0; i < n; i++)
+        h[i] = t == VT_F32 ? v : 0.0f;
+    ck_assert_int_eq(p->f->write(p->ctx, 0, o.data, h, o.nbytes, why, sizeof why), VT_OK);
+    free(h);
+    *keep = o.data;
+    return o;
+}
+
+/* GatedDeltaRule checks its slots on two paths of the rocm backend: for
+ * decode (dk = 128, few slots) the recurrence kernel checks them itself in
+ * one launch; other heads (dk = 48 here) run a check kernel first. Both
+ * name the same offence, write zero outputs and leave the whole state as
+ * it was; a good call with a padding row runs (its output row zero). */
+START_TEST(gated_delta_rule_checks_on_both_paths)
+{
+    plugin p;
+    plugin_open(&p);
+    struct {
+        int per_token;
+        int32_t slots[4], acc[2];
+        const char *want;
+    } bad[3] = {
+        {0, {0, 5, 1}, {0}, "slots value 5 at 1 is outside [-1, 4)"},
+        {0, {2, 1, 2}, {0}, "state slot 2 belongs to rows 0 and 2"},
+        {1, {0, 1, 2, 3}, {1, 3}, "accepted[1] = 3 is outside [1, T=2]"},
+    };
+    const int64_t dks[2] = {128, 48}, N = 4;
+    vt_params_gdn prm = {0};
+    for (int path = 0; path < 2; path++)
+        for (int c = 0; c < 4; c++) {
+            const int good = c == 3, per_token = good ? 0 : bad[c].per_token;
+            const int64_t dk = dks[path], B = per_token ? 2 : 3, T = per_token ? 2 : 1;
+            void *keep[8];
+            const int64_t sq[4] = {B, T, 1, dk}, sg[3] = {B, T, 1}, ss[2] = {B, T}, sst[4] = {N, 1, dk, dk};
+            vt_operand in[7] = {bufn(&p, VT_F32, 4, sq, 1.0f, &keep[0]),
+                                bufn(&p, VT_F32, 4, sq, 1.0f, &keep[1]),
+                                bufn(&p, VT_F32, 4, sq, 1.0f, &keep[2]),
+                                bufn(&p, VT_F32, 3, sg, 0.0f, &keep[3]),
+                                bufn(&p, VT_F32, 3, sg, 1.0f, &keep[4]),
+                                bufn(&p, VT_I32, per_token ? 2 : 1, ss, 0.0f, &keep[5]),
+                                {0}};
+            const int n_in = 7; /* accepted absent ({0}) with per-sequence slots */
+            if (per_token) {
+                in[6] = bufn(&p, VT_I32, 1, &B, 0.0f, &keep[6]);
+                ck_assert_int_eq(p.f->write(p.ctx, 0, in[6].data, bad[c].acc, (size_t)B * 4, why, sizeof why), VT_OK);
+            }
+            void *state_keep = NULL;
+            vt_operand out[2] = {bufn(&p, VT_F32, 4, sq, 7.0f, &keep[7]), bufn(&p, VT_F32, 4, sst, 1.0f, &state_keep)};
+            const int32_t good_slots[3] = {0, -1, 1};
+            ck_assert_int_eq(p.f->write(p.ctx, 0, in[5].data, good ? good_slots : bad[c].slots, (size_t)(B * T) * 4,
+                                        why, sizeof why),
+                             VT_OK);
+            const vt_sig sig = (vt_sig)VT_SIG1(VT_F32);
+            if (good) {
+                ck_assert_msg(
+                    enqueue_op(&p, VT_OP_GATED_DELTA_RULE, sig, in, (uint32_t)n_in, out, 2, &prm, sizeof prm) == VT_OK,
+                    "%s", why);
+                ck_assert_msg(p.f->queue_sync(p.ctx, 0, p.q, NULL, why, sizeof why) == VT_OK, "%s", why);
+            } else {
+                expect_device_error(&p, VT_OP_GATED_DELTA_RULE, sig, in, (uint32_t)n_in, out, 2, &prm, sizeof prm,
+                                    bad[c].want);
+            }
+            const int64_t no = B * T * dk, ns = N * dk * dk;
+            float *o = malloc((size_t)no * 4), *st = malloc((size_t)ns * 4);
+            ck_assert_int_eq(p.f->read(p.ctx, 0, o, out[0].data, (size_t)no * 4, why, sizeof why), VT_OK);
+            ck_assert_int_eq(p.f->read(p.ctx, 0, st, out[1].data, (size_t)ns * 4, why, sizeof why), VT_OK);
+            for (int64_t i = 0; i < no; i++) {
+                const bool zero = !good || (i / dk) == 1; /* a bad call, or the padding row */
+                ck_assert_msg(zero ? o[i] == 0.0f : o[i] != 0.0f && isfinite(o[i]), "dk=%lld case %d o[%lld] = %g",
+                              (long long)dk, c, (long long)i, o[i]);
+            }
+            for (int64_t i = 0; i < ns; i++) {
+                const bool kept = !good || i / (dk * dk) >= 2; /* rows 0, 1 are the good call's */
+                ck_assert_msg(kept ? st[i] == 1.0f : st[i] != 1.0f, "dk=%lld case %d state[%lld] = %g", (long long)dk,
+                              c, (long long)i, st[i]);
+            }
+            free(o);
+            free(st);
+            for (int i = 0; i < 6; i++)
+                p.f->release(p.ctx, 0, keep[i]);
+            if (per_token)
+                p.f->release(p.ctx, 0, keep[6]);
+            p.f->release(p.ctx, 0, keep[7]);
+            p.f->release(p.ctx, 0, state_keep);
+        }
+    plugin_close(&p);
+}
+END_TEST
+
 START_TEST(accepts_refuses_kernel_limits_by_name)
 {
     plugin p;
@@ -580,6 +682,7 @@ int main(void)
     tcase_add_test(tc, device_errors_surface_at_the_sync_by_name);
     tcase_add_test(tc, each_device_check_names_the_bad_value);
     tcase_add_test(tc, kv_cache_write_checks_on_both_paths);
+    tcase_add_test(tc, gated_delta_rule_checks_on_both_paths);
     tcase_add_test(tc, graph_replays_a_step_without_host_syncs);
     tcase_add_test(tc, accepts_refuses_kernel_limits_by_name);
     suite_add_tcase(s, tc);

@@ -16,6 +16,7 @@ namespace
 
 constexpr int kThreads = 128; // per block of the split kernel
 constexpr int kBatch = 4;     // keys per group in flight
+constexpr int kWant = 528;    // split blocks wanted (4 x 132 SMs)
 
 template <uint32_t DT> __device__ inline void unpack8(const uint4 &u, float (&f)[8])
 {
@@ -41,13 +42,13 @@ __device__ inline void visible(int64_t p, int64_t S, int32_t window, int64_t &lo
     hi = p < S - 1 ? p : S - 1;
 }
 
-template <uint32_t DT, int D, int G>
-__global__ void __launch_bounds__(kThreads)
+template <uint32_t DT, int D, int G, int NT = kThreads, int KB = kBatch>
+__global__ void __launch_bounds__(NT)
     attn_decode_split_kernel(const float *q, const uint16_t *k, const uint16_t *v, const int32_t *pos, float *part_o,
                              float *part_ml, int64_t Hq, int64_t Hkv, int64_t S, float scale, int32_t window, int64_t C,
                              int64_t n_split)
 {
-    constexpr int L = D / 8, NG = kThreads / L; // lanes per key row; groups per block
+    constexpr int L = D / 8, NG = NT / L; // lanes per key row; groups per block
     __shared__ float sm_ml[NG][2 * G];
     __shared__ float sm_o[NG][G * D];
     const int64_t split = blockIdx.x, kvh = blockIdx.y, t = blockIdx.z;
@@ -88,11 +89,11 @@ __global__ void __launch_bounds__(kThreads)
     // group grp takes keys s0 + grp + NG * i; every group of a wavefront runs
     // the same number of batches (shuffles need every lane)
     const int64_t n = s1 - s0 + 1, per = (n + NG - 1) / NG;
-    for (int64_t i0 = 0; i0 < per; i0 += kBatch) {
-        uint4 kr[kBatch], vr[kBatch];
-        bool ok[kBatch];
+    for (int64_t i0 = 0; i0 < per; i0 += KB) {
+        uint4 kr[KB], vr[KB];
+        bool ok[KB];
 #pragma unroll
-        for (int b = 0; b < kBatch; b++) {
+        for (int b = 0; b < KB; b++) {
             const int64_t j = i0 + b, s = s0 + grp + NG * j;
             ok[b] = j < per && s <= s1;
             if (ok[b]) {
@@ -103,9 +104,9 @@ __global__ void __launch_bounds__(kThreads)
                 vr[b] = kr[b];
             }
         }
-        float sc[kBatch][G];
+        float sc[KB][G];
 #pragma unroll
-        for (int b = 0; b < kBatch; b++) {
+        for (int b = 0; b < KB; b++) {
             float kf[8];
             unpack8<DT>(kr[b], kf);
 #pragma unroll
@@ -127,7 +128,7 @@ __global__ void __launch_bounds__(kThreads)
         for (int h = 0; h < G; h++) {
             float mn = m[h];
 #pragma unroll
-            for (int b = 0; b < kBatch; b++)
+            for (int b = 0; b < KB; b++)
                 mn = fmaxf(mn, sc[b][h]);
             if (mn == -INFINITY)
                 continue; // nothing visible yet
@@ -139,7 +140,7 @@ __global__ void __launch_bounds__(kThreads)
                 acc[h][i] *= corr;
         }
 #pragma unroll
-        for (int b = 0; b < kBatch; b++) {
+        for (int b = 0; b < KB; b++) {
             float vf[8];
             unpack8<DT>(vr[b], vf);
 #pragma unroll
@@ -164,7 +165,7 @@ __global__ void __launch_bounds__(kThreads)
             sm_o[grp][h * D + lane * 8 + i] = acc[h][i];
     }
     __syncthreads();
-    for (int e = (int)threadIdx.x; e < G * D; e += kThreads) {
+    for (int e = (int)threadIdx.x; e < G * D; e += NT) {
         const int h = e / D, j = e % D;
         float M = -INFINITY;
         for (int g2 = 0; g2 < NG; g2++)
@@ -233,11 +234,11 @@ __global__ void attn_decode_combine_kernel(const float *part_o, const float *par
     }
 }
 
-// Keys per block: enough blocks to fill the device about four times over
-// (T * Hkv * chunks >= 4 * 132), at least 32 keys, a multiple of 32.
-int64_t chunk_keys(int64_t T, int64_t Hkv, int64_t S)
+// Keys per block: enough blocks to fill the device about want / 132 times
+// over (T * Hkv * chunks >= want), at least 32 keys, a multiple of 32.
+int64_t chunk_keys(int64_t T, int64_t Hkv, int64_t S, int64_t want = kWant)
 {
-    const int64_t want = 528, per_head = T * Hkv;
+    const int64_t per_head = T * Hkv;
     int64_t n_split = (want + per_head - 1) / per_head;
     int64_t C = (S + n_split - 1) / n_split;
     C = (C + 31) / 32 * 32;
@@ -254,42 +255,78 @@ bool takes(int64_t T, int64_t Hq, int64_t Hkv, int64_t d, int64_t dv, uint32_t k
            (G == 1 || G == 2 || G == 4 || G == 8);
 }
 
-template <uint32_t DT, int D>
+template <uint32_t DT, int D, int NT, int KB>
 hipError_t launch_d(int64_t G, dim3 grid, hipStream_t stream, const float *q, const uint16_t *k, const uint16_t *v,
                     const int32_t *pos, float *po, float *pml, int64_t Hq, int64_t Hkv, int64_t S, float scale,
                     int32_t window, int64_t C, int64_t n_split)
 {
     switch (G) {
     case 1:
-        hipLaunchKernelGGL((attn_decode_split_kernel<DT, D, 1>), grid, dim3(kThreads), 0, stream, q, k, v, pos, po, pml,
-                           Hq, Hkv, S, scale, window, C, n_split);
+        hipLaunchKernelGGL((attn_decode_split_kernel<DT, D, 1, NT, KB>), grid, dim3(NT), 0, stream, q, k, v, pos, po,
+                           pml, Hq, Hkv, S, scale, window, C, n_split);
         break;
     case 2:
-        hipLaunchKernelGGL((attn_decode_split_kernel<DT, D, 2>), grid, dim3(kThreads), 0, stream, q, k, v, pos, po, pml,
-                           Hq, Hkv, S, scale, window, C, n_split);
+        hipLaunchKernelGGL((attn_decode_split_kernel<DT, D, 2, NT, KB>), grid, dim3(NT), 0, stream, q, k, v, pos, po,
+                           pml, Hq, Hkv, S, scale, window, C, n_split);
         break;
     case 4:
-        hipLaunchKernelGGL((attn_decode_split_kernel<DT, D, 4>), grid, dim3(kThreads), 0, stream, q, k, v, pos, po, pml,
-                           Hq, Hkv, S, scale, window, C, n_split);
+        hipLaunchKernelGGL((attn_decode_split_kernel<DT, D, 4, NT, KB>), grid, dim3(NT), 0, stream, q, k, v, pos, po,
+                           pml, Hq, Hkv, S, scale, window, C, n_split);
         break;
     default:
-        hipLaunchKernelGGL((attn_decode_split_kernel<DT, D, 8>), grid, dim3(kThreads), 0, stream, q, k, v, pos, po, pml,
-                           Hq, Hkv, S, scale, window, C, n_split);
+        hipLaunchKernelGGL((attn_decode_split_kernel<DT, D, 8, NT, KB>), grid, dim3(NT), 0, stream, q, k, v, pos, po,
+                           pml, Hq, Hkv, S, scale, window, C, n_split);
         break;
     }
     return hipGetLastError();
 }
 
-template <uint32_t DT>
+template <uint32_t DT, int NT, int KB>
 hipError_t launch_dt(int64_t d, int64_t G, dim3 grid, hipStream_t stream, const float *q, const uint16_t *k,
                      const uint16_t *v, const int32_t *pos, float *po, float *pml, int64_t Hq, int64_t Hkv, int64_t S,
                      float scale, int32_t window, int64_t C, int64_t n_split)
 {
     if (d == 64)
-        return launch_d<DT, 64>(G, grid, stream, q, k, v, pos, po, pml, Hq, Hkv, S, scale, window, C, n_split);
+        return launch_d<DT, 64, NT, KB>(G, grid, stream, q, k, v, pos, po, pml, Hq, Hkv, S, scale, window, C, n_split);
     if (d == 128)
-        return launch_d<DT, 128>(G, grid, stream, q, k, v, pos, po, pml, Hq, Hkv, S, scale, window, C, n_split);
-    return launch_d<DT, 256>(G, grid, stream, q, k, v, pos, po, pml, Hq, Hkv, S, scale, window, C, n_split);
+        return launch_d<DT, 128, NT, KB>(G, grid, stream, q, k, v, pos, po, pml, Hq, Hkv, S, scale, window, C, n_split);
+    return launch_d<DT, 256, NT, KB>(G, grid, stream, q, k, v, pos, po, pml, Hq, Hkv, S, scale, window, C, n_split);
+}
+
+// Scratch bytes of the split over about want blocks.
+uint64_t scratch_for(int64_t T, int64_t Hq, int64_t Hkv, int64_t S, int64_t dv, int64_t want)
+{
+    const int64_t C = chunk_keys(T, Hkv, S, want), n_split = (S + C - 1) / C;
+    return (uint64_t)(T * Hq * n_split * (dv + 2)) * sizeof(float);
+}
+
+// The split kernel of NT threads and KB keys in flight per group over about
+// want blocks, then (combine) the combine kernel; combine = 0 times the
+// split alone (scripts/decode-harness.cu's variants). H200, t = 1, 8 kv
+// heads, 4096 positions (BENCHMARKS.md): the defaults (128 threads, 4
+// keys, 528 blocks) measured fastest; 8 keys in flight, 1056 or 264 blocks,
+// 64 threads were all slower, and a combine of 1024-thread blocks merging
+// the chunks per thread (loads all issued at once) took 7.6 us against 5.9.
+// The shape is one takes() accepts; scratch of scratch_for(..., want) bytes.
+template <int NT, int KB>
+hipError_t run_decode(const float *q, const void *k, const void *v, uint32_t kv_dtype, const int32_t *pos, float *o,
+                      int64_t T, int64_t Hq, int64_t Hkv, int64_t S, int64_t d, int64_t dv, float scale, int32_t window,
+                      void *scratch, hipStream_t stream, int64_t want, int combine)
+{
+    const int64_t C = chunk_keys(T, Hkv, S, want), n_split = (S + C - 1) / C, G = Hq / Hkv;
+    float *po = (float *)scratch, *pml = po + T * Hq * n_split * dv;
+    const dim3 grid((unsigned)n_split, (unsigned)Hkv, (unsigned)T);
+    const uint16_t *kk = (const uint16_t *)k, *vv = (const uint16_t *)v;
+    hipError_t e = kv_dtype == VT_F16 ? launch_dt<VT_F16, NT, KB>(d, G, grid, stream, q, kk, vv, pos, po, pml, Hq, Hkv,
+                                                                  S, scale, window, C, n_split)
+                                      : launch_dt<VT_BF16, NT, KB>(d, G, grid, stream, q, kk, vv, pos, po, pml, Hq, Hkv,
+                                                                   S, scale, window, C, n_split);
+    if (e != hipSuccess)
+        return e;
+    if (combine)
+        hipLaunchKernelGGL(attn_decode_combine_kernel, dim3((unsigned)(T * Hq)), dim3(VT_ROCM_BLOCK),
+                           (size_t)n_split * sizeof(float), stream, po, pml, pos, o, Hq, S, dv, window, C, n_split);
+    return hipGetLastError();
 }
 
 } // namespace
@@ -301,8 +338,7 @@ extern "C" uint64_t vt_rocm_attention_decode_scratch_bytes(int64_t T, int64_t Hq
 {
     if (!takes(T, Hq, Hkv, d, dv, kv_dtype) || S <= 0)
         return 0;
-    const int64_t C = chunk_keys(T, Hkv, S), n_split = (S + C - 1) / C;
-    return (uint64_t)(T * Hq * n_split * (dv + 2)) * sizeof(float);
+    return scratch_for(T, Hq, Hkv, S, dv, kWant);
 }
 
 // Attention for decode (the shapes vt_rocm_attention_decode_scratch_bytes
@@ -317,17 +353,6 @@ extern "C" hipError_t vt_rocm_launch_attention_decode(const float *q, const void
     if (!takes(T, Hq, Hkv, d, dv, kv_dtype) || S <= 0 || !scratch || ((uintptr_t)q | (uintptr_t)k | (uintptr_t)v) % 16)
         return hipSuccess;
     *taken = 1;
-    const int64_t C = chunk_keys(T, Hkv, S), n_split = (S + C - 1) / C, G = Hq / Hkv;
-    float *po = (float *)scratch, *pml = po + T * Hq * n_split * dv;
-    const dim3 grid((unsigned)n_split, (unsigned)Hkv, (unsigned)T);
-    const uint16_t *kk = (const uint16_t *)k, *vv = (const uint16_t *)v;
-    hipError_t e =
-        kv_dtype == VT_F16
-            ? launch_dt<VT_F16>(d, G, grid, stream, q, kk, vv, pos, po, pml, Hq, Hkv, S, scale, window, C, n_split)
-            : launch_dt<VT_BF16>(d, G, grid, stream, q, kk, vv, pos, po, pml, Hq, Hkv, S, scale, window, C, n_split);
-    if (e != hipSuccess)
-        return e;
-    hipLaunchKernelGGL(attn_decode_combine_kernel, dim3((unsigned)(T * Hq)), dim3(VT_ROCM_BLOCK),
-                       (size_t)n_split * sizeof(float), stream, po, pml, pos, o, Hq, S, dv, window, C, n_split);
-    return hipGetLastError();
+    return run_decode<kThreads, kBatch>(q, k, v, kv_dtype, pos, o, T, Hq, Hkv, S, d, dv, scale, window, scratch, stream,
+                                        kWant, 1);
 }

@@ -8,6 +8,10 @@
 // S[:, c] for one (sequence, value head), keeps it across the tokens and
 // sums over dk in index order, as the cpu oracle does (gdr_cols_kernel for
 // dk = 128 when the decode kernel's float4 accesses do not apply).
+// For decode (few slots, not the chunked form) the decode kernel checks
+// the slots itself (rocm_check_gdr.h, every block, its state loads already
+// in flight): one launch instead of the check kernel and the recurrence.
+#include "rocm_check_gdr.h"
 #include "rocm_device.h"
 #include "rocm_launch.h"
 
@@ -183,7 +187,8 @@ __global__ __launch_bounds__(GDR_NT) void gdr_decode_kernel(const float *q, cons
                                                             const float *g, const float *beta, const int32_t *slots,
                                                             const int32_t *accepted, int per_token, float *o,
                                                             float *state, int64_t T, int64_t H, int64_t HV, int64_t dv,
-                                                            int l2norm)
+                                                            int l2norm, vt_rocm_err *err, uint32_t op, int64_t B,
+                                                            int64_t N)
 {
     constexpr int TX = SW / 4, TY = GDR_NT / TX, R = DK / TY, NG = GDR_NT / 32;
     static_assert(DK % TY == 0 && DK % 32 == 0 && DK <= GDR_NT && 32 % TX == 0, "gdr_decode_kernel shape");
@@ -208,17 +213,29 @@ __global__ __launch_bounds__(GDR_NT) void gdr_decode_kernel(const float *q, cons
         bb = beta[bt * HV + hv];
     };
     fetch(0);
-    const int32_t rs = per_token ? slots[b * T + accepted[b] - 1] : slots[b];
-    if (rs < 0) { // padding row: zero outputs, no state read or written
+    // The state row read. With err, the slots and counts are the caller's,
+    // unchecked: a count or row out of range reads nothing, and the block's
+    // state loads go out before its check, which every block runs (block 0
+    // reports); a bad call then writes zero outputs and no state.
+    int32_t rs = -1;
+    if (!per_token)
+        rs = slots[b];
+    else if (accepted[b] >= 1 && (int64_t)accepted[b] <= T)
+        rs = slots[b * T + accepted[b] - 1];
+    if ((int64_t)rs >= N)
+        rs = -1;
+    float4 S[R];
+    float *src = state + ((int64_t)(rs < 0 ? 0 : rs) * HV + hv) * DK * dv + c;
+#pragma unroll
+    for (int r = 0; r < R; r++)
+        S[r] = col && rs >= 0 ? *(const float4 *)(src + (int64_t)(ty + r * TY) * dv) : zero;
+    if (err && vt_gdr_check(err, blockIdx.x == 0, op, slots, accepted, per_token, B, T, N))
+        rs = -1;
+    if (rs < 0) { // padding row (or a bad call): zero outputs, no state written
         for (int64_t t = 0; col && ty == 0 && t < T; t++)
             *(float4 *)(o + ((b * T + t) * HV + hv) * dv + c) = zero;
         return;
     }
-    float4 S[R];
-    float *src = state + ((int64_t)rs * HV + hv) * DK * dv + c;
-#pragma unroll
-    for (int r = 0; r < R; r++)
-        S[r] = col ? *(const float4 *)(src + (int64_t)(ty + r * TY) * dv) : zero;
     const float qscale = 1.0f / sqrtf((float)DK);
     for (int64_t t = 0; t < T; t++) {
         const int64_t bt = b * T + t;
@@ -749,6 +766,34 @@ bool aligned16(const void *p)
     return ((uintptr_t)p & 15) == 0;
 }
 
+// The decode kernel's slab width: slabs of 32 columns, or of 16 when that
+// leaves most of the GPU idle. H200, B = 1, HV = 32 (scripts/gdn-kernels,
+// BENCHMARKS.md): 128 blocks of 32 columns 5.2 us (ncu), 256 of 16 5.9 us,
+// 512 of 8 8.4 us (more blocks, each with fewer loads in flight, is slower).
+int decode_sw(int64_t B, int64_t HV, int64_t dv)
+{
+    return B * HV * ((dv + 31) / 32) >= 128 ? 32 : 16;
+}
+
+// gdr_decode_kernel<128, sw> over the call (err: the fused check, or NULL).
+hipError_t launch_decode(int sw, const float *q, const float *k, const float *v, const float *g, const float *beta,
+                         const int32_t *slots, const int32_t *accepted, int per_token, float *o, float *state,
+                         int64_t B, int64_t T, int64_t H, int64_t HV, int64_t dv, int l2norm, vt_rocm_err *err,
+                         uint32_t op, int64_t N, hipStream_t stream)
+{
+    const dim3 grid((unsigned)(B * HV * ((dv + sw - 1) / sw)));
+    if (sw == 32)
+        hipLaunchKernelGGL((gdr_decode_kernel<128, 32>), grid, dim3(GDR_NT), 0, stream, q, k, v, g, beta, slots,
+                           accepted, per_token, o, state, T, H, HV, dv, l2norm, err, op, B, N);
+    else if (sw == 16)
+        hipLaunchKernelGGL((gdr_decode_kernel<128, 16>), grid, dim3(GDR_NT), 0, stream, q, k, v, g, beta, slots,
+                           accepted, per_token, o, state, T, H, HV, dv, l2norm, err, op, B, N);
+    else
+        hipLaunchKernelGGL((gdr_decode_kernel<128, 8>), grid, dim3(GDR_NT), 0, stream, q, k, v, g, beta, slots,
+                           accepted, per_token, o, state, T, H, HV, dv, l2norm, err, op, B, N);
+    return hipGetLastError();
+}
+
 } // namespace
 
 extern "C" uint64_t vt_rocm_gated_delta_scratch_bytes(int64_t B, int64_t T, int64_t HV, int64_t dk, int64_t dv,
@@ -784,14 +829,8 @@ extern "C" hipError_t vt_rocm_launch_gated_delta(const float *q, const float *k,
             }
             return hipSuccess;
         }
-        // slabs of 32 columns, or of 16 when that leaves most of the GPU idle
-        if (B * HV * ((dv + 31) / 32) >= 128)
-            hipLaunchKernelGGL((gdr_decode_kernel<128, 32>), dim3((unsigned)(B * HV * ((dv + 31) / 32))), dim3(GDR_NT),
-                               0, stream, q, k, v, g, beta, slots, accepted, per_token, o, state, T, H, HV, dv, l2norm);
-        else
-            hipLaunchKernelGGL((gdr_decode_kernel<128, 16>), dim3((unsigned)(B * HV * ((dv + 15) / 16))), dim3(GDR_NT),
-                               0, stream, q, k, v, g, beta, slots, accepted, per_token, o, state, T, H, HV, dv, l2norm);
-        return hipGetLastError();
+        return launch_decode(decode_sw(B, HV, dv), q, k, v, g, beta, slots, accepted, per_token, o, state, B, T, H, HV,
+                             dv, l2norm, nullptr, 0, INT64_MAX, stream);
     }
     if (dk == 128) {
         int64_t blocks = B * HV * ((dv + GDR_COLS - 1) / GDR_COLS);
@@ -802,4 +841,21 @@ extern "C" hipError_t vt_rocm_launch_gated_delta(const float *q, const float *k,
     hipLaunchKernelGGL(gdr_kernel, dim3(vt_grid_for(total, 128)), dim3(128), 0, stream, q, k, v, g, beta, slots,
                        accepted, per_token, o, state, B, T, H, HV, dk, dv, l2norm);
     return hipGetLastError();
+}
+
+extern "C" hipError_t vt_rocm_launch_gated_delta_checked(vt_rocm_err *err, uint32_t op, const float *q, const float *k,
+                                                         const float *v, const float *g, const float *beta,
+                                                         const int32_t *slots, const int32_t *accepted, int per_token,
+                                                         float *o, float *state, int64_t B, int64_t T, int64_t H,
+                                                         int64_t HV, int64_t dk, int64_t dv, int64_t N, int l2norm,
+                                                         hipStream_t stream, int *taken)
+{
+    *taken = 0;
+    const int64_t n_slots = per_token ? B * T : B;
+    if (B * HV * dv <= 0 || T <= 0 || n_slots > VT_ROCM_GDR_FUSED_MAX_SLOTS || dk != 128 || dv % 4 != 0 ||
+        gdr_chunked(T, dk, dv, per_token) || !aligned16(v) || !aligned16(o) || !aligned16(state))
+        return hipSuccess;
+    *taken = 1;
+    return launch_decode(decode_sw(B, HV, dv), q, k, v, g, beta, slots, accepted, per_token, o, state, B, T, H, HV, dv,
+                         l2norm, err, op, N, stream);
 }

@@ -6,7 +6,11 @@
 // copy of the values for the kernel it guards: the values themselves when
 // the whole call is valid, else values that make that kernel do nothing
 // (slot -1) or stay in range (index 0), so no kernel reads or writes out
-// of range and a bad call writes no state.
+// of range and a bad call writes no state. (GatedDeltaRule's check is
+// rocm_check_gdr.h's, which its decode kernel also runs itself; MoE at one
+// token and KvCacheWrite for few tokens check inside their kernels too,
+// the latter with the slot rule of rocm_slots.h that check_slots_kernel uses.)
+#include "rocm_check_gdr.h"
 #include "rocm_device.h"
 #include "rocm_error.h"
 #include "rocm_launch.h"
@@ -84,43 +88,8 @@ __global__ void check_slots_kernel(vt_rocm_err *err, uint32_t op, uint32_t name,
 __global__ void check_gdr_kernel(vt_rocm_err *err, uint32_t op, const int32_t *s, const int32_t *acc, int per_token,
                                  int64_t B, int64_t T, int64_t N, int32_t *safe_s, int32_t *safe_acc)
 {
-    __shared__ int64_t shm[VT_ROCM_BLOCK];
-    int64_t n = per_token ? B * T : B, per_row = per_token ? T : 1;
-    bool bad = false;
-    if (per_token) {
-        int64_t g = vt_block_first(
-            B, [&](int64_t b) { return acc[b] < 1 || (int64_t)acc[b] > T; }, shm);
-        bad = g < B;
-        if (threadIdx.x == 0 && bad)
-            vt_rocm_err_set(err, VT_ROCM_ERR_GDR_ACCEPT, op, VT_ROCM_NAME_SLOTS, g, acc[g], T, 0);
-    }
-    if (!bad) {
-        int64_t f = vt_block_first(
-            n, [&](int64_t i) { return s[i] < -1 || (int64_t)s[i] >= N; }, shm);
-        bad = f < n;
-        if (threadIdx.x == 0 && bad)
-            vt_rocm_err_set(err, VT_ROCM_ERR_GDR_SLOT, op, VT_ROCM_NAME_SLOTS, f, s[f], N, 0);
-    }
-    if (!bad) { // no state row shared by two active rows
-        auto read = [&](int64_t row) { return per_token ? s[row * T + acc[row] - 1] : s[row]; };
-        auto other = [&](int64_t i) {
-            int64_t row = i / per_row;
-            if (s[i] < 0 || read(row) < 0)
-                return i;
-            for (int64_t j = 0; j < i; j++) {
-                int64_t o = j / per_row;
-                if (o != row && read(o) >= 0 && s[j] == s[i])
-                    return j;
-            }
-            return i;
-        };
-        int64_t f = vt_block_first(
-            n, [&](int64_t i) { return other(i) < i; }, shm);
-        bad = f < n;
-        if (threadIdx.x == 0 && bad)
-            vt_rocm_err_set(err, VT_ROCM_ERR_GDR_SHARED, op, VT_ROCM_NAME_SLOTS, s[f], other(f) / per_row, f / per_row,
-                            0);
-    }
+    const bool bad = vt_gdr_check(err, true, op, s, acc, per_token, B, T, N);
+    const int64_t n = per_token ? B * T : B;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
         safe_s[i] = bad ? -1 : s[i];
     for (int64_t b = threadIdx.x; per_token && b < B; b += blockDim.x)

@@ -7,6 +7,7 @@
 // once per N pairs, not once per pair). Which shapes and weight types it
 // takes: moe_grouped_takes, from the H200 figures of BENCHMARKS.md.
 #include "kernels_mmv.h"
+#include "rocm_error.h"
 
 namespace
 {
@@ -136,6 +137,67 @@ __global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
     }
 }
 
+// One token with the id check folded in (one launch): block (b, s) takes
+// rows [b R, b R + R) of expert ids[s] for slot s alone (at one token each
+// slot has its own output rows: no grouping). Every block checks the TK
+// ids; block (0, 0) records the first one outside [0, E) as
+// vt_rocm_launch_check_range does, and a bad call computes every slot with
+// expert 0, as the checked copy (all 0) would have it.
+template <uint32_t DT, int R>
+__global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
+    moe_slot_kernel(const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes, const int32_t *ids,
+                    vt_rocm_err *err, uint32_t op, int64_t E, float *y, int TK, int K, int64_t m, int64_t k,
+                    bool aligned)
+{
+    extern __shared__ uint4 moe_dyn[];
+    __shared__ int first;
+    const int s = (int)blockIdx.y;
+    int e = ids[s];
+    if (threadIdx.x == 0)
+        first = TK;
+    __syncthreads();
+    for (int i = (int)threadIdx.x; i < TK; i += (int)blockDim.x)
+        if (ids[i] < 0 || (int64_t)ids[i] >= E) {
+            atomicMin(&first, i);
+            break;
+        }
+    __syncthreads();
+    const int f = first;
+    if (f < TK) {
+        e = 0;
+        if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
+            vt_rocm_err_set(err, VT_ROCM_ERR_RANGE, op, VT_ROCM_NAME_IDS, f, ids[f], E, -1);
+    }
+    const int wv = (int)threadIdx.x / VT_MMV_WAVE, nw = (int)blockDim.x / VT_MMV_WAVE;
+    const int lane = (int)threadIdx.x % VT_MMV_WAVE;
+    uint4 *buf = moe_dyn + wv * 2 * R * buf_pieces(DT);
+    float *part = (float *)(moe_dyn + nw * 2 * R * buf_pieces(DT)); // [nw][R]
+    const int64_t row0 = (int64_t)blockIdx.x * R;
+    const uint8_t *wr[R];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+        wr[r] = w + ((int64_t)e * m + (row0 + r < m ? row0 + r : m - 1)) * row_bytes;
+    int64_t t0, t1;
+    tile_share((k + tile_elems(DT) - 1) / tile_elems(DT), wv, nw, t0, t1);
+    const float *const xs[1] = {x + (int64_t)(x_per_slot ? s : s / K) * k};
+    float acc[R][1] = {};
+    rows_dot<DT, 1, R>(buf, wr, row_bytes, xs, k, t0, t1, aligned, acc);
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        const float sw = wave_sum(acc[r][0]);
+        if (lane == 0)
+            part[wv * R + r] = sw;
+    }
+    __syncthreads();
+    const int i = (int)threadIdx.x;
+    if (i < R && row0 + i < m) {
+        float sum = 0.0f;
+        for (int v = 0; v < nw; v++)
+            sum += part[v * R + i];
+        y[(int64_t)s * m + row0 + i] = sum;
+    }
+}
+
 // Wavefronts per block for k (as kernels_mmv.h's waves_for, for R rows).
 template <uint32_t DT, int R> unsigned moe_waves(int64_t k)
 {
@@ -158,6 +220,24 @@ hipError_t launch_grouped(const float *x, int x_per_slot, const uint8_t *w, int6
                        aligned);
     return hipGetLastError();
 }
+
+// Queue moe_slot_kernel<DT, R> over the TK slots of one token.
+template <uint32_t DT, int R>
+hipError_t launch_slots(const float *x, int x_per_slot, const uint8_t *w, int64_t rb, const int32_t *ids,
+                        vt_rocm_err *err, uint32_t op, int64_t E, float *y, int TK, int K, int64_t m, int64_t k,
+                        hipStream_t stream, bool aligned)
+{
+    const unsigned nw = moe_waves<DT, R>(k);
+    const size_t shm = moe_shm<DT, 1, R>((int)nw);
+    hipLaunchKernelGGL((moe_slot_kernel<DT, R>), dim3((unsigned)((m + R - 1) / R), (unsigned)TK),
+                       dim3(nw * (unsigned)host_wave()), shm, stream, x, x_per_slot, w, rb, ids, err, op, E, y, TK, K,
+                       m, k, aligned);
+    return hipGetLastError();
+}
+
+// Rows per block of the one-token kernel: q4_0 8 (H200, E = 128, 8 slots,
+// m = 768, k = 2048: 7.75 us against 8.10 at 4, 9.41 at 2), the others 4.
+constexpr int kSlotRows = 4, kSlotRowsQ4 = 8;
 
 struct MoeArgs {
     const float *x;
@@ -251,5 +331,42 @@ extern "C" hipError_t vt_rocm_launch_moe_grouped(const float *x, int x_per_slot,
     case 14: return run_moe<14>(a); // q6_k
     }
     *taken = 0;
+    return hipSuccess;
+}
+
+// MoeExpertMatMul at one token with the id check folded in (ids [1, K] as
+// the caller passed them, E experts): *taken = 0 (nothing queued) unless
+// T = 1 and the weight type is q4_0, q8_0, q4_k or q6_k with the tile
+// decoder's alignments. H200 (BENCHMARKS.md), this kernel against the check
+// kernel then kernels_mmv*: q4_0 7.75 / 11.23 us, q8_0 10.64 / 11.05, q4_k
+// 9.50 / 10.30, q6_k 10.47 / 11.32; f16 12.63 / 10.40 keeps the old path.
+extern "C" hipError_t vt_rocm_launch_moe_one_checked(vt_rocm_err *err, uint32_t op, const float *x, int x_per_slot,
+                                                     const void *w, uint32_t w_dtype, const int32_t *ids, int64_t E,
+                                                     float *y, int64_t T, int64_t K, int64_t m, int64_t k,
+                                                     hipStream_t stream, int *taken)
+{
+    *taken = 0;
+    const int be = blk_elems(w_dtype), bb = blk_bytes(w_dtype);
+    if (T != 1 || K <= 0 || K > 65535 || E <= 0 || m <= 0 || k <= 0 || bb == 0 || k % be != 0 || k % 8 != 0 ||
+        (uintptr_t)x % 16 != 0 || m > (int64_t)1 << 30)
+        return hipSuccess;
+    const int64_t rb = k / be * bb;
+    const bool al = (uintptr_t)w % 16 == 0 && rb % 16 == 0;
+    const uint8_t *wb = (const uint8_t *)w;
+    const int TK = (int)K;
+    switch (w_dtype) {
+    case 2: // q4_0
+        *taken = 1;
+        return launch_slots<2, kSlotRowsQ4>(x, x_per_slot, wb, rb, ids, err, op, E, y, TK, TK, m, k, stream, al);
+    case 8: // q8_0
+        *taken = 1;
+        return launch_slots<8, kSlotRows>(x, x_per_slot, wb, rb, ids, err, op, E, y, TK, TK, m, k, stream, al);
+    case 12: // q4_k
+        *taken = 1;
+        return launch_slots<12, kSlotRows>(x, x_per_slot, wb, rb, ids, err, op, E, y, TK, TK, m, k, stream, al);
+    case 14: // q6_k
+        *taken = 1;
+        return launch_slots<14, kSlotRows>(x, x_per_slot, wb, rb, ids, err, op, E, y, TK, TK, m, k, stream, al);
+    }
     return hipSuccess;
 }

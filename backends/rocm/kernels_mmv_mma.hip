@@ -1,12 +1,14 @@
 // kernels_mmv_mma.hip - the decode MatMul (n = 1..8 columns of f32 x against
 // block-format weights read once) on NVIDIA's matrix instructions
 // (mma.sync m16n8k16: f16 A and B, f32 accumulators), for q4_0, q8_0,
-// iq4_nl and q4_k. Other targets and formats keep kernels_mmv.h's kernels
-// (run_mma answers *taken = 0).
+// iq4_nl, q4_k and q6_k (rows of a multiple of 16 bytes). Other targets
+// and formats keep kernels_mmv.h's kernels (run_mma answers *taken = 0).
 //
 // A: the weight codes of 32-element blocks (q4_k: sub-blocks) as f16, which
 // are exact (q4_0: q - 8, q8_0: the int8, iq4_nl: the book value, q4_k: the
-// nibble), built from the packed words with a few integer instructions.
+// nibble, q6_k: the 6-bit code - 32), built from the packed words with a
+// few integer instructions. q6_k's 16-element scale groups get separate
+// accumulators (the lanes of one step share a group).
 // B: each block of each column of x split into hi = f16(x * 2^-e) and
 // lo = f16(x * 2^-e - hi) with a power of two 2^e per block and column that
 // puts the block's largest magnitude in [2^14, 2^15): hi + lo carries 22
@@ -18,13 +20,16 @@
 // by the block's weight scale and 2^e and summed in a fixed order: results
 // do not depend on timing.
 //
-// A warp takes 32 rows (two 16-row tiles) and a contiguous share of the
-// 256-element tiles of k; the tiles of its 32 rows stream through its own
-// ring of shared memory with 16-byte cp.async copies. Per 128 elements the
-// warp splits x into hi/lo (every lane four elements per column) into
-// shared memory once for both row tiles. The warps' sums meet in shared
-// memory in warp order.
+// A warp takes 32 rows (two 16-row tiles) and every nw-th 256-element tile
+// of k; the tiles of its 32 rows stream through its own ring of shared
+// memory with 16-byte cp.async copies (L2 fetching 256-byte blocks). At
+// n = 1, per 128 elements the warp splits x into hi/lo (every lane four
+// elements per column) into shared memory once for both row tiles; at
+// n > 1 with the call's scratch a first kernel splits x once for every
+// block (the same arithmetic) and the warps read their B fragments from it.
+// The warps' sums meet in shared memory in warp order.
 #include "kernels_mmv.h"
+#include "rocm_mmv.h"
 
 #if defined(VT_HIP_PLATFORM_NVIDIA)
 #include <cuda_fp16.h>
@@ -38,17 +43,29 @@ constexpr int kWarpRows = 32; // rows per warp: two 16-row mma tiles
 constexpr int kTile = 256;    // elements of k per staged tile
 constexpr unsigned kFull = 0xffffffffu;
 
-// Bytes of one row's 256-element tile of dtype DT.
+// Bytes of one row's 256-element tile of dtype DT in memory.
+template <uint32_t DT> __host__ __device__ constexpr int tile_src_bytes()
+{
+    return DT == 8 ? 272 : DT == 14 ? 210 : 144;
+}
+// Bytes of one row's staged tile in shared memory: the 16-byte pieces that
+// cover it (q6_k: a tile starts at an even byte of a 16-byte piece, 14
+// pieces from the piece holding its first byte cover it; the last tile of
+// a row, whose row ends on a 16-byte boundary, starts at byte 14 of its
+// first piece, so no piece reaches past the row).
 template <uint32_t DT> __host__ __device__ constexpr int tile_row_bytes()
 {
-    return DT == 8 ? 272 : 144;
+    return DT == 14 ? 224 : tile_src_bytes<DT>();
 }
 // Staged tiles per warp for DT at N columns (the ring's depth): two where
 // the block can then hold 16 warps (more warps hide more latency), four for
 // the 8 warps that fit otherwise.
+#ifndef VT_MMA_RING
+#define VT_MMA_RING 2 /* the harness builds other depths */
+#endif
 template <uint32_t DT, int N> __host__ __device__ constexpr int ring_depth()
 {
-    return DT == 8 || N <= 4 ? 2 : 4;
+    return DT == 8 || N <= 4 ? VT_MMA_RING : 4;
 }
 
 // Lower / upper f16 halves of a word as f16x2 arithmetic operands.
@@ -111,7 +128,7 @@ template <uint32_t DT> __host__ __device__ constexpr bool adjacent_pairs()
 // min coefficient mw (value = dw * code - mw; mw = 0 but for q4_k). Group
 // q's registers: a[q - 2 u0][0] and [1] (element order of group_of_run).
 template <uint32_t DT, int U>
-__device__ inline void block_regs(const uint8_t *row, int h, int b, int u0, uint32_t (&a)[2 * U][2], float &dw,
+__device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int u0, uint32_t (&a)[2 * U][2], float &dw,
                                   float &mw)
 {
     mw = 0.0f;
@@ -158,6 +175,52 @@ __device__ inline void block_regs(const uint8_t *row, int h, int b, int u0, uint
             const uint32_t x = w[i] ^ 0x80808080u; /* byte + 128 */
             a[i][0] = h2_sub(__byte_perm(x, 0x64646464u, 0x4240), 0x64806480u);
             a[i][1] = h2_sub(__byte_perm(x, 0x64646464u, 0x4341), 0x64806480u);
+        }
+    } else if (DT == 14) {
+        /* q6_k: group s = 4h + b: low four bits from ql[64h + 32(b % 2) + l]
+         * (high nibble for b >= 2), top two from qh[32h + l] at shift 2b,
+         * minus 32. The words (4 elements each) go so that every lane of a
+         * step is in the same 16-element scale group: U = 4 (a lane per
+         * block): words 0..7; U = 2 (two lanes per block): words 2i + u0 / 2;
+         * U = 1 (four lanes per block): words 4i + u0. Words of scale group 0
+         * come first: dw = d * scale 0, mw = d * scale 1. */
+        const int s = 4 * h + b;
+        const float d = sh_f16(row, ob + 208);
+        const int8_t *sc = (const int8_t *)(const void *)(row + ob + 192 + 2 * s);
+        dw = d * (float)sc[0];
+        mw = d * (float)sc[1];
+        const int qlo = ob + 64 * h + 32 * (b & 1), qho = ob + 128 + 32 * h;
+        uint32_t ql[2 * U], qh[2 * U];
+        if (U == 4) {
+            sh_words<2 * U>(row, qlo, ql);
+            sh_words<2 * U>(row, qho, qh);
+        } else if (U == 2) {
+            uint32_t l8[8], h8[8];
+            sh_words<8>(row, qlo, l8);
+            sh_words<8>(row, qho, h8);
+            const bool odd = (u0 >> 1) != 0;
+#pragma unroll
+            for (int i = 0; i < 2 * U; i++) {
+                ql[i] = odd ? l8[2 * i + 1] : l8[2 * i];
+                qh[i] = odd ? h8[2 * i + 1] : h8[2 * i];
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < 2 * U; i++) {
+                uint32_t w1[1];
+                sh_words<1>(row, qlo + 16 * i + 4 * u0, w1);
+                ql[i] = w1[0];
+                sh_words<1>(row, qho + 16 * i + 4 * u0, w1);
+                qh[i] = w1[0];
+            }
+        }
+        const int ns = 4 * (b >> 1), hs = 2 * b;
+#pragma unroll
+        for (int i = 0; i < 2 * U; i++) {
+            const uint32_t v = ((ql[i] >> ns) & 0x0F0F0F0Fu) | (((qh[i] >> hs) & 0x03030303u) << 4);
+            /* f16 1024 + code - 1056 */
+            a[i][0] = h2_sub(__byte_perm(v, 0x64646464u, 0x4240), 0x64206420u);
+            a[i][1] = h2_sub(__byte_perm(v, 0x64646464u, 0x4341), 0x64206420u);
         }
     } else { /* q4_k: sub-block s = 4h + b: nibble half s % 2 of qs bytes 32 (s / 2) .. + 31 */
         const int s = 4 * h + b;
@@ -248,36 +311,84 @@ __device__ inline void split_x(const float4 (&xv)[N], int lane, uint2 *bs, float
     }
 }
 
-// 16 bytes global -> shared without registers.
-__device__ inline void cp16(void *dst, const void *src)
+// x split once per call for every column (the PRE kernels): per column j
+// and 128-element chunk c, at j * chunks + c: bs (64 pairs, split_x's
+// layout of one column), pw and xs (4 floats each).
+struct Pre {
+    const uint2 *bs;
+    const float *pw, *xs;
+    int64_t chunks;
+};
+
+// Bytes of the split of n columns of k elements.
+inline int64_t pre_bytes(int64_t n, int64_t k)
+{
+    return n * (k / 128) * (64 * 8 + 2 * 4 * 4);
+}
+
+// The split of chunk c of column j, by warp j * chunks + c: split_x's
+// arithmetic, so the PRE kernels see the values the others compute.
+template <uint32_t DT>
+__global__ void __launch_bounds__(256)
+    split_kernel(const float *x, int64_t k, int64_t n, uint2 *bs, float *pw, float *xs)
+{
+    const int lane = (int)threadIdx.x & 31;
+    const int64_t chunks = k / 128, p = (int64_t)blockIdx.x * 8 + ((int)threadIdx.x >> 5);
+    if (p >= n * chunks)
+        return;
+    const int64_t j = p / chunks, c = p % chunks;
+    const float4 xv[1] = {__ldg((const float4 *)(x + j * k + c * 128) + lane)};
+    split_x<DT, 1>(xv, lane, bs + p * 64, pw + p * 4, xs + p * 4);
+}
+
+// 16 bytes global -> shared without registers, with L2 told to fetch the
+// whole 256-byte block around them (the next tile of the row, which the
+// next warp reads at about the same time; flags: the harness's other
+// choices, 8: no prefetch, 16: 128 bytes).
+__device__ inline void cp16(void *dst, const void *src, int flags)
 {
     const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+#ifdef VT_MMA_HARNESS
+    if (flags & 8) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+        return;
+    }
+    if (flags & 16) {
+        asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+        return;
+    }
+#endif
+    (void)flags;
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
 }
 
 // Queue tile t of the warp's 32 rows wr (rows row_bytes apart from w0)
 // into the ring slot dst, and close the group.
 template <uint32_t DT>
-__device__ inline void stage(uint8_t *dst, const uint8_t *w0, int64_t row_bytes, int64_t t, int lane)
+__device__ inline void stage(uint8_t *dst, const uint8_t *w0, int64_t row_bytes, int64_t t, int lane, int flags)
 {
     constexpr int TB = tile_row_bytes<DT>(), P = TB / 16;
-    const uint8_t *src = w0 + t * TB;
+    const uint8_t *src = w0 + ((t * tile_src_bytes<DT>()) & ~(int64_t)15);
 #pragma unroll
     for (int p = lane; p < kWarpRows * P; p += 32) {
         const int r = p / P, c = p % P;
-        cp16(dst + r * TB + 16 * c, src + r * row_bytes + 16 * c);
+        cp16(dst + r * TB + 16 * c, src + r * row_bytes + 16 * c, flags);
     }
     asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
 
 // MatMul: block i takes rows [32 i, 32 i + 32) (past m: the last row again,
-// not stored), its warps a contiguous share of the tiles of k each;
-// y[j, c] = x[j] . W[c] for the n <= N columns (a missing column repeats
-// the last one and is not stored). w0 is 16-byte aligned and row_bytes a
-// multiple of 16.
-template <uint32_t DT, int N>
+// not stored), its warps the tiles of k in turn (flags & 1) or a
+// contiguous share each; y[j, c] = x[j] . W[c] for the n <= N columns (a
+// missing column repeats the last one and is not stored). w0 is 16-byte
+// aligned and row_bytes a multiple of 16. PRE: x split into pre by
+// split_kernel, else each warp splits its own chunks. flags: 1 in the
+// plugin; the harness's diagnostics add 2 (no split), 4 (loads only),
+// 8 and 16 (cp16's prefetch).
+template <uint32_t DT, int N, bool PRE>
 __global__ void __launch_bounds__(N == 8 ? 256 : 512)
-    mma_kernel(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k)
+    mma_kernel(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k, int flags,
+               Pre pre)
 {
     extern __shared__ __align__(16) uint8_t smem[];
     constexpr int S = ring_depth<DT, N>(), TB = tile_row_bytes<DT>();
@@ -302,9 +413,18 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
     for (int j = 0; j < N; j++)
         xs[j] = x + (int64_t)(j < n ? j : n - 1) * k;
 
+    /* the warp's tiles of k: f, f + st, ... (cnt of them); interleaved
+     * (f = wv, st = nw) the block's warps read neighbouring tiles of each
+     * row at the same time (long runs of each row per DRAM page), else a
+     * contiguous share each */
     const int64_t tiles = k / kTile;
-    const int64_t q = tiles / nw, rem = tiles % nw;
-    const int64_t t0 = wv * q + (wv < rem ? wv : rem), t1 = t0 + q + (wv < rem ? 1 : 0);
+    int64_t f, st, cnt;
+    if (flags & 1) {
+        f = wv, st = nw, cnt = tiles > wv ? (tiles - wv + nw - 1) / nw : 0;
+    } else {
+        const int64_t q = tiles / nw, rem = tiles % nw;
+        f = wv * q + (wv < rem ? wv : rem), st = 1, cnt = q + (wv < rem ? 1 : 0);
+    }
 
     /* staging: rows past m read the last row instead */
     const uint8_t *w0 = w + row0 * row_bytes;
@@ -313,25 +433,29 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
     float acc[2][2][T] = {};
     /* x of the next chunk, loaded one chunk ahead */
     float4 xn[N];
-    if (t0 < t1) {
+    if (!PRE && cnt > 0) {
 #pragma unroll
         for (int j = 0; j < N; j++)
-            xn[j] = __ldg((const float4 *)(xs[j] + t0 * kTile) + lane);
+            xn[j] = __ldg((const float4 *)(xs[j] + f * kTile) + lane);
     }
     if (full) {
 #pragma unroll
         for (int i = 0; i < S - 1; i++) {
-            if (t0 + i < t1)
-                stage<DT>(ring + (i % S) * kWarpRows * TB, w0, row_bytes, t0 + i, lane);
+            if (i < cnt)
+                stage<DT>(ring + (i % S) * kWarpRows * TB, w0, row_bytes, f + i * st, lane, flags);
             else
                 asm volatile("cp.async.commit_group;\n" ::: "memory");
         }
     }
-    for (int64_t tt = t0; tt < t1; tt++) {
-        uint8_t *cur = ring + (int)((tt - t0) % S) * kWarpRows * TB;
+    for (int64_t it = 0; it < cnt; it++) {
+        const int64_t tt = f + it * st;
+        uint8_t *cur = ring + (int)(it % S) * kWarpRows * TB;
+        /* where the tile starts in its staged rows (q6_k: 0..14, even) */
+        const int ob = (int)((tt * tile_src_bytes<DT>()) & 15);
         if (full) {
-            if (tt + S - 1 < t1)
-                stage<DT>(ring + (int)((tt - t0 + S - 1) % S) * kWarpRows * TB, w0, row_bytes, tt + S - 1, lane);
+            if (it + S - 1 < cnt)
+                stage<DT>(ring + (int)((it + S - 1) % S) * kWarpRows * TB, w0, row_bytes, tt + (S - 1) * st, lane,
+                          flags);
             else
                 asm volatile("cp.async.commit_group;\n" ::: "memory");
             asm volatile("cp.async.wait_group %0;\n" ::"n"(S - 1) : "memory");
@@ -341,7 +465,8 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
             for (int p = lane; p < kWarpRows * P; p += 32) {
                 const int r = p / P, c = p % P;
                 const int64_t rr = r < rows_here ? r : rows_here - 1;
-                *(uint4 *)(void *)(cur + r * TB + 16 * c) = *(const uint4 *)(w0 + rr * row_bytes + tt * TB + 16 * c);
+                *(uint4 *)(void *)(cur + r * TB + 16 * c) =
+                    *(const uint4 *)(w0 + rr * row_bytes + ((tt * tile_src_bytes<DT>()) & ~(int64_t)15) + 16 * c);
             }
         }
         __syncwarp();
@@ -351,13 +476,19 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
 #pragma unroll
             for (int j = 0; j < N; j++)
                 xc[j] = xn[j];
-            const int64_t e1 = tt * kTile + 128 * (h + 1);
-            if (e1 < t1 * kTile) {
+            const int64_t chunk = 2 * tt + h; /* PRE: this chunk of the split */
+            /* the next chunk: the second half of this tile, else the next tile's first */
+            const int64_t e1 = h == 0 ? tt * kTile + 128 : (tt + st) * kTile;
+            if (!PRE && (h == 0 || it + 1 < cnt)) {
 #pragma unroll
                 for (int j = 0; j < N; j++)
                     xn[j] = __ldg((const float4 *)(xs[j] + e1) + lane);
             }
-            split_x<DT, N>(xc, lane, bs, pw, xsum);
+#ifdef VT_MMA_HARNESS
+            if (!(flags & 2)) /* the harness's timing without the split */
+#endif
+                if (!PRE)
+                    split_x<DT, N>(xc, lane, bs, pw, xsum);
             __syncwarp();
             /* this lane's B fragments for the 8 steps of the chunk */
             uint32_t bf[T][8][2];
@@ -376,12 +507,31 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                         blk = s >> 1, grp = 2 * t, j = 4 * tau + (g >> 1), on = true;
                     }
                     uint4 v = make_uint4(0, 0, 0, 0);
-                    if (on)
-                        v = *(const uint4 *)(const void *)(bs + ((j * 4 + blk) * 2 + (g & 1)) * 8 + grp);
+                    /* PRE: column j (a missing one repeats the last) of the call's split */
+                    const int jj = j < n ? j : n - 1;
+                    const uint2 *src = PRE ? pre.bs + (jj * pre.chunks + chunk) * 64 + (blk * 2 + (g & 1)) * 8
+                                           : bs + ((j * 4 + blk) * 2 + (g & 1)) * 8;
+                    if (DT == 14 && N > 1) {
+                        /* q6_k's word order (block_regs): steps s, s + 1 take
+                         * groups 2 (s % 4) + t % 2 and the next but one (N = 2),
+                         * t and t + 4 (N >= 4) */
+                        const int g0 = N == 2 ? 2 * (s & 3) + (t & 1) : t, g1 = N == 2 ? g0 + 2 : t + 4;
+                        if (on) {
+                            const uint2 v0 = PRE ? __ldg(src + g0) : src[g0], v1 = PRE ? __ldg(src + g1) : src[g1];
+                            v = make_uint4(v0.x, v0.y, v1.x, v1.y);
+                        }
+                    } else if (on) {
+                        v = PRE ? __ldg((const uint4 *)(const void *)(src + grp))
+                                : *(const uint4 *)(const void *)(src + grp);
+                    }
                     bf[tau][s][0] = v.x, bf[tau][s][1] = v.y, bf[tau][s + 1][0] = v.z, bf[tau][s + 1][1] = v.w;
                 }
 #pragma unroll
             for (int rt = 0; rt < 2; rt++) {
+#ifdef VT_MMA_HARNESS
+                if (flags & 4) /* the harness's timing of the loads alone */
+                    continue;
+#endif
                 const uint8_t *ra = cur + (16 * rt + g) * TB, *rb = ra + 8 * TB;
 #pragma unroll
                 for (int v = 0; v < BV; v++) {
@@ -389,8 +539,8 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                     const int u0 = N == 1 ? 0 : N == 2 ? 2 * (t & 1) : t;
                     uint32_t aa[2 * U][2], ab[2 * U][2];
                     float da, db, ma, mb;
-                    block_regs<DT, U>(ra, h, blk, u0, aa, da, ma);
-                    block_regs<DT, U>(rb, h, blk, u0, ab, db, mb);
+                    block_regs<DT, U>(ra, ob, h, blk, u0, aa, da, ma);
+                    block_regs<DT, U>(rb, ob, h, blk, u0, ab, db, mb);
 #pragma unroll
                     for (int tau = 0; tau < T; tau++) {
                         float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, c1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -398,15 +548,27 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                         for (int i = 0; i < 2 * U; i++) {
                             const int s = v * 2 * U + i;
                             const uint32_t af[4] = {aa[i][0], ab[i][0], aa[i][1], ab[i][1]};
-                            mma16816((i & 1) ? c1 : c0, af, bf[tau][s][0], bf[tau][s][1]);
+                            /* two chains; q6_k: one per 16-element scale group */
+                            const bool second = DT == 14 ? i >= U : (i & 1) != 0;
+                            mma16816(second ? c1 : c0, af, bf[tau][s][0], bf[tau][s][1]);
                         }
                         const int j = N == 1 ? 0 : N == 2 ? (t & 1) : 4 * tau + t;
-                        const float p = pw[j * 4 + blk];
+                        const int jj = j < n ? j : n - 1;
+                        const int64_t pi = (jj * pre.chunks + chunk) * 4 + blk; /* PRE: in the split */
+                        const float p = PRE ? __ldg(pre.pw + pi) : pw[j * 4 + blk];
+                        const float xsb = DT != 12 ? 0.0f : PRE ? __ldg(pre.xs + pi) : xsum[j * 4 + blk];
+                        if (DT == 14) { /* c0: scale da (db), c1: ma (mb) */
+                            const float a0 = (c0[0] + c0[1]) * p, a1 = (c1[0] + c1[1]) * p;
+                            const float b0 = (c0[2] + c0[3]) * p, b1 = (c1[2] + c1[3]) * p;
+                            acc[rt][0][tau] = fmaf(ma, a1, fmaf(da, a0, acc[rt][0][tau]));
+                            acc[rt][1][tau] = fmaf(mb, b1, fmaf(db, b0, acc[rt][1][tau]));
+                            continue;
+                        }
                         float ya = (c0[0] + c1[0]) + (c0[1] + c1[1]), yb = (c0[2] + c1[2]) + (c0[3] + c1[3]);
                         ya *= p, yb *= p;
                         if (DT == 12) {
-                            ya = fmaf(ma, -xsum[j * 4 + blk], da * ya);
-                            yb = fmaf(mb, -xsum[j * 4 + blk], db * yb);
+                            ya = fmaf(ma, -xsb, da * ya);
+                            yb = fmaf(mb, -xsb, db * yb);
                             acc[rt][0][tau] += ya;
                             acc[rt][1][tau] += yb;
                         } else {
@@ -478,13 +640,19 @@ size_t smem_optin()
 
 #ifdef VT_MMA_HARNESS
 int vt_mma_nw_override; /* the standalone harness's warp count, when set */
+int vt_mma_flags = 1;   /* the harness's choice (mma_kernel's flags) */
+#else
+constexpr int vt_mma_flags = 1; /* warps take the tiles of k in turn */
 #endif
 
 // Queue mma_kernel for n <= N columns; *taken = 0 when the device cannot.
 template <uint32_t DT, int N>
 hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k,
-                      hipStream_t stream, int *taken)
+                      const Pre &pre, hipStream_t stream, int *taken)
 {
+    /* the split of the call (N > 1) or the kernel's own (N = 1) */
+    constexpr bool P = N > 1;
+    const bool use_pre = P && pre.bs != nullptr;
     const size_t optin = smem_optin();
     const int64_t tiles = k / kTile;
     int nw = N == 8 ? 8 : 16; /* the kernel's launch bounds */
@@ -515,36 +683,57 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
         return hipSuccess;
     }
     if (bytes > 48 * 1024 && bytes > raised[dev]) {
-        const cudaError_t e =
-            cudaFuncSetAttribute(mma_kernel<DT, N>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+        cudaError_t e =
+            cudaFuncSetAttribute(mma_kernel<DT, N, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+        if (e == cudaSuccess && P)
+            e = cudaFuncSetAttribute(mma_kernel<DT, N, P>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
         if (e != cudaSuccess)
             return e;
         raised[dev] = bytes;
     }
-    mma_kernel<DT, N><<<dim3((unsigned)((m + kWarpRows - 1) / kWarpRows)), dim3(32 * nw), bytes, stream>>>(
-        x, w, row_bytes, y, n, m, k);
+    const dim3 grid((unsigned)((m + kWarpRows - 1) / kWarpRows)), block(32 * nw);
+    if (use_pre)
+        mma_kernel<DT, N, P><<<grid, block, bytes, stream>>>(x, w, row_bytes, y, n, m, k, vt_mma_flags, pre);
+    else
+        mma_kernel<DT, N, false><<<grid, block, bytes, stream>>>(x, w, row_bytes, y, n, m, k, vt_mma_flags, pre);
     *taken = 1;
     return cudaGetLastError();
 }
 
 // MatMul of DT over n columns, 8 at a time.
+// With scratch (n > 1; pre_bytes(n, k), 16-byte aligned) x is split once
+// for all columns first.
 template <uint32_t DT>
 hipError_t mma_cols(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int64_t n, int64_t m, int64_t k,
-                    hipStream_t stream, int *taken)
+                    void *scratch, hipStream_t stream, int *taken)
 {
+    Pre all = {nullptr, nullptr, nullptr, k / 128};
+    if (scratch != nullptr && n > 1 && smem_optin() > 0) {
+        uint2 *bs = (uint2 *)scratch;
+        float *pw = (float *)(void *)(bs + n * all.chunks * 64), *xs = pw + n * all.chunks * 4;
+        const int64_t warps = n * all.chunks;
+        split_kernel<DT><<<dim3((unsigned)((warps + 7) / 8)), dim3(256), 0, stream>>>(x, k, n, bs, pw, xs);
+        const hipError_t e = cudaGetLastError();
+        if (e != hipSuccess)
+            return e;
+        all.bs = bs, all.pw = pw, all.xs = xs;
+    }
     for (int64_t j0 = 0; j0 < n; j0 += 8) {
         const int nc = (int)(n - j0 < 8 ? n - j0 : 8);
         const float *xj = x + j0 * k;
         float *yj = y + j0 * m;
+        Pre pre = all;
+        if (all.bs != nullptr)
+            pre.bs += j0 * all.chunks * 64, pre.pw += j0 * all.chunks * 4, pre.xs += j0 * all.chunks * 4;
         hipError_t e;
         if (nc == 1)
-            e = launch_mma<DT, 1>(xj, w, row_bytes, yj, nc, m, k, stream, taken);
+            e = launch_mma<DT, 1>(xj, w, row_bytes, yj, nc, m, k, pre, stream, taken);
         else if (nc == 2)
-            e = launch_mma<DT, 2>(xj, w, row_bytes, yj, nc, m, k, stream, taken);
+            e = launch_mma<DT, 2>(xj, w, row_bytes, yj, nc, m, k, pre, stream, taken);
         else if (nc <= 4)
-            e = launch_mma<DT, 4>(xj, w, row_bytes, yj, nc, m, k, stream, taken);
+            e = launch_mma<DT, 4>(xj, w, row_bytes, yj, nc, m, k, pre, stream, taken);
         else
-            e = launch_mma<DT, 8>(xj, w, row_bytes, yj, nc, m, k, stream, taken);
+            e = launch_mma<DT, 8>(xj, w, row_bytes, yj, nc, m, k, pre, stream, taken);
         if (e != hipSuccess || !*taken)
             return e; /* a refusal can only come with the first launch (the same shape each time) */
     }
@@ -554,20 +743,36 @@ hipError_t mma_cols(const float *x, const uint8_t *w, int64_t row_bytes, float *
 } // namespace
 
 // The MatMul a (ids == NULL) on matrix instructions when dt, the shapes and
-// the device allow (*taken = 1), else *taken = 0 and nothing is queued.
-hipError_t run_mma(uint32_t dt, const Args &a, int *taken)
+// the device allow (*taken = 1), else *taken = 0 and nothing is queued;
+// with scratch (mma_scratch_bytes) x is split once for all columns.
+hipError_t run_mma_scratch(uint32_t dt, const Args &a, void *scratch, int *taken)
 {
     *taken = 0;
     if (a.ids != nullptr || a.T <= 0 || a.m <= 0 || a.k <= 0 || a.k % kTile != 0 || (uintptr_t)a.w % 16 != 0 ||
-        (uintptr_t)a.x % 16 != 0)
+        (uintptr_t)a.x % 16 != 0 || a.row_bytes % 16 != 0)
         return hipSuccess;
     switch (dt) {
-    case 2: return mma_cols<2>(a.x, a.w, a.row_bytes, a.y, a.T, a.m, a.k, a.stream, taken);
-    case 8: return mma_cols<8>(a.x, a.w, a.row_bytes, a.y, a.T, a.m, a.k, a.stream, taken);
-    case 12: return mma_cols<12>(a.x, a.w, a.row_bytes, a.y, a.T, a.m, a.k, a.stream, taken);
-    case 20: return mma_cols<20>(a.x, a.w, a.row_bytes, a.y, a.T, a.m, a.k, a.stream, taken);
+    case 2: return mma_cols<2>(a.x, a.w, a.row_bytes, a.y, a.T, a.m, a.k, scratch, a.stream, taken);
+    case 8: return mma_cols<8>(a.x, a.w, a.row_bytes, a.y, a.T, a.m, a.k, scratch, a.stream, taken);
+    case 12: return mma_cols<12>(a.x, a.w, a.row_bytes, a.y, a.T, a.m, a.k, scratch, a.stream, taken);
+    case 14: return mma_cols<14>(a.x, a.w, a.row_bytes, a.y, a.T, a.m, a.k, scratch, a.stream, taken);
+    case 20: return mma_cols<20>(a.x, a.w, a.row_bytes, a.y, a.T, a.m, a.k, scratch, a.stream, taken);
     }
     return hipSuccess;
+}
+
+// The same without scratch: each kernel splits its own x.
+hipError_t run_mma(uint32_t dt, const Args &a, int *taken)
+{
+    return run_mma_scratch(dt, a, nullptr, taken);
+}
+
+// Scratch bytes run_mma_scratch uses for n columns (0: it splits in the
+// kernels: n = 1, or a dtype or k it does not take).
+int64_t mma_scratch_bytes(uint32_t dt, int64_t n, int64_t k)
+{
+    const bool fits = dt == 2 || dt == 8 || dt == 12 || dt == 14 || dt == 20;
+    return fits && n > 1 && k > 0 && k % kTile == 0 ? pre_bytes(n, k) : 0;
 }
 
 } // namespace vt_mmv
@@ -586,6 +791,42 @@ hipError_t run_mma(uint32_t dt, const Args &a, int *taken)
     return hipSuccess;
 }
 
+// The same with scratch: none on this target (*taken = 0).
+hipError_t run_mma_scratch(uint32_t dt, const Args &a, void *scratch, int *taken)
+{
+    (void)scratch;
+    return run_mma(dt, a, taken);
+}
+
+// No scratch on this target.
+int64_t mma_scratch_bytes(uint32_t dt, int64_t n, int64_t k)
+{
+    (void)dt, (void)n, (void)k;
+    return 0;
+}
+
 } // namespace vt_mmv
 
 #endif
+
+// Scratch bytes of vt_rocm_launch_mmv_pre (0: it would not use any; the
+// caller then launches vt_rocm_launch_matmul_q's kernels directly).
+extern "C" uint64_t vt_rocm_mmv_pre_scratch_bytes(uint32_t w_dtype, int64_t n, int64_t m, int64_t k)
+{
+    return m > 0 ? (uint64_t)vt_mmv::mma_scratch_bytes(w_dtype, n, k) : 0;
+}
+
+// The decode MatMul on matrix instructions with x split once into scratch
+// (vt_rocm_mmv_pre_scratch_bytes, 16-byte aligned); *taken = 0 when the
+// dtype, shapes, alignments or device do not fit (nothing queued but
+// possibly the split).
+extern "C" hipError_t vt_rocm_launch_mmv_pre(const float *x, const void *w, uint32_t w_dtype, float *y, int64_t n,
+                                             int64_t m, int64_t k, void *scratch, hipStream_t stream, int *taken)
+{
+    *taken = 0;
+    const int be = vt_mmv::blk_elems(w_dtype), bb = vt_mmv::blk_bytes(w_dtype);
+    if (n <= 0 || m <= 0 || k <= 0 || bb == 0 || k % be != 0 || (uintptr_t)scratch % 16 != 0)
+        return hipSuccess;
+    const vt_mmv::Args a = {x, 0, (const uint8_t *)w, k / be * bb, nullptr, y, n, 1, m, k, stream};
+    return vt_mmv::run_mma_scratch(w_dtype, a, scratch, taken);
+}

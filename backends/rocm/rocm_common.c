@@ -65,11 +65,13 @@ hipError_t vt_rocm_check_slots(const rocm_call *L, const void *slots, int64_t n,
 }
 
 vt_status vt_rocm_check_indices(const rocm_call *L, uint32_t name, const void *ptr, int64_t n, int64_t limit,
-                                void **safe, hipError_t *e, char *why, size_t why_size)
+                                uint64_t extra, void **safe, void **more, hipError_t *e, char *why, size_t why_size)
 {
-    vt_status st = vt_rocm_call_scratch(L, (uint64_t)n * 4, safe, why, why_size);
+    const uint64_t ids_bytes = ((uint64_t)n * 4 + 15) / 16 * 16;
+    vt_status st = vt_rocm_call_scratch(L, ids_bytes + extra, safe, why, why_size);
     if (st != VT_OK)
         return st;
+    *more = extra ? (char *)*safe + ids_bytes : NULL;
     *e = vt_rocm_launch_check_range(L->q->err, L->a->op, name, ptr, 0, n, limit, -1, *safe, L->s);
     vt_rocm_checked(L);
     return VT_OK;

@@ -57,9 +57,11 @@ hipError_t vt_rocm_check_slots(const rocm_call *L, const void *slots, int64_t n,
                                const void *accepted, int64_t acc_max, void *safe);
 
 /* Queue the check of n i32 indices (each in [0, limit)) and return, in
- * L's scratch, the safe copy the gather must use. */
+ * L's scratch, the safe copy the guarded kernel must use; with extra > 0,
+ * *more points to extra bytes of the same scratch after it (16-byte
+ * aligned) for the kernel's own use, else it is NULL. */
 vt_status vt_rocm_check_indices(const rocm_call *L, uint32_t name, const void *ptr, int64_t n, int64_t limit,
-                                void **safe, hipError_t *e, char *why, size_t why_size);
+                                uint64_t extra, void **safe, void **more, hipError_t *e, char *why, size_t why_size);
 
 /* Prologue of every kernel: the call L_ and its stream s, or return. */
 #define STREAM()                                                                                                       \

@@ -93,6 +93,15 @@ static vt_status k_gated_delta(vt_backend_ctx *c, int dev, const vt_op_args *a, 
     if (dk > VT_ROCM_GDR_MAX_DK) /* accepts() refuses it at plan time */
         return vt_why(VT_E_UNSUPPORTED, why, why_size, "GatedDeltaRule dk = %lld > %d", (long long)dk,
                       VT_ROCM_GDR_MAX_DK);
+    int l2norm = ((const vt_params_gdn *)a->params)->l2norm, fused = 0;
+    /* decode: one kernel checks the slots and runs the recurrence */
+    hipError_t e = vt_rocm_launch_gated_delta_checked(L_.q->err, a->op, X(0), X(1), X(2), X(3), X(4), sl->data,
+                                                      per_token ? X(6) : NULL, per_token, Y(0), Y(1), B, T, H, HV, dk,
+                                                      dv, N, l2norm, s, &fused);
+    if (fused) {
+        vt_rocm_checked(&L_);
+        return vt_rocm_done(&L_, e, op, why, why_size);
+    }
     int64_t n_slots = per_token ? B * T : B;
     /* the checked slots, then (256-byte aligned) the chunked form's scratch */
     uint64_t slot_bytes = ((uint64_t)(n_slots + B) * 4 + 255) & ~(uint64_t)255;
@@ -103,13 +112,12 @@ static vt_status k_gated_delta(vt_backend_ctx *c, int dev, const vt_op_args *a, 
         return r;
     int32_t *safe_slots = safe, *safe_acc = safe_slots + n_slots;
     void *chunk = chunk_bytes ? (char *)safe + slot_bytes : NULL;
-    hipError_t e = vt_rocm_launch_check_gdr(L_.q->err, a->op, sl->data, per_token ? X(6) : NULL, per_token, B, T, N,
-                                            safe_slots, safe_acc, s);
+    e = vt_rocm_launch_check_gdr(L_.q->err, a->op, sl->data, per_token ? X(6) : NULL, per_token, B, T, N, safe_slots,
+                                 safe_acc, s);
     vt_rocm_checked(&L_);
     if (e == hipSuccess)
         e = vt_rocm_launch_gated_delta(X(0), X(1), X(2), X(3), X(4), safe_slots, per_token ? safe_acc : NULL, per_token,
-                                       Y(0), Y(1), B, T, H, HV, dk, dv, ((const vt_params_gdn *)a->params)->l2norm,
-                                       chunk, s);
+                                       Y(0), Y(1), B, T, H, HV, dk, dv, l2norm, chunk, s);
     return vt_rocm_done(&L_, e, op, why, why_size);
 }
 

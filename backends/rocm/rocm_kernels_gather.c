@@ -21,10 +21,10 @@ static vt_status k_get_rows(vt_backend_ctx *c, int dev, const vt_op_args *a, cha
     STREAM();
     const vt_operand *t = &a->in[0], *idx = &a->in[1];
     int64_t n_idx = vt_rocm_elems(idx);
-    void *safe;
+    void *safe, *unused;
     hipError_t e = hipSuccess;
-    vt_status st =
-        vt_rocm_check_indices(&L_, VT_ROCM_NAME_IDX, idx->data, n_idx, t->shape[0], &safe, &e, why, why_size);
+    vt_status st = vt_rocm_check_indices(&L_, VT_ROCM_NAME_IDX, idx->data, n_idx, t->shape[0], 0, &safe, &unused, &e,
+                                         why, why_size);
     if (st != VT_OK)
         return st;
     int be, bb;

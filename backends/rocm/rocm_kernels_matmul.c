@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include "rocm_common.h"
+#include "rocm_mmv.h"
 #include "rocm_vendor_blas.h"
 
 /* The prefill routes of a product, tried before the row kernels: the vendor
@@ -71,7 +72,16 @@ static vt_status k_matmul_q(vt_backend_ctx *c, int dev, const vt_op_args *a, cha
     vt_status st = matmul_wide(&L_, a, n, m, k, &e, &taken, why, why_size);
     if (st != VT_OK)
         return st;
-    if (!taken)
+    /* decode widths on matrix instructions with x split once into scratch */
+    const uint64_t pre = taken ? 0 : vt_rocm_mmv_pre_scratch_bytes(w->dtype, n, m, k);
+    if (pre) {
+        void *scratch = NULL;
+        st = vt_rocm_call_scratch(&L_, pre, &scratch, why, why_size);
+        if (st != VT_OK)
+            return st;
+        e = vt_rocm_launch_mmv_pre(x->data, w->data, w->dtype, a->out[0].data, n, m, k, scratch, s, &taken);
+    }
+    if (!taken && e == hipSuccess)
         e = vt_rocm_launch_matmul_q(x->data, w->data, w->dtype, be, bb, a->out[0].data, n, m, k, s);
     return vt_rocm_done(&L_, e, "MatMul (20)", why, why_size);
 }
@@ -81,19 +91,25 @@ static vt_status k_moe_matmul(vt_backend_ctx *c, int dev, const vt_op_args *a, c
     STREAM();
     const vt_operand *x = &a->in[0], *w = &a->in[1], *ids = &a->in[2];
     int64_t T = ids->shape[0], K = ids->shape[1], E = w->shape[0], m = w->shape[1], k = w->shape[2];
-    /* scratch: the checked ids, then (16-byte aligned) the grouping table
-     * of the grouped kernels (none when they do not take the shape) */
-    const uint64_t ids_bytes = ((uint64_t)(T * K) * 4 + 15) / 16 * 16,
-                   tab_bytes = vt_rocm_moe_grouped_scratch_bytes(w->dtype, T, K);
-    void *safe;
-    vt_status st = vt_rocm_call_scratch(&L_, ids_bytes + tab_bytes, &safe, why, why_size);
+    int taken = 0;
+    /* one token: one kernel checks the ids and computes the slots */
+    hipError_t e = E > 0 ? vt_rocm_launch_moe_one_checked(L_.q->err, a->op, x->data, x->ndim == 3, w->data, w->dtype,
+                                                          ids->data, E, a->out[0].data, T, K, m, k, s, &taken)
+                         : hipSuccess;
+    if (taken) {
+        vt_rocm_checked(&L_);
+        return vt_rocm_done(&L_, e, "MoeExpertMatMul (23)", why, why_size);
+    }
+    /* scratch: the checked ids, then the grouping table of the grouped
+     * kernels (none when they do not take the shape) */
+    void *safe, *tab;
+    vt_status st =
+        vt_rocm_check_indices(&L_, VT_ROCM_NAME_IDS, ids->data, T * K, E,
+                              vt_rocm_moe_grouped_scratch_bytes(w->dtype, T, K), &safe, &tab, &e, why, why_size);
     if (st != VT_OK)
         return st;
-    hipError_t e = vt_rocm_launch_check_range(L_.q->err, a->op, VT_ROCM_NAME_IDS, ids->data, 0, T * K, E, -1, safe, s);
-    vt_rocm_checked(&L_);
-    int be, bb, taken = 0;
+    int be, bb;
     vt_rocm_geometry(w->dtype, &be, &bb);
-    void *tab = tab_bytes ? (char *)safe + ids_bytes : NULL;
     if (e == hipSuccess && E > 0)
         e = vt_rocm_launch_moe_grouped(x->data, x->ndim == 3, w->data, w->dtype, safe, tab, a->out[0].data, T, K, m, k,
                                        s, &taken);

@@ -162,6 +162,18 @@ hipError_t vt_rocm_launch_gated_delta(const float *q, const float *k, const floa
                                       const int32_t *slots, const int32_t *accepted, int per_token, float *o,
                                       float *state, int64_t B, int64_t T, int64_t H, int64_t HV, int64_t dk, int64_t dv,
                                       int l2norm, void *scratch, hipStream_t stream);
+/* GatedDeltaRule for decode with the slot check folded in (one launch; the
+ * same offence recorded in err as vt_rocm_launch_check_gdr's, no state
+ * written and zero outputs on a bad call): slots and accepted as the
+ * caller passed them, N state rows. *taken = 0 (nothing queued) unless dk =
+ * 128, dv % 4 = 0, at most VT_ROCM_GDR_FUSED_MAX_SLOTS slots, the shape is
+ * not the chunked form's and v, o, state are 16-byte aligned. */
+#define VT_ROCM_GDR_FUSED_MAX_SLOTS 64
+hipError_t vt_rocm_launch_gated_delta_checked(vt_rocm_err *err, uint32_t op, const float *q, const float *k,
+                                              const float *v, const float *g, const float *beta, const int32_t *slots,
+                                              const int32_t *accepted, int per_token, float *o, float *state, int64_t B,
+                                              int64_t T, int64_t H, int64_t HV, int64_t dk, int64_t dv, int64_t N,
+                                              int l2norm, hipStream_t stream, int *taken);
 
 /* Ops over any dtype: Dequantize (kernels_convert.hip), GetRows
  * (kernels_gather.hip), MatMul and MoeExpertMatMul (kernels_matmul.hip). A
@@ -199,6 +211,17 @@ uint64_t vt_rocm_moe_grouped_scratch_bytes(uint32_t w_dtype, int64_t T, int64_t 
 hipError_t vt_rocm_launch_moe_grouped(const float *x, int x_per_slot, const void *w, uint32_t w_dtype,
                                       const int32_t *ids, void *tab, float *y, int64_t T, int64_t K, int64_t m,
                                       int64_t k, hipStream_t stream, int *taken);
+
+/* MoeExpertMatMul at one token (kernels_matmul_moe.hip) with the check of
+ * the ids folded in (one launch; the offence recorded in err as
+ * vt_rocm_launch_check_range's, and a bad call computes with expert 0 as
+ * its checked copy would): ids as the caller passed them, E experts.
+ * *taken = 0 (nothing queued) unless T = 1 and w_dtype is q4_0, q8_0,
+ * q4_k or q6_k with k a multiple of its block and of 8, x 16-byte
+ * aligned. */
+hipError_t vt_rocm_launch_moe_one_checked(vt_rocm_err *err, uint32_t op, const float *x, int x_per_slot, const void *w,
+                                          uint32_t w_dtype, const int32_t *ids, int64_t E, float *y, int64_t T,
+                                          int64_t K, int64_t m, int64_t k, hipStream_t stream, int *taken);
 
 /* The decode products (kernels_mmv.hip): MatMul and MoeExpertMatMul with
  * the weight read once for up to 8 columns of x. *taken = 0 (nothing
