@@ -153,10 +153,20 @@ static vt_status take_tensor(void *user, const char *name, uint32_t n_dims, cons
     (void)n_dims;
     (void)ne;
     vt_runner *r = user;
+    if (run_merge_member(r, name))
+        return VT_OK; /* a view of its group (run_merge_stage) */
     *slot = vt_model_find(r->model, name);
     if (!*slot && required && part_selects(r, name))
         return vt_set_error(VT_E_BAD_FILE, "runner: tensor '%s' was not staged", name);
     return VT_OK;
+}
+
+/* The tensors the model stages: the part's, less the merged groups'. */
+static bool stage_selects(void *user, const char *name)
+{
+    const vt_runner *r = user;
+    bool part = !(r->has_embd && r->has_head);
+    return (!part || part_selects(user, name)) && !run_merge_member(r, name);
 }
 
 /* A device tensor filled with zeros (or with a host i32 table). */
@@ -275,6 +285,7 @@ void vt_runner_destroy(vt_runner *r)
             vt_tensor_destroy(l->conv_state);
             vt_tensor_destroy(l->rec_state);
         }
+    run_merge_free(r);
     free(r->layers);
     vt_tensor_destroy(r->tok_dev);
     vt_tensor_destroy(r->slot0);
@@ -283,6 +294,7 @@ void vt_runner_destroy(vt_runner *r)
     for (int i = 0; i < 4; i++)
         vt_tensor_destroy(r->idx[i]);
     vt_model_destroy(r->model);
+    vt_load_plan_destroy(r->plan_stage);
     vt_load_plan_destroy(r->plan);
     free(r);
 }
@@ -409,12 +421,24 @@ vt_status run_create_part(vt_gguf *g, vt_device *dev, const vt_runner_options *o
         lo.select = part_selects;
         lo.select_user = r;
     }
-    /* 1. residency and fit; 2. every op resolved; 3. stage; 4. state. */
+    /* 1. residency and fit; 2. every op resolved; 3. stage (the groups
+     * multiplied together side by side, the rest through a plan of the
+     * model's tensors without them); 4. state. */
     st = vt_load_plan_create(g, dev, &lo, &r->plan);
     if (st == VT_OK)
         st = resolve_all(r);
     if (st == VT_OK)
-        st = vt_model_stage(r->plan, &lo, &r->model);
+        st = run_merge_plan(r);
+    vt_load_options ls = lo;
+    if (st == VT_OK && r->n_merged) {
+        ls.select = stage_selects;
+        ls.select_user = r;
+        st = vt_load_plan_create(g, dev, &ls, &r->plan_stage);
+    }
+    if (st == VT_OK)
+        st = vt_model_stage(r->plan_stage ? r->plan_stage : r->plan, &ls, &r->model);
+    if (st == VT_OK)
+        st = run_merge_stage(r);
     if (st == VT_OK)
         st = run_for_each_tensor(r, &r->hp, take_tensor, r);
     if (st == VT_OK) {
@@ -423,6 +447,7 @@ vt_status run_create_part(vt_gguf *g, vt_device *dev, const vt_runner_options *o
     }
     if (st == VT_OK) {
         r->info.weight_bytes = vt_load_plan_report(r->plan)->weight_bytes;
+        r->info.n_merged = r->n_merged;
         st = allocate_state(r);
     }
     if (st != VT_OK) {

@@ -18,6 +18,8 @@ struct run_ws {
     size_t n, cap;
     vt_tensor *tok, *pos, *x, *h, *a;
     vt_tensor *q, *k, *v, *qsel, *gsel, *qn, *kn, *qr, *kr, *att, *gsig, *attg;
+    vt_tensor *qkn, *qkr;  /* T = 1: qn | kn and qr | kr side by side (views), so one Rope turns both */
+    vt_tensor *qkvo, *fgu; /* T = 1: q | k | v and fg | fu side by side (views), one MatMul each when merged */
     vt_tensor *fg, *fu, *fs, *fd;
     vt_tensor *rl, *ids, *rw, *G, *U, *S, *D, *y;
     vt_tensor *shl, *shg, *gs, *us, *ss, *ds, *ys;
@@ -50,15 +52,14 @@ void run_ws_free(run_ws *ws)
 {
     if (!ws)
         return;
-    for (size_t i = 0; i < ws->n; i++)
+    for (size_t i = ws->n; i-- > 0;) /* views before the tensors they view */
         vt_tensor_destroy(ws->all[i]);
     free(ws->all);
     free(ws);
 }
 
-/* Allocate one workspace tensor. */
-static vt_status mk(vt_runner *r, run_ws *ws, vt_tensor **t, vt_dtype dt, uint32_t nd, int64_t a, int64_t b, int64_t c,
-                    int64_t d)
+/* Room for one more tensor in the workspace's list. */
+static vt_status mk_slot(run_ws *ws)
 {
     if (ws->n == ws->cap) {
         size_t cap = ws->cap ? 2 * ws->cap : 64;
@@ -68,10 +69,35 @@ static vt_status mk(vt_runner *r, run_ws *ws, vt_tensor **t, vt_dtype dt, uint32
         ws->all = na;
         ws->cap = cap;
     }
+    return VT_OK;
+}
+
+/* Allocate one workspace tensor. */
+static vt_status mk(vt_runner *r, run_ws *ws, vt_tensor **t, vt_dtype dt, uint32_t nd, int64_t a, int64_t b, int64_t c,
+                    int64_t d)
+{
+    vt_status st = mk_slot(ws);
+    if (st != VT_OK)
+        return st;
     int64_t shape[4] = {a, b, c, d};
-    vt_status st = vt_tensor_create(r->dev, dt, nd, shape, t);
+    st = vt_tensor_create(r->dev, dt, nd, shape, t);
     if (st == VT_OK)
         ws->all[ws->n++] = *t;
+    return st;
+}
+
+/* A view of base at element offset off (ndim dims: a, b[, c]), kept (and
+ * freed) with the workspace. */
+static vt_status mk_view(run_ws *ws, vt_tensor **t, vt_tensor *base, int64_t off, uint32_t ndim, int64_t a, int64_t b,
+                         int64_t c)
+{
+    vt_tensor *base_view;
+    vt_status st = mk_slot(ws);
+    int64_t shape[3] = {a, b, c};
+    if (st == VT_OK)
+        st = vt_tensor_view(base, (uint64_t)off * sizeof(float), vt_tensor_dtype(base), ndim, shape, &base_view);
+    if (st == VT_OK)
+        ws->all[ws->n++] = *t = base_view;
     return st;
 }
 
@@ -119,23 +145,47 @@ vt_status run_ws_create(vt_runner *r, uint32_t T, run_ws **out)
     TRY(mk(r, w, &w->x, VT_F32, 2, T, H, 0, 0));
     TRY(mk(r, w, &w->h, VT_F32, 2, T, H, 0, 0));
     TRY(mk(r, w, &w->a, VT_F32, 2, T, H, 0, 0));
-    TRY(mk(r, w, &w->q, VT_F32, 2, T, (int64_t)p->nh * p->hd * (next ? 2 : 1), 0, 0));
-    TRY(mk(r, w, &w->k, VT_F32, 2, T, (int64_t)p->nkv * p->hd, 0, 0));
-    TRY(mk(r, w, &w->v, VT_F32, 2, T, (int64_t)p->nkv * p->hd, 0, 0));
-    TRY(mk(r, w, &w->qn, VT_F32, 3, T, p->nh, p->hd, 0));
-    TRY(mk(r, w, &w->qr, VT_F32, 3, T, p->nh, p->hd, 0));
+    int64_t nqw = (int64_t)p->nh * p->hd * (next ? 2 : 1), nkvd = (int64_t)p->nkv * p->hd;
+    if (T == 1) { /* decode: q | k | v side by side, the output of a merged q|k|v weight */
+        TRY(mk(r, w, &w->qkvo, VT_F32, 2, 1, nqw + 2 * nkvd, 0, 0));
+        TRY(mk_view(w, &w->q, w->qkvo, 0, 2, 1, nqw, 0));
+        TRY(mk_view(w, &w->k, w->qkvo, nqw, 2, 1, nkvd, 0));
+        TRY(mk_view(w, &w->v, w->qkvo, nqw + nkvd, 2, 1, nkvd, 0));
+    } else {
+        TRY(mk(r, w, &w->q, VT_F32, 2, T, nqw, 0, 0));
+        TRY(mk(r, w, &w->k, VT_F32, 2, T, nkvd, 0, 0));
+        TRY(mk(r, w, &w->v, VT_F32, 2, T, nkvd, 0, 0));
+    }
+    if (T == 1) { /* decode: q and k heads side by side, one Rope for both */
+        int64_t nq = (int64_t)p->nh * p->hd;
+        TRY(mk(r, w, &w->qkn, VT_F32, 3, 1, p->nh + p->nkv, p->hd, 0));
+        TRY(mk(r, w, &w->qkr, VT_F32, 3, 1, p->nh + p->nkv, p->hd, 0));
+        TRY(mk_view(w, &w->qn, w->qkn, 0, 3, 1, p->nh, p->hd));
+        TRY(mk_view(w, &w->kn, w->qkn, nq, 3, 1, p->nkv, p->hd));
+        TRY(mk_view(w, &w->qr, w->qkr, 0, 3, 1, p->nh, p->hd));
+        TRY(mk_view(w, &w->kr, w->qkr, nq, 3, 1, p->nkv, p->hd));
+    } else {
+        TRY(mk(r, w, &w->qn, VT_F32, 3, T, p->nh, p->hd, 0));
+        TRY(mk(r, w, &w->qr, VT_F32, 3, T, p->nh, p->hd, 0));
+        TRY(mk(r, w, &w->kn, VT_F32, 3, T, p->nkv, p->hd, 0));
+        TRY(mk(r, w, &w->kr, VT_F32, 3, T, p->nkv, p->hd, 0));
+    }
     TRY(mk(r, w, &w->att, VT_F32, 3, T, p->nh, p->hd, 0));
-    TRY(mk(r, w, &w->kn, VT_F32, 3, T, p->nkv, p->hd, 0));
-    TRY(mk(r, w, &w->kr, VT_F32, 3, T, p->nkv, p->hd, 0));
     if (next) {
         TRY(mk(r, w, &w->qsel, VT_F32, 3, T, p->nh, p->hd, 0));
         TRY(mk(r, w, &w->gsel, VT_F32, 3, T, p->nh, p->hd, 0));
         TRY(mk(r, w, &w->gsig, VT_F32, 3, T, p->nh, p->hd, 0));
         TRY(mk(r, w, &w->attg, VT_F32, 3, T, p->nh, p->hd, 0));
     }
-    if (p->arch == RUN_QWEN3) {
+    if (p->arch == RUN_QWEN3 && T == 1) { /* gate | up side by side, the output of a merged weight */
+        TRY(mk(r, w, &w->fgu, VT_F32, 2, 1, 2 * (int64_t)p->F, 0, 0));
+        TRY(mk_view(w, &w->fg, w->fgu, 0, 2, 1, p->F, 0));
+        TRY(mk_view(w, &w->fu, w->fgu, p->F, 2, 1, p->F, 0));
+    } else if (p->arch == RUN_QWEN3) {
         TRY(mk(r, w, &w->fg, VT_F32, 2, T, p->F, 0, 0));
         TRY(mk(r, w, &w->fu, VT_F32, 2, T, p->F, 0, 0));
+    }
+    if (p->arch == RUN_QWEN3) {
         TRY(mk(r, w, &w->fs, VT_F32, 2, T, p->F, 0, 0));
         TRY(mk(r, w, &w->fd, VT_F32, 2, T, H, 0, 0));
     } else {
@@ -249,9 +299,13 @@ static vt_status attention(vt_runner *r, run_ws *w, int il, int64_t T)
     vt_params_rope pr = {p->theta, (int32_t)p->n_rot, VT_ROPE_NEOX};
     vt_params_attention pa = {1.0f / sqrtf((float)p->hd), 0};
     int64_t nh = p->nh, nkv = p->nkv, hd = p->hd;
-    RUN(VT_OP_MATMUL, IN(w->h, l->q), 2, OUT(w->q), 1, NOP);
-    RUN(VT_OP_MATMUL, IN(w->h, l->k), 2, OUT(w->k), 1, NOP);
-    RUN(VT_OP_MATMUL, IN(w->h, l->v), 2, OUT(w->v), 1, NOP);
+    if (T == 1 && l->wqkv) { /* q | k | v in one product */
+        RUN(VT_OP_MATMUL, IN(w->h, l->wqkv), 2, OUT(w->qkvo), 1, NOP);
+    } else {
+        RUN(VT_OP_MATMUL, IN(w->h, l->q), 2, OUT(w->q), 1, NOP);
+        RUN(VT_OP_MATMUL, IN(w->h, l->k), 2, OUT(w->k), 1, NOP);
+        RUN(VT_OP_MATMUL, IN(w->h, l->v), 2, OUT(w->v), 1, NOP);
+    }
     vt_tensor *qsrc;
     if (next) {
         vt_params_index_select ps = {2};
@@ -264,8 +318,12 @@ static vt_status attention(vt_runner *r, run_ws *w, int il, int64_t T)
     }
     RUN(VT_OP_RMS_NORM, IN(qsrc, l->q_norm), 2, OUT(w->qn), 1, &pn);
     RUN(VT_OP_RMS_NORM, IN(V(w->k, 0, T, nkv, hd), l->k_norm), 2, OUT(w->kn), 1, &pn);
-    RUN(VT_OP_ROPE, IN(w->qn, w->pos), 2, OUT(w->qr), 1, &pr);
-    RUN(VT_OP_ROPE, IN(w->kn, w->pos), 2, OUT(w->kr), 1, &pr);
+    if (w->qkn) { /* T = 1: q and k heads in one Rope */
+        RUN(VT_OP_ROPE, IN(w->qkn, w->pos), 2, OUT(w->qkr), 1, &pr);
+    } else {
+        RUN(VT_OP_ROPE, IN(w->qn, w->pos), 2, OUT(w->qr), 1, &pr);
+        RUN(VT_OP_ROPE, IN(w->kn, w->pos), 2, OUT(w->kr), 1, &pr);
+    }
     RUN(VT_OP_KV_CACHE_WRITE, IN(w->kr, V(w->v, 0, T, nkv, hd), w->pos), 3, OUT(l->k_cache, l->v_cache), 2, NOP);
     RUN(VT_OP_ATTENTION, IN(w->qr, l->k_cache, l->v_cache, w->pos), 4, OUT(w->att), 1, &pa);
     vt_tensor *src = w->att;
@@ -331,8 +389,12 @@ static vt_status ffn(vt_runner *r, run_ws *w, int il, int64_t T)
     const run_hparams *p = &r->hp;
     run_layer *l = &r->layers[il];
     if (p->arch == RUN_QWEN3) {
-        RUN(VT_OP_MATMUL, IN(w->h, l->gate), 2, OUT(w->fg), 1, NOP);
-        RUN(VT_OP_MATMUL, IN(w->h, l->up), 2, OUT(w->fu), 1, NOP);
+        if (T == 1 && l->wgu) { /* gate | up in one product */
+            RUN(VT_OP_MATMUL, IN(w->h, l->wgu), 2, OUT(w->fgu), 1, NOP);
+        } else {
+            RUN(VT_OP_MATMUL, IN(w->h, l->gate), 2, OUT(w->fg), 1, NOP);
+            RUN(VT_OP_MATMUL, IN(w->h, l->up), 2, OUT(w->fu), 1, NOP);
+        }
         RUN(VT_OP_SWIGLU, IN(w->fg, w->fu), 2, OUT(w->fs), 1, NOP);
         RUN(VT_OP_MATMUL, IN(w->fs, l->down), 2, OUT(w->fd), 1, NOP);
         RUN(VT_OP_ADD, IN(w->x, w->fd), 2, OUT(w->x), 1, NOP);

@@ -31,6 +31,10 @@ typedef struct run_layer {
     vt_tensor *gate_inp_sh, *gate_sh, *up_sh, *down_sh;
     vt_tensor *qkv, *zgate, *ba, *conv, *dt_bias, *ssm_a, *ssm_norm, *ssm_out;
     vt_tensor *k_cache, *v_cache, *conv_state, *rec_state;
+    /* q | k | v and gate | up side by side (runner_merge.c): the members
+     * above are then views of these, owned by the runner. */
+    vt_tensor *wqkv, *wgu;
+    bool merge[2]; /* whether each group is staged so */
 } run_layer;
 
 /* Activations and index tables for chunks of T tokens. */
@@ -41,7 +45,9 @@ struct vt_runner {
     vt_device *dev;
     run_hparams hp;
     vt_runner_info info;
-    vt_load_plan *plan;
+    vt_load_plan *plan;       /* every tensor of the runner (fit, dtypes, report) */
+    vt_load_plan *plan_stage; /* the tensors the model stages when groups are merged, else NULL */
+    uint32_t n_merged;        /* groups staged side by side */
     vt_model *model;
     run_layer *layers;
     vt_tensor *tok_embd, *out_norm, *output;
@@ -158,6 +164,15 @@ vt_status run_split_step(vt_runner *r, const int32_t *tokens, uint32_t n, const 
 vt_status run_split_reset(vt_runner *r);
 void run_split_record(vt_runner *r); /* each part's decode graph, where its device records one */
 void run_split_free(vt_runner *r);
+
+/* Weights staged side by side (runner_merge.c): decide the groups from
+ * r->plan; whether a tensor is a member (the model does not stage it);
+ * allocate and write the groups, pointing the members' slots at views;
+ * free them (views first). */
+vt_status run_merge_plan(vt_runner *r);
+bool run_merge_member(const vt_runner *r, const char *name);
+vt_status run_merge_stage(vt_runner *r);
+void run_merge_free(vt_runner *r);
 
 /* The (op, signature) pairs the forward pass runs, for vt_resolve_plan. */
 vt_status run_plan_ops(const vt_runner *r, vt_plan_op **ops, size_t *n);

@@ -260,6 +260,7 @@ vt_status vt_runner_create_split(vt_gguf *g, vt_device *const *devs, uint32_t n,
         in->weight_bytes += pi->weight_bytes;
         in->state_bytes += pi->state_bytes;
         in->n_cpu_tier += pi->n_cpu_tier;
+        in->n_merged += pi->n_merged;
     }
     snprintf(in->placement, sizeof in->placement, "%s", s.placement);
     *out = r;

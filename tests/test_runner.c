@@ -478,6 +478,8 @@ static int ref_sample(const double *l, int V, const vt_sampler *s, uint64_t step
 
 static char *g_dir;
 static int g_kv_type = VT_RUNNER_KV_F32; /* the runners' KV cache (the reference matches it) */
+static uint32_t g_load_flags;            /* the runners' VT_LOAD_* flags */
+static uint32_t g_want_merged;           /* weight groups compare() expects staged side by side */
 
 static char *make_model(const char *arch, int wtype, uint64_t seed)
 {
@@ -496,7 +498,7 @@ static vt_runner *open_runner(vt_registry **reg, vt_gguf **g, const char *path, 
     vt_device *dev;
     ck_assert_int_eq(vt_registry_find_device(*reg, "cpu:0", &dev), VT_OK);
     ck_assert_int_eq(vt_gguf_open(path, g), VT_OK);
-    vt_runner_options o = {sizeof o, ctx, chunk, g_kv_type, -1, 0, 0, NULL, NULL, flags};
+    vt_runner_options o = {sizeof o, ctx, chunk, g_kv_type, -1, 0, g_load_flags, NULL, NULL, flags};
     vt_runner *r = NULL;
     ck_assert_msg(vt_runner_create(*g, dev, &o, &r) == VT_OK, "%s", vt_last_error());
     return r;
@@ -520,6 +522,7 @@ static void compare(const char *arch, int wtype, const vt_sampler *s, double tol
     vt_registry *reg;
     vt_gguf *g;
     vt_runner *r = open_runner(&reg, &g, path, 64, 0, "2", 0);
+    ck_assert_uint_eq(vt_runner_get_info(r)->n_merged, g_want_merged);
     ref_t ref;
     ref_open(&ref, path, 64);
     ref.kv_f16 = g_kv_type == VT_RUNNER_KV_F16;
@@ -581,6 +584,27 @@ START_TEST(qwen3next_matches_reference)
 {
     compare("qwen3next", VT_F32, &greedy, 1e-5);
     compare("qwen3next", VT_Q4_0, &sampled, 1e-5);
+}
+END_TEST
+
+/* Weights copied to the device (VT_LOAD_NO_ZERO_COPY: the cpu then stages
+ * like a GPU) are staged with q|k|v of each attention layer and gate|up of
+ * each dense FFN side by side: the prompt multiplies the members' views,
+ * each replayed decode step one MatMul per group; the same tokens and
+ * logits as the reference. The weights used in place (every other test
+ * here) are not merged. */
+START_TEST(merged_weights_match_reference)
+{
+    g_load_flags = VT_LOAD_NO_ZERO_COPY;
+    g_want_merged = 4; /* tiny qwen3: 2 layers x (q|k|v, gate|up) */
+    compare("qwen3", VT_F32, &greedy, 1e-5);
+    compare("qwen3", VT_Q4_0, &sampled, 1e-5);
+    g_want_merged = 2; /* q|k|v of 2 layers; the experts stay apart */
+    compare("qwen3moe", VT_Q8_0, &greedy, 1e-5);
+    g_want_merged = 1; /* the one full-attention layer of 4 */
+    compare("qwen3next", VT_Q4_0, &sampled, 1e-5);
+    g_load_flags = 0;
+    g_want_merged = 0;
 }
 END_TEST
 
@@ -1084,6 +1108,7 @@ int main(void)
     tcase_add_test(tc, qwen3moe_matches_reference);
     tcase_add_test(tc, qwen3next_matches_reference);
     tcase_add_test(tc, f16_kv_cache_matches_rounded_reference);
+    tcase_add_test(tc, merged_weights_match_reference);
     tcase_add_test(tc, deterministic_over_threads_and_chunks);
     tcase_add_test(tc, bad_files_and_inputs_are_refused_by_name);
     tcase_add_test(tc, deferred_queue_device_matches_cpu);

@@ -256,6 +256,7 @@ int vtctl_cmd_generate(int argc, char **argv)
     rec_bool(&rw, "decode_graph", NULL, ri->decode_graph);
     rec_uint(&rw, "weight_bytes", NULL, ri->weight_bytes);
     rec_uint(&rw, "state_bytes", NULL, ri->state_bytes);
+    rec_uint(&rw, "merged_groups", NULL, ri->n_merged);
     rec_uint_as(&rw, "n_prompt", "prefill:", n_prompt, "%u tokens in %.4f s = %.1f tok/s", n_prompt, gs.prefill_s, pre);
     rec_double(&rw, "prefill_tok_s", NULL, pre);
     rec_double_as(&rw, "decode_tok_s", "decode: ", dec, "%u tokens in %.4f s = %.1f tok/s", gs.n_decoded, gs.decode_s,

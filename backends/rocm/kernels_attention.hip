@@ -5,6 +5,7 @@
 // kernels_attention_gdn.hip. Slots are validated before launch.
 #include "rocm_device.h"
 #include "rocm_launch.h"
+#include "rocm_slots.h"
 
 namespace
 {
@@ -21,28 +22,22 @@ __global__ void kv_write_kernel(const float *k, const int32_t *slots, void *cach
 }
 
 // KvCacheWrite of K and V in one launch, for few tokens (decode): every
-// block checks all T slots itself, with check_slots_kernel's rule (a slot in
-// [-1, limit); the lowest offence is recorded, by block 0 only), and writes
-// its share of the K and V rows only when every slot is valid, so a bad
-// call writes no state. Saves the check kernel and the second write.
+// block checks all T slots itself with the rule of check_slots_kernel
+// (rocm_slots.h: the same test, the same block-wide first-offence search;
+// block 0 records it), and writes its share of the K and V rows only when
+// every slot is valid, so a bad call writes no state. Saves the check
+// kernel and the second write.
 __global__ void kv_write_checked_kernel(vt_rocm_err *err, uint32_t op, const int32_t *slots, int64_t limit,
                                         const float *k, const float *v, void *kc, void *vc, uint32_t dtype, int64_t T,
                                         int64_t nk, int64_t nv)
 {
-    __shared__ int64_t first;
-    if (threadIdx.x == 0) {
-        first = T;
-        for (int64_t t = 0; t < T; t++)
-            if (slots[t] < -1 || slots[t] >= limit) {
-                first = t;
-                break;
-            }
-        if (first < T && blockIdx.x == 0)
-            vt_rocm_err_set(err, VT_ROCM_ERR_SLOT, op, VT_ROCM_NAME_SLOTS, first, slots[first], limit, 0);
-    }
-    __syncthreads();
-    if (first < T)
+    __shared__ int64_t shm[VT_ROCM_BLOCK];
+    const int64_t first = vt_slots_first_out_of_range(slots, T, limit, shm);
+    if (first < T) {
+        if (blockIdx.x == 0 && threadIdx.x == 0)
+            vt_slot_report(err, op, VT_ROCM_NAME_SLOTS, first, slots[first], limit);
         return;
+    }
     const int64_t total = T * (nk + nv), stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
         const bool is_k = e < T * nk;

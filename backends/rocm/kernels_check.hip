@@ -8,11 +8,13 @@
 // (slot -1) or stay in range (index 0), so no kernel reads or writes out
 // of range and a bad call writes no state. (GatedDeltaRule's check is
 // rocm_check_gdr.h's, which its decode kernel also runs itself; MoE at one
-// token and KvCacheWrite for few tokens check inside their kernels too.)
+// token and KvCacheWrite for few tokens check inside their kernels too,
+// the latter with the slot rule of rocm_slots.h that check_slots_kernel uses.)
 #include "rocm_check_gdr.h"
 #include "rocm_device.h"
 #include "rocm_error.h"
 #include "rocm_launch.h"
+#include "rocm_slots.h"
 
 namespace
 {
@@ -30,38 +32,11 @@ __device__ inline void st(void *v, int wide, int64_t i, int64_t x)
         ((int32_t *)v)[i] = (int32_t)x;
 }
 
-// Minimum of v over the block through shared memory; every thread gets it.
-__device__ inline int64_t block_min64(int64_t v, int64_t *shm)
-{
-    shm[threadIdx.x] = v;
-    __syncthreads();
-    for (int s = VT_ROCM_BLOCK / 2; s > 0; s >>= 1) {
-        if ((int)threadIdx.x < s && shm[threadIdx.x + s] < shm[threadIdx.x])
-            shm[threadIdx.x] = shm[threadIdx.x + s];
-        __syncthreads();
-    }
-    int64_t r = shm[0];
-    __syncthreads();
-    return r;
-}
-
-// The lowest i in [0, n) with bad(i), or n; every thread of the block calls it.
-template <typename F> __device__ int64_t block_first(int64_t n, F bad, int64_t *shm)
-{
-    int64_t mine = n;
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-        if (bad(i)) {
-            mine = i;
-            break;
-        }
-    return block_min64(mine, shm);
-}
-
 __global__ void check_range_kernel(vt_rocm_err *err, uint32_t op, uint32_t name, const void *v, int wide, int64_t n,
                                    int64_t hi, int64_t dim, void *safe)
 {
     __shared__ int64_t shm[VT_ROCM_BLOCK];
-    int64_t f = block_first(
+    int64_t f = vt_block_first(
         n,
         [&](int64_t i) {
             int64_t x = ld(v, wide, i);
@@ -84,23 +59,23 @@ __global__ void check_slots_kernel(vt_rocm_err *err, uint32_t op, uint32_t name,
                 return j;
         return i;
     };
-    int64_t f = block_first(
+    int64_t f = vt_block_first(
         n,
         [&](int64_t i) {
             int64_t x = s[i];
-            return x < -1 || x >= limit || (unique && x >= 0 && twice(i) < i);
+            return vt_slot_out_of_range(x, limit) || (unique && x >= 0 && twice(i) < i);
         },
         shm);
     bool bad = f < n;
     if (threadIdx.x == 0 && bad) {
         int64_t x = s[f];
-        if (x < -1 || x >= limit)
-            vt_rocm_err_set(err, VT_ROCM_ERR_SLOT, op, name, f, x, limit, 0);
+        if (vt_slot_out_of_range(x, limit))
+            vt_slot_report(err, op, name, f, x, limit);
         else
             vt_rocm_err_set(err, VT_ROCM_ERR_SLOT_TWICE, op, name, twice(f), f, x, 0);
     }
     if (!bad && acc) {
-        int64_t g = block_first(
+        int64_t g = vt_block_first(
             n, [&](int64_t b) { return s[b] >= 0 && (acc[b] < 1 || (int64_t)acc[b] > acc_max); }, shm);
         bad = g < n;
         if (threadIdx.x == 0 && bad)

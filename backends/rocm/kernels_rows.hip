@@ -1,7 +1,8 @@
 // kernels_rows.hip - ops over the last axis of the rocm backend: RmsNorm,
 // L2Norm, GatedRmsNorm, Softmax (and the scan that refuses its +inf
-// logits) and Rope. One block per row; reductions through shared memory in
-// a fixed order, whatever the warp size.
+// logits) and Rope. One block per row; reductions in a fixed order,
+// through shared memory or (the norms of few long rows) a butterfly over
+// each wavefront of the target's width and then the wavefronts' sums.
 #include "rocm_device.h"
 #include "rocm_launch.h"
 
@@ -72,6 +73,86 @@ __global__ void norm_wide_kernel(int kind, const float *x, const float *w, const
                     v *= vt_silu(z[r * n + i]);
                 y[r * n + i] = v;
             }
+        }
+    }
+}
+
+// Lanes of a wavefront on the target being compiled (device pass).
+#if defined(VT_HIP_PLATFORM_NVIDIA)
+#define ROWS_WAVE 32
+#elif defined(__AMDGCN_WAVEFRONT_SIZE)
+#define ROWS_WAVE __AMDGCN_WAVEFRONT_SIZE
+#else
+#define ROWS_WAVE 64
+#endif
+
+// Sum over the lanes of a wavefront by a butterfly: every lane ends with
+// the same bits (each step adds the same two partial sums on both sides).
+__device__ inline float wave_sum(float v)
+{
+    for (int s = ROWS_WAVE / 2; s > 0; s >>= 1)
+        v += __shfl_xor(v, s, ROWS_WAVE);
+    return v;
+}
+
+// The scale a norm multiplies x by, from the row's sum of squares.
+__device__ inline float norm_scale(int kind, float ss, int64_t n, float eps)
+{
+    return kind == VT_ROCM_NORM_L2 ? 1.0f / sqrtf(ss + eps) : 1.0f / sqrtf(ss / (float)n + eps);
+}
+
+// The norms for few long rows (a hidden state of a decode step) whose
+// operands are whole float4s: VT_ROCM_BLOCK threads per row, each holding
+// its NV float4s of x (and of w) in registers from one round of 16-byte
+// loads, so x is read once and w's loads overlap the reduction; the sum
+// goes through the wavefronts (butterfly) and then, in a fixed order, the
+// wavefronts' partial sums.
+template <int NV>
+__global__ void norm_reg_kernel(int kind, const float *x, const float *w, const float *z, float *y, int64_t rows,
+                                int64_t n, float eps)
+{
+    __shared__ float part[VT_ROCM_BLOCK / ROWS_WAVE];
+    const int64_t n4 = n / 4;
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        const float4 *xr = (const float4 *)(x + r * n);
+        float4 v[NV], g[NV];
+        float ss = 0.0f;
+#pragma unroll
+        for (int u = 0; u < NV; u++) {
+            const int64_t j = threadIdx.x + (int64_t)u * VT_ROCM_BLOCK;
+            v[u] = j < n4 ? xr[j] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            g[u] = w && j < n4 ? ((const float4 *)w)[j] : make_float4(1.0f, 1.0f, 1.0f, 1.0f);
+            ss += v[u].x * v[u].x + v[u].y * v[u].y + v[u].z * v[u].z + v[u].w * v[u].w;
+        }
+        ss = wave_sum(ss);
+        if (threadIdx.x % ROWS_WAVE == 0)
+            part[threadIdx.x / ROWS_WAVE] = ss;
+        __syncthreads();
+        ss = 0.0f;
+        for (int i = 0; i < VT_ROCM_BLOCK / ROWS_WAVE; i++)
+            ss += part[i];
+        __syncthreads(); // part is rewritten for the next row
+        const float inv = norm_scale(kind, ss, n, eps);
+#pragma unroll
+        for (int u = 0; u < NV; u++) {
+            const int64_t j = threadIdx.x + (int64_t)u * VT_ROCM_BLOCK;
+            if (j >= n4)
+                continue;
+            float4 o = make_float4(v[u].x * inv, v[u].y * inv, v[u].z * inv, v[u].w * inv);
+            if (w) {
+                o.x *= g[u].x;
+                o.y *= g[u].y;
+                o.z *= g[u].z;
+                o.w *= g[u].w;
+            }
+            if (kind == VT_ROCM_NORM_GATED) {
+                float4 zz = ((const float4 *)(z + r * n))[j];
+                o.x *= vt_silu(zz.x);
+                o.y *= vt_silu(zz.y);
+                o.z *= vt_silu(zz.z);
+                o.w *= vt_silu(zz.w);
+            }
+            ((float4 *)(y + r * n))[j] = o;
         }
     }
 }
@@ -269,8 +350,12 @@ __global__ void softmax_apply_kernel(const float *x, const float *mask, int64_t 
     }
 }
 
-__global__ void rope_kernel(const float *x, const int32_t *pos, float *y, int64_t T, int64_t H, int64_t d,
-                            int32_t n_rot, float theta, int neox)
+#define ROPE_TABLE_MAX 4096 // rotated dims whose table (n_rot / 2 x 16 bytes) rope_kernel keeps in shared memory
+
+// Rope one element per thread, each evaluating its pair's angle: for a
+// table of cosines and sines too large for shared memory (n_rot > 4096).
+__global__ void rope_elem_kernel(const float *x, const int32_t *pos, float *y, int64_t T, int64_t H, int64_t d,
+                                 int32_t n_rot, float theta, int neox)
 {
     int64_t total = T * H * d, stride = (int64_t)gridDim.x * blockDim.x;
     int64_t half = n_rot / 2;
@@ -280,22 +365,59 @@ __global__ void rope_kernel(const float *x, const int32_t *pos, float *y, int64_
             y[e] = x[e];
             continue;
         }
-        int64_t i, c0, c1;
-        if (neox) {
-            i = c < half ? c : c - half;
-            c0 = i;
-            c1 = i + half;
-        } else {
-            i = c / 2;
-            c0 = 2 * i;
-            c1 = 2 * i + 1;
-        }
+        int64_t i = neox ? (c < half ? c : c - half) : c / 2;
+        int64_t c0 = neox ? i : 2 * i, c1 = neox ? i + half : 2 * i + 1;
         double angle = (double)pos[t] * pow((double)theta, -2.0 * (double)i / (double)n_rot);
         double sn, cs;
         sincos(angle, &sn, &cs);
         int64_t base = e - c;
         double x0 = x[base + c0], x1 = x[base + c1];
         y[e] = (float)(c == c0 ? x0 * cs - x1 * sn : x0 * sn + x1 * cs);
+    }
+}
+
+// Rope: one block per (token, group of heads). The block first puts the
+// cosine and sine of each pair's angle (in double, as one thread per
+// element computed them before) into shared memory, so each angle is
+// evaluated once per token and block instead of once per element; the
+// rotation is the same double expression, so y is unchanged bit for bit.
+__global__ void rope_kernel(const float *x, const int32_t *pos, float *y, int64_t T, int64_t H, int64_t d,
+                            int32_t n_rot, float theta, int neox, int64_t heads_per_block)
+{
+    extern __shared__ double cs_sn[]; // cs[half], then sn[half]
+    const int64_t half = n_rot / 2, groups = (H + heads_per_block - 1) / heads_per_block;
+    double *cs = cs_sn, *sn = cs_sn + half;
+    for (int64_t b = blockIdx.x; b < T * groups; b += gridDim.x) {
+        const int64_t t = b / groups, h0 = (b % groups) * heads_per_block;
+        const int64_t h1 = h0 + heads_per_block < H ? h0 + heads_per_block : H;
+        for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
+            double angle = (double)pos[t] * pow((double)theta, -2.0 * (double)i / (double)n_rot);
+            sincos(angle, &sn[i], &cs[i]);
+        }
+        __syncthreads();
+        const float *xt = x + (t * H + h0) * d;
+        float *yt = y + (t * H + h0) * d;
+        for (int64_t e = threadIdx.x; e < (h1 - h0) * d; e += blockDim.x) {
+            int64_t c = e % d;
+            if (c >= n_rot) {
+                yt[e] = xt[e];
+                continue;
+            }
+            int64_t i, c0, c1;
+            if (neox) {
+                i = c < half ? c : c - half;
+                c0 = i;
+                c1 = i + half;
+            } else {
+                i = c / 2;
+                c0 = 2 * i;
+                c1 = 2 * i + 1;
+            }
+            int64_t base = e - c;
+            double x0 = xt[base + c0], x1 = xt[base + c1];
+            yt[e] = (float)(c == c0 ? x0 * cs[i] - x1 * sn[i] : x0 * sn[i] + x1 * cs[i]);
+        }
+        __syncthreads(); // the table is rewritten for the next (token, group)
     }
 }
 
@@ -306,18 +428,36 @@ unsigned row_grid(int64_t rows)
 
 } // namespace
 
+// Whether p is 16-byte aligned (NULL is).
+static bool aligned16(const void *p)
+{
+    return ((uintptr_t)p & 15) == 0;
+}
+
 extern "C" hipError_t vt_rocm_launch_norm(int kind, const float *x, const float *w, const float *z, float *y,
                                           int64_t rows, int64_t n, float eps, hipStream_t stream)
 {
     if (rows <= 0 || n <= 0)
         return hipSuccess;
-    if (n >= 2048 && rows <= 256) { // few long rows: a wide block per row
-        if (n % 4 == 0 && ((uintptr_t)x & 15) == 0)
+    if (n >= 2048 && rows <= 256) { // few long rows: a block per row
+        const int64_t per_pass = 4 * VT_ROCM_BLOCK;
+        if (n % 4 == 0 && n <= 8 * per_pass && aligned16(x) && aligned16(w) && aligned16(z) && aligned16(y)) {
+            dim3 g(row_grid(rows)), b(VT_ROCM_BLOCK);
+            if (n <= per_pass)
+                hipLaunchKernelGGL(norm_reg_kernel<1>, g, b, 0, stream, kind, x, w, z, y, rows, n, eps);
+            else if (n <= 2 * per_pass)
+                hipLaunchKernelGGL(norm_reg_kernel<2>, g, b, 0, stream, kind, x, w, z, y, rows, n, eps);
+            else if (n <= 4 * per_pass)
+                hipLaunchKernelGGL(norm_reg_kernel<4>, g, b, 0, stream, kind, x, w, z, y, rows, n, eps);
+            else
+                hipLaunchKernelGGL(norm_reg_kernel<8>, g, b, 0, stream, kind, x, w, z, y, rows, n, eps);
+        } else if (n % 4 == 0 && aligned16(x)) {
             hipLaunchKernelGGL(norm_wide_kernel<true>, dim3(row_grid(rows)), dim3(NORM_WIDE), 0, stream, kind, x, w, z,
                                y, rows, n, eps);
-        else
+        } else {
             hipLaunchKernelGGL(norm_wide_kernel<false>, dim3(row_grid(rows)), dim3(NORM_WIDE), 0, stream, kind, x, w, z,
                                y, rows, n, eps);
+        }
         return hipGetLastError();
     }
     hipLaunchKernelGGL(norm_kernel, dim3(row_grid(rows)), dim3(VT_ROCM_BLOCK), 0, stream, kind, x, w, z, y, rows, n,
@@ -371,10 +511,24 @@ extern "C" hipError_t vt_rocm_launch_softmax_split(const float *x, const float *
 extern "C" hipError_t vt_rocm_launch_rope(const float *x, const int32_t *pos, float *y, int64_t T, int64_t H, int64_t d,
                                           int32_t n_rot, float theta, int neox, hipStream_t stream)
 {
-    int64_t total = T * H * d;
-    if (total <= 0)
+    if (T * H * d <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(rope_kernel, dim3(vt_grid_for(total, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, x, pos, y,
-                       T, H, d, n_rot, theta, neox);
+    // About one element per thread (2 heads of 128 per block): with 8 heads
+    // per block (4 elements per thread, dependent rounds of loads) the H200
+    // took 6.0 us for 40 heads of 128, where one element per thread took 3.7
+    // for 32. The table is n_rot/2 cosines and sines in shared memory (at
+    // most 32 KiB).
+    if (n_rot > ROPE_TABLE_MAX) {
+        hipLaunchKernelGGL(rope_elem_kernel, dim3(vt_grid_for(T * H * d, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0,
+                           stream, x, pos, y, T, H, d, n_rot, theta, neox);
+        return hipGetLastError();
+    }
+    int64_t hpb = d >= VT_ROCM_BLOCK ? 1 : VT_ROCM_BLOCK / d;
+    if (hpb > H)
+        hpb = H;
+    int64_t blocks = T * ((H + hpb - 1) / hpb);
+    size_t shm = (size_t)(n_rot / 2 > 0 ? n_rot / 2 : 1) * 2 * sizeof(double);
+    hipLaunchKernelGGL(rope_kernel, dim3(vt_grid_for(blocks, 1)), dim3(VT_ROCM_BLOCK), shm, stream, x, pos, y, T, H, d,
+                       n_rot, theta, neox, hpb);
     return hipGetLastError();
 }

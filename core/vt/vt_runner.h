@@ -69,6 +69,7 @@ typedef struct vt_runner_info {
     char graph_note[256];  /* why recording failed, when it did */
     uint32_t n_devices;    /* 1, or the devices of a layer split */
     char placement[512];   /* a split: "layers 0-3 on rocm:0 (+ token_embd), 4-35 on cpu:0 (+ output)" */
+    uint32_t n_merged;     /* weight groups (q|k|v, gate|up) staged side by side: one MatMul each per decode step */
 } vt_runner_info;
 
 /* Sampling of the next token; temperature <= 0 is greedy (Argmax). */
