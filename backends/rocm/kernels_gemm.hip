@@ -681,33 +681,69 @@ template <int BN> constexpr size_t wg_smem_bytes()
     return (size_t)wg_stages<BN>() * (2 * 128 + BN) * kWgBK * sizeof(uint16_t) + 1024; // + alignment to 1024
 }
 
-// One stage of the bf16 kernel into shared memory by cp.async (zeros
-// outside x and W): 128 rows of x hi (and lo), BN of W, k0..k0+64, 16-byte
-// chunk c of row r at chunk c ^ (r & 7) (the 128-byte swizzle).
-template <int PASSES, int BN>
-__device__ __forceinline__ void wg_load(uint16_t *st, const uint16_t *hi, const uint16_t *lo, const uint16_t *w,
-                                        int64_t n, int64_t m, int64_t k, int64_t kp, int64_t row0, int64_t m0,
-                                        int64_t k0)
-{
+// The loads of the bf16 kernel: per stage, 128 rows of x hi (and lo) and
+// BN of W, 64 of k, by cp.async (zeros outside x and W), 16-byte chunk c of
+// row r at chunk c ^ (r & 7) (the 128-byte swizzle). Thread t moves chunk
+// t % 8 of rows t / 8 + 32 i; its source pointers are set once and step
+// 64 elements a stage (the per-stage address arithmetic was most of the
+// kernel's instructions).
+template <int PASSES, int BN> struct WgLoader {
+    static constexpr int WC = BN / 32; // W chunks per thread (BN 0: none, the block formats)
+    const uint16_t *x[4], *w[WC > 0 ? WC : 1];
+    int xbytes[4];
+    bool wrow[WC > 0 ? WC : 1];
+    int64_t lo_off, kcol, k;
+    int dst; // this thread's first chunk in a tile (16-bit elements)
+
+    __device__ __forceinline__ WgLoader(const uint16_t *hi, const uint16_t *lo, const uint16_t *wp, int64_t n,
+                                        int64_t m, int64_t k_, int64_t kp, int64_t row0, int64_t m0, int64_t kt0)
+    {
+        const int c = threadIdx.x & 7, r = threadIdx.x >> 3;
+        dst = r * kWgBK + ((c ^ (r & 7)) << 3);
+        lo_off = lo - hi;
+        k = k_;
+        kcol = kt0 * kWgBK + 8 * c;
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const int idx = threadIdx.x + kThreads * i, row = idx >> 3, c = idx & 7;
-        const int off = row * kWgBK + ((c ^ (row & 7)) << 3);
-        const int64_t gx = row0 + row, gc = k0 + 8 * c;
-        const bool okx = gx < n;
-        cp_async16(st + off, okx ? (const void *)(hi + gx * kp + gc) : (const void *)hi, okx ? 16 : 0);
-        if (PASSES > 1)
-            cp_async16(st + kWgTile + off, okx ? (const void *)(lo + gx * kp + gc) : (const void *)lo, okx ? 16 : 0);
-    }
+        for (int i = 0; i < 4; i++) {
+            const int64_t g = row0 + r + 32 * i;
+            xbytes[i] = g < n ? 16 : 0;
+            x[i] = hi + (g < n ? g : 0) * kp + kcol;
+        }
 #pragma unroll
-    for (int i = 0; i < BN / 32; i++) {
-        const int idx = threadIdx.x + kThreads * i, row = idx >> 3, c = idx & 7;
-        const int off = row * kWgBK + ((c ^ (row & 7)) << 3);
-        const int64_t gw = m0 + row, gc = k0 + 8 * c;
-        const bool okw = gw < m && gc < k;
-        cp_async16(st + 2 * kWgTile + off, okw ? (const void *)(w + gw * k + gc) : (const void *)w, okw ? 16 : 0);
+        for (int i = 0; i < WC; i++) {
+            const int64_t g = m0 + r + 32 * i;
+            wrow[i] = g < m;
+            w[i] = wp + (g < m ? g : 0) * k + kcol;
+        }
     }
-}
+
+    // The next stage into the slot at st (or nothing past the last stage:
+    // the pointers still step).
+    __device__ __forceinline__ void load(uint16_t *st, bool any)
+    {
+        if (any) {
+            const bool col = kcol < k;
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                cp_async16(st + dst + i * 32 * kWgBK, x[i], xbytes[i]);
+                if (PASSES > 1)
+                    cp_async16(st + kWgTile + dst + i * 32 * kWgBK, x[i] + lo_off, xbytes[i]);
+            }
+#pragma unroll
+            for (int i = 0; i < WC; i++) {
+                const bool ok = wrow[i] && col;
+                cp_async16(st + 2 * kWgTile + dst + i * 32 * kWgBK, ok ? w[i] : x[0], ok ? 16 : 0);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            x[i] += kWgBK;
+#pragma unroll
+        for (int i = 0; i < WC; i++)
+            w[i] += kWgBK;
+        kcol += kWgBK;
+    }
+};
 
 // This block's rank in its cluster.
 __device__ __forceinline__ unsigned cluster_rank()
@@ -770,11 +806,16 @@ __global__ void __launch_bounds__(kThreads, 1)
     // overwrites was read by stage kt - S's products, done (wait_group 1 at
     // the end of iteration kt - S + 1 = kt - AHEAD - 1) before every thread
     // passed this iteration's barrier.
+    WgLoader<PASSES, BN> ld(xh, xl, w, n, m, k, kp, row0, m0, kt_lo);
+    int ld_slot = 0, slot = 0;
     auto issue = [&](int64_t kt) {
-        if (kt < kt_n)
-            wg_load<PASSES, BN>(smem + (int)(kt % S) * SLOT, xh, xl, w, n, m, k, kp, row0, m0, (kt_lo + kt) * kWgBK);
+        ld.load(smem + ld_slot * SLOT, kt < kt_n);
+        ld_slot = ld_slot + 1 == S ? 0 : ld_slot + 1;
         cp_async_commit();
     };
+    // descriptors: the start address field (bits 0-13, 16 bytes) steps
+    // without carry (shared memory is below 256 KiB)
+    const uint64_t da0 = wg_desc(base + wg * 64 * 128), db0 = wg_desc(base + 2 * kWgTile * 2);
 #pragma unroll
     for (int s = 0; s < AHEAD; s++)
         issue(s);
@@ -783,14 +824,13 @@ __global__ void __launch_bounds__(kThreads, 1)
         fence_async_smem();
         __syncthreads();
         issue(kt + AHEAD);
-        const uint32_t st = base + (uint32_t)((kt % S) * SLOT * 2);
+        const uint64_t so = (uint64_t)(slot * SLOT * 2) >> 4;
         wg_fence();
 #pragma unroll
         for (int pass = 0; pass < PASSES; pass++)
 #pragma unroll
             for (int kk = 0; kk < kWgBK / 16; kk++) {
-                const uint64_t da = wg_desc(st + pass * kWgTile * 2 + wg * 64 * 128 + kk * 32),
-                               db = wg_desc(st + 2 * kWgTile * 2 + kk * 32);
+                const uint64_t da = da0 + so + ((pass * kWgTile * 2 + kk * 32) >> 4), db = db0 + so + ((kk * 32) >> 4);
                 if constexpr (BN == 128)
                     wgmma128<false>(acc, da, db);
                 else
@@ -798,6 +838,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
         wg_commit();
         wg_wait<1>();
+        slot = slot + 1 == S ? 0 : slot + 1;
     }
     wg_wait<0>();
 #pragma unroll
@@ -923,28 +964,50 @@ hipError_t launch_wgmma_bf16(const float *x, const void *w, float *y, int64_t n,
 // swizzle) and their factors at its end.
 constexpr int kWgScales = 4 * 128; // floats per slot: sx [2][128], sw [2][128]
 
+// The f16 pair of bits v minus c (both halves), as bits.
+__device__ __forceinline__ uint32_t f16x2_minus(uint32_t v, float c)
+{
+    __half2 h = *(const __half2 *)&v;
+    h = __hsub2(h, __float2half2_rn(c));
+    return *(const uint32_t *)&h;
+}
+
 template <int WK> struct WgBlock {
     uint16_t q[WK == kWQ40 ? 8 : 16];
     uint16_t d;
     bool ok;
 };
 
-// Row tid / 2, block 2 kb2 + tid % 2 of the weight (kb2: the stage).
-template <int WK>
-__device__ __forceinline__ void wg_read_block(WgBlock<WK> &r, const uint8_t *w, int64_t m, int64_t kb_row, int64_t m0,
-                                              int64_t kt)
-{
-    constexpr int bytes = WK == kWQ40 ? 18 : 34, words = WK == kWQ40 ? 8 : 16;
-    const int64_t gr = m0 + (threadIdx.x >> 1), kb = 2 * kt + (threadIdx.x & 1);
-    r.ok = gr < m && kb < kb_row;
-    if (r.ok) {
-        const uint16_t *b = (const uint16_t *)(w + (gr * kb_row + kb) * bytes);
-        r.d = __ldg(b);
-#pragma unroll
-        for (int j = 0; j < words; j++)
-            r.q[j] = __ldg(b + 1 + j);
+// The weight blocks of thread t for stage after stage: row t / 2, block
+// 2 kt + t % 2 (the pointer steps 2 blocks a stage).
+template <int WK> struct WgBlockReader {
+    static constexpr int BYTES = WK == kWQ40 ? 18 : 34, WORDS = WK == kWQ40 ? 8 : 16;
+    const uint16_t *p;
+    int64_t kb, kb_row;
+    bool row;
+
+    __device__ __forceinline__ WgBlockReader(const void *w, int64_t m, int64_t kb_row_, int64_t m0)
+    {
+        const int64_t gr = m0 + (threadIdx.x >> 1);
+        row = gr < m;
+        kb = threadIdx.x & 1;
+        kb_row = kb_row_;
+        p = (const uint16_t *)((const uint8_t *)w + ((row ? gr : 0) * kb_row + kb) * BYTES);
     }
-}
+
+    __device__ __forceinline__ void read(WgBlock<WK> &r)
+    {
+        r.ok = row && kb < kb_row;
+        if (r.ok) {
+            r.d = __ldg(p);
+#pragma unroll
+            for (int j = 0; j < WORDS; j++)
+                r.q[j] = __ldg(p + 1 + j);
+        }
+        p += BYTES; // 2 blocks of BYTES bytes in 16-bit words
+        kb += 2;
+    }
+};
 
 // The block as f16 codes (q - 8, or the signed byte) into the W tile ws
 // (swizzled) and its factor into sw [2][128].
@@ -957,16 +1020,19 @@ template <int WK> __device__ __forceinline__ void wg_store_block(const WgBlock<W
         for (int j = 0; j < 16; j++)
             o[j] = 0;
     } else if (WK == kWQ40) { // byte j: low nibble element j, high nibble element 16 + j
+                              // f16 0x6400 | v is 1024 + v (v < 1024): minus 1032 is q - 8, exact
 #pragma unroll
         for (int j = 0; j < 8; j++) {
-            const int b0 = r.q[j] & 0xFF, b1 = r.q[j] >> 8;
-            o[j] = pack_f16((float)((b0 & 15) - 8), (float)((b1 & 15) - 8));
-            o[8 + j] = pack_f16((float)((b0 >> 4) - 8), (float)((b1 >> 4) - 8));
+            const uint32_t v = r.q[j];
+            o[j] = f16x2_minus((v & 0x000Fu) | ((v & 0x0F00u) << 8) | 0x64006400u, 1032.f);
+            o[8 + j] = f16x2_minus(((v >> 4) & 0x000Fu) | ((v & 0xF000u) << 4) | 0x64006400u, 1032.f);
         }
-    } else {
+    } else { // the signed byte q: 1024 + (q + 128) minus 1152, exact
 #pragma unroll
-        for (int j = 0; j < 16; j++)
-            o[j] = pack_f16((float)(int8_t)(r.q[j] & 0xFF), (float)(int8_t)(r.q[j] >> 8));
+        for (int j = 0; j < 16; j++) {
+            const uint32_t v = r.q[j];
+            o[j] = f16x2_minus(((v & 0x00FFu) | ((v & 0xFF00u) << 8) | 0x64006400u) ^ 0x00800080u, 1152.f);
+        }
     }
 #pragma unroll
     for (int cc = 0; cc < 4; cc++) {
@@ -1035,40 +1101,24 @@ __global__ void __launch_bounds__(kThreads, 1)
         acc[i] = sum[i] = 0.f;
 
     // x (and f16 W) two stages ahead by cp.async as in the bf16 kernel,
-    // with the x slice factors.
+    // with the x slice factors (thread t: slice t / 128 of the stage, row
+    // t % 128).
+    WgLoader<2, PLAIN_W ? 128 : 0> ld(xh, xl, (const uint16_t *)w, n, m, k, kp, row0, m0, 0);
+    const int64_t sr = row0 + (threadIdx.x & 127);
+    const float *sxp = sx + (threadIdx.x >> 7) * n + (sr < n ? sr : 0);
+    const int sxbytes = sr < n ? 4 : 0;
     auto issue = [&](int64_t kt) {
-        if (kt < kt_n) {
-            const int slot = (int)(kt % kWgStages);
-            uint16_t *st = smem + slot * kWgStage;
-            const int64_t k0 = kt * kWgBK;
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const int idx = threadIdx.x + kThreads * i, row = idx >> 3, c = idx & 7;
-                const int off = row * kWgBK + ((c ^ (row & 7)) << 3);
-                const int64_t gx = row0 + row, gc = k0 + 8 * c;
-                const bool okx = gx < n;
-                cp_async16(st + off, okx ? (const void *)(xh + gx * kp + gc) : (const void *)xh, okx ? 16 : 0);
-                cp_async16(st + kWgTile + off, okx ? (const void *)(xl + gx * kp + gc) : (const void *)xl,
-                           okx ? 16 : 0);
-                if (PLAIN_W) {
-                    const int64_t gw = m0 + row;
-                    const bool okw = gw < m && gc < k;
-                    const uint16_t *wp = (const uint16_t *)w;
-                    cp_async16(st + 2 * kWgTile + off, okw ? (const void *)(wp + gw * k + gc) : (const void *)wp,
-                               okw ? 16 : 0);
-                }
-            }
-            const int s = threadIdx.x >> 7, r = threadIdx.x & 127;
-            const int64_t gr = row0 + r;
-            const bool ok = gr < n;
-            cp_async4(scales + slot * kWgScales + s * 128 + r,
-                      ok ? (const void *)(sx + (2 * kt + s) * n + gr) : (const void *)sx, ok ? 4 : 0);
-        }
+        const int slot = (int)(kt % kWgStages);
+        ld.load(smem + slot * kWgStage, kt < kt_n);
+        if (kt < kt_n)
+            cp_async4(scales + slot * kWgScales + threadIdx.x, sxp, sxbytes);
+        sxp += 2 * n;
         cp_async_commit();
     };
+    WgBlockReader<WK == kWF16 ? kWQ40 : WK> rd(w, m, kb_row, m0);
     WgBlock<WK == kWF16 ? kWQ40 : WK> blk;
     if (!PLAIN_W) {
-        wg_read_block(blk, (const uint8_t *)w, m, kb_row, m0, 0);
+        rd.read(blk);
         wg_store_block(blk, smem + 2 * kWgTile, scales + 256);
     }
     issue(0);
@@ -1080,7 +1130,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         issue(kt + 2);
         const bool more = !PLAIN_W && kt + 1 < kt_n;
         if (more)
-            wg_read_block(blk, (const uint8_t *)w, m, kb_row, m0, kt + 1);
+            rd.read(blk);
         const int slot = (int)(kt % kWgStages);
         const uint32_t st = base + (uint32_t)(slot * kWgStage * 2);
         // A slice sum is read only after a wait for all of this
