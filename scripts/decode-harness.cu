@@ -158,6 +158,16 @@ static std::vector<int32_t> make_ids(int T, int K, int pool)
 
 // --- MoeExpertMatMul ---------------------------------------------------------
 
+// How many distinct experts ids names (of E): what a step must read.
+static int distinct_experts(const std::vector<int32_t> &ids, int E)
+{
+    std::vector<int> used(E, 0);
+    int nu = 0;
+    for (int32_t e : ids)
+        nu += !used[e]++;
+    return nu;
+}
+
 static bool variants = false;
 
 static void moe_case(uint32_t dt, const char *name, int E, int K, int64_t m, int64_t k, int T, int per_slot, bool check,
@@ -266,11 +276,8 @@ static void moe_case(uint32_t dt, const char *name, int E, int K, int64_t m, int
         run_old(0);
         CK(cudaDeviceSynchronize());
     } else if (variants && T == 1) {
-        std::vector<int> used(E, 0);
-        int nu = 0;
-        for (int32_t e : ids)
-            nu += !used[e]++;
-        const double bytes = (double)nu * m * rb;
+        const int nu = distinct_experts(ids, E);
+        const double bytes = (double)nu * m * rb; // each selected expert's rows once
         const bool al = rb % 16 == 0;
         auto var = [&](auto launch, const char *what) {
             const double us = time_us(
@@ -306,11 +313,8 @@ static void moe_case(uint32_t dt, const char *name, int E, int K, int64_t m, int
             var(launch_slots<VT_F16, 4>, "fused slots R=4");
         }
     } else if (variants) {
-        std::vector<int> used(E, 0);
-        int nu = 0;
-        for (int32_t e : ids)
-            nu += !used[e]++;
-        const double bytes = (double)nu * m * rb;
+        const int nu = distinct_experts(ids, E);
+        const double bytes = (double)nu * m * rb; // each selected expert's rows once
         const bool al = rb % 16 == 0;
         auto var = [&](auto launch, const char *what) {
             const double us = time_us(
@@ -332,11 +336,8 @@ static void moe_case(uint32_t dt, const char *name, int E, int K, int64_t m, int
             }
         }
     } else {
-        std::vector<int> used(E, 0);
-        int nu = 0;
-        for (int32_t e : ids)
-            nu += !used[e]++;
-        const double bytes = (double)nu * m * rb;
+        const int nu = distinct_experts(ids, E);
+        const double bytes = (double)nu * m * rb; // each selected expert's rows once
         const double us = time_us(run_new, 60), old = time_us(run_old, 60);
         printf("bench MoE %-6s E=%d K=%d m=%lld k=%lld T=%2d (%3d experts) %s %7.2f us %6.0f GB/s %5.1f%% of copy | "
                "old %7.2f us %5.1f%%\n",
