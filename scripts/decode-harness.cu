@@ -5,7 +5,9 @@
 // build's objects): checks against a CPU reference (outputs poisoned
 // first), times both with CUDA events over back-to-back launches, inputs
 // rotating over >= 256 MiB (built by scripts/decode-harness-build).
-//   decode-harness check | bench | profile | variants
+//   decode-harness check | bench | profile | variants | attn
+// Built with ATTN_OLD (scripts/decode-harness-build), it also times and
+// profiles that earlier kernels_attention_decode.hip ("prev").
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,16 @@
 #include <vector>
 
 #include "kernels_attention_decode.hip"
+#ifdef ATTN_OLD
+#define vt_rocm_attention_decode_scratch_bytes prev_attention_decode_scratch_bytes
+#define vt_rocm_launch_attention_decode        prev_launch_attention_decode
+namespace prev_attn
+{
+#include ATTN_OLD
+}
+#undef vt_rocm_attention_decode_scratch_bytes
+#undef vt_rocm_launch_attention_decode
+#endif
 #include "kernels_matmul_moe.hip"
 
 extern "C" {
@@ -356,25 +368,44 @@ static void moe_case(uint32_t dt, const char *name, int E, int K, int64_t m, int
 
 // --- Attention ---------------------------------------------------------------
 
-// Attention variants (kernels_attention_decode.hip's run_decode): 0 the
-// plugin's launcher; then split threads / keys in flight per group / blocks
-// wanted / with the combine kernel (1) or the split alone (0).
+// The decode kernel of NT threads and KB keys per group per batch for f16,
+// d = 128, 4 query heads per kv head only (the variants' shape).
+template <int NT, int KB>
+static hipError_t run_f16_128_g4(const float *q, const void *k, const void *v, uint32_t dt, const int32_t *pos,
+                                 float *o, int64_t T, int64_t Hq, int64_t Hkv, int64_t S, int64_t d, int64_t dv,
+                                 float scale, int32_t window, void *scratch, hipStream_t stream, int64_t want,
+                                 uint32_t *done)
+{
+    if (dt != VT_F16 || d != 128 || dv != 128 || Hq != 4 * Hkv)
+        return hipErrorInvalidValue;
+    AttnArgs a;
+    dim3 grid;
+    hipError_t e = attn_setup(q, k, v, pos, o, T, Hq, Hkv, S, dv, scale, window, scratch, stream, want, done, a, grid);
+    if (e != hipSuccess)
+        return e;
+    launch_g<VT_F16, 128, 4, NT, KB>(grid, stream, a);
+    return hipGetLastError();
+}
+
+// Attention variants (kernels_attention_decode.hip's kernel): 0 the
+// plugin's launcher; then threads / keys per group per batch / blocks
+// wanted / the counters zeroed by a memset per call (0) or kept zero by the
+// kernel across calls (1).
 struct AttnVariant {
     const char *name;
     hipError_t (*run)(const float *, const void *, const void *, uint32_t, const int32_t *, float *, int64_t, int64_t,
-                      int64_t, int64_t, int64_t, int64_t, float, int32_t, void *, hipStream_t, int64_t, int);
+                      int64_t, int64_t, int64_t, int64_t, float, int32_t, void *, hipStream_t, int64_t, uint32_t *);
     int64_t want;
-    int combine;
+    int kept;
 };
 static const AttnVariant kAttnVariants[] = {
     {"launcher", nullptr, 0, 0},
-    {"NT128 KB4 1056 + combine", run_decode<128, 4>, 1056, 1},
-    {"NT128 KB8 264 + combine", run_decode<128, 8>, 264, 1},
-    {"NT64 KB4 1056 + combine", run_decode<64, 4>, 1056, 1},
-    {"NT128 KB4 528 split only", run_decode<128, 4>, 528, 0},
-    {"NT128 KB8 528 split only", run_decode<128, 8>, 528, 0},
-    {"NT128 KB4 1056 split only", run_decode<128, 4>, 1056, 0},
-    {"NT64 KB8 1056 split only", run_decode<64, 8>, 1056, 0},
+    {"NT256 KB4 132 counters kept", run_f16_128_g4<256, 4>, 132, 1},
+    {"NT256 KB2 132 counters kept", run_f16_128_g4<256, 2>, 132, 1},
+    {"NT128 KB4 264 counters kept", run_f16_128_g4<128, 4>, 264, 1},
+    {"NT128 KB4 132 counters kept", run_f16_128_g4<128, 4>, 132, 1},
+    {"NT512 KB2 132 counters kept", run_f16_128_g4<512, 2>, 132, 1},
+    {"NT256 KB2 264 memset", run_f16_128_g4<256, 2>, 264, 0},
 };
 static int attn_variant = 0;
 
@@ -417,13 +448,16 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
         sb_new = scratch_for(T, Hq, Hkv, S, d, 4096);
     const uint64_t sb_old = vt_rocm_attention_scratch_bytes(T, Hq, Hkv, S, d, d);
     void *scratch;
+    uint32_t *dcnt; // counters kept zero by the kernel (variants)
     CK(cudaMalloc(&scratch, (sb_new > sb_old ? sb_new : sb_old) + 256));
+    CK(cudaMalloc(&dcnt, 4096 * 4));
+    CK(cudaMemset(dcnt, 0, 4096 * 4));
     auto run_new = [&](int i) {
         int taken = 0;
         if (attn_variant > 0) {
             const AttnVariant &av = kAttnVariants[attn_variant];
             CK(av.run(dq, dk[i % nsets], dv[i % nsets], dt, dpos, dout, T, Hq, Hkv, S, d, d, scale, window, scratch, 0,
-                      av.want, av.combine));
+                      av.want, av.kept ? dcnt : nullptr));
             return;
         }
         CK(vt_rocm_launch_attention_decode(dq, dk[i % nsets], dv[i % nsets], dt, dpos, dout, T, Hq, Hkv, S, d, d, scale,
@@ -437,10 +471,26 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
         CK(vt_rocm_launch_attention(dq, dk[i % nsets], dv[i % nsets], dt, dpos, dout, T, Hq, Hkv, S, d, d, scale,
                                     window, scratch, 0));
     };
+#ifdef ATTN_OLD
+    const uint64_t sb_prev = prev_attn::prev_attention_decode_scratch_bytes(T, Hq, Hkv, S, d, d, dt);
+    void *scratch_prev;
+    CK(cudaMalloc(&scratch_prev, sb_prev + 256));
+    auto run_prev = [&](int i) {
+        int taken = 0;
+        CK(prev_attn::prev_launch_attention_decode(dq, dk[i % nsets], dv[i % nsets], dt, dpos, dout, T, Hq, Hkv, S, d,
+                                                   d, scale, window, scratch_prev, 0, &taken));
+        if (!taken) {
+            fprintf(stderr, "the previous decode attention did not take the shape\n");
+            exit(2);
+        }
+    };
+#endif
     char what[160];
     snprintf(what, sizeof what, "attn %s T=%d Hq=%d Hkv=%d d=%d S=%d p0=%d win=%d %s", dt == VT_F16 ? "f16" : "bf16", T,
              Hq, Hkv, d, S, pos[0], window, kAttnVariants[attn_variant].name);
     if (check) {
+        run_new(0); // twice before: the counters must be left zero
+        run_new(0);
         CK(cudaMemset(dout, 0xff, no * 4));
         run_new(0);
         std::vector<float> got(no);
@@ -478,6 +528,9 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
     } else if (profile) {
         run_new(0);
         run_old(0);
+#ifdef ATTN_OLD
+        run_prev(0);
+#endif
         CK(cudaDeviceSynchronize());
     } else if (variants) {
         const double bytes = 2.0 * kvn * 2, us = time_us(run_new, 200);
@@ -485,9 +538,18 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
                100.0 * bytes / us * 1e-3 / copy);
     } else {
         const double bytes = 2.0 * kvn * 2;
-        const double us = time_us(run_new, 100), old = time_us(run_old, 100);
-        printf("bench %s: new %7.2f us %6.0f GB/s %5.1f%% of copy | old %7.2f us %5.1f%%\n", what, us,
-               bytes / us * 1e-3, 100.0 * bytes / us * 1e-3 / copy, old, 100.0 * bytes / old * 1e-3 / copy);
+        for (int round = 0; round < 2; round++) {
+            const double us = time_us(run_new, 100), old = time_us(run_old, 100);
+#ifdef ATTN_OLD
+            const double prev = time_us(run_prev, 100);
+            printf("bench %s: new %7.2f us %6.0f GB/s %5.1f%% of copy | prev %7.2f us %5.1f%% | old %7.2f us %5.1f%%\n",
+                   what, us, bytes / us * 1e-3, 100.0 * bytes / us * 1e-3 / copy, prev,
+                   100.0 * bytes / prev * 1e-3 / copy, old, 100.0 * bytes / old * 1e-3 / copy);
+#else
+            printf("bench %s: new %7.2f us %6.0f GB/s %5.1f%% of copy | old %7.2f us %5.1f%%\n", what, us,
+                   bytes / us * 1e-3, 100.0 * bytes / us * 1e-3 / copy, old, 100.0 * bytes / old * 1e-3 / copy);
+#endif
+        }
     }
     for (int i = 0; i < nsets; i++) {
         CK(cudaFree(dk[i]));
@@ -497,6 +559,10 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
     CK(cudaFree(dout));
     CK(cudaFree(dpos));
     CK(cudaFree(scratch));
+    CK(cudaFree(dcnt));
+#ifdef ATTN_OLD
+    CK(cudaFree(scratch_prev));
+#endif
 }
 
 static double copy_gbps()
@@ -535,23 +601,36 @@ int main(int argc, char **argv)
         attn_case(VT_F16, 2, 32, 4, 128, 4096, {4095, 1000}, 100, true, false, 0);
         attn_case(VT_F16, 1, 32, 8, 128, 4096, {4095}, 0, true, false, 0);
         const int n_av = (int)(sizeof kAttnVariants / sizeof kAttnVariants[0]);
+        attn_case(VT_F16, 1, 32, 8, 128, 4096, {512}, 0, true, false, 0);
+        attn_case(VT_F16, 16, 32, 8, 128, 300, {0, 1, 2, 3, 31, 32, 33, 100, 150, 200, 250, 290, 297, 298, 299, 299}, 0,
+                  true, false, 0);
+        attn_case(VT_F16, 1, 32, 8, 128, 4096, {4095}, 4000, true, false, 0);
+        attn_case(VT_F16, 1, 32, 8, 128, 100, {5}, 0, true, false, 0); // fewer keys than chunks
+        attn_case(VT_BF16, 2, 32, 4, 64, 3000, {2999, 700}, 100, true, false, 0);
+        attn_case(VT_F16, 1, 8, 1, 256, 5000, {4000}, 0, true, false, 0);
         for (attn_variant = 1; attn_variant < n_av; attn_variant++) {
-            if (!kAttnVariants[attn_variant].combine)
-                continue;
             attn_case(VT_F16, 1, 32, 8, 128, 4096, {4095}, 0, true, false, 0);
-            attn_case(VT_BF16, 2, 32, 4, 64, 3000, {2999, 700}, 100, true, false, 0);
-            attn_case(VT_F16, 1, 8, 1, 256, 5000, {4000}, 0, true, false, 0);
+            attn_case(VT_F16, 1, 32, 8, 128, 4096, {512}, 0, true, false, 0);
+            attn_case(VT_F16, 2, 32, 8, 128, 4096, {4095, 7}, 0, true, false, 0);
         }
         attn_variant = 0;
         printf("%d failures\n", failures);
         return failures ? 1 : 0;
     }
+    if (!strcmp(mode, "attn")) { // the Attention rows of bench, then of variants
+        for (int p : {4095, 512})
+            attn_case(VT_F16, 1, 32, 8, 128, 4096, {p}, 0, false, false, copy);
+        variants = true;
+    }
     if (variants) {
         const int n_av = (int)(sizeof kAttnVariants / sizeof kAttnVariants[0]);
         for (int rep = 0; rep < 2; rep++)
             for (attn_variant = 0; attn_variant < n_av; attn_variant++)
-                attn_case(VT_F16, 1, 32, 8, 128, 4096, {4095}, 0, false, false, copy);
+                for (int p : {4095, 512})
+                    attn_case(VT_F16, 1, 32, 8, 128, 4096, {p}, 0, false, false, copy);
         attn_variant = 0;
+        if (!strcmp(mode, "attn"))
+            return 0;
         for (const Fmt &f : kFmts)
             if (f.dt == 2 || f.dt == 8 || f.dt == 12 || f.dt == 14 || f.dt == VT_F16)
                 moe_case(f.dt, f.name, 128, 8, 768, 2048, 1, 0, false, false, copy);
@@ -566,10 +645,9 @@ int main(int argc, char **argv)
             moe_case(f.dt, f.name, 128, 8, 768, 2048, T, 0, false, profile, copy);
         }
     attn_case(VT_F16, 1, 32, 8, 128, 4096, {4095}, 0, false, profile, copy);
-    if (!profile) {
+    if (!profile)
         attn_case(VT_F16, 1, 32, 8, 128, 640, {639}, 0, false, profile, copy);
-        // decode early in a long cache (the 8b-shape step at position 512 of 4096 slots)
-        attn_case(VT_F16, 1, 32, 8, 128, 4096, {512}, 0, false, profile, copy);
-    }
+    // decode early in a long cache (the 8b-shape step at position 512 of 4096 slots)
+    attn_case(VT_F16, 1, 32, 8, 128, 4096, {512}, 0, false, profile, copy);
     return 0;
 }
