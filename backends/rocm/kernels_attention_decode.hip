@@ -19,6 +19,7 @@ namespace
 constexpr int kThreads = 256; // per block
 constexpr int kBatch = 4;     // keys per group per batch
 constexpr int kWant = 132;    // blocks wanted (one per H200 SM)
+constexpr int kMaxSplit = 64; // chunks per (query, kv head) at most
 
 template <uint32_t DT> __device__ inline void unpack8(const uint4 &u, float (&f)[8])
 {
@@ -146,8 +147,9 @@ __global__ void __launch_bounds__(NT)
                        int32_t window, int64_t n_split)
 {
     constexpr int L = D / 8, NG = NT / L; // lanes per key row; groups per block
-    __shared__ float sm_ml[NG][2 * G];
+    __shared__ float sm_ml[NG][2 * G], sm_w[NG][G];
     __shared__ float sm_o[NG][D];
+    __shared__ float sm_cm[G * kMaxSplit], sm_cl[G * kMaxSplit], sm_cw[G * kMaxSplit]; // the last block's
     __shared__ int sm_last;
     const int64_t split = blockIdx.x, kvh = blockIdx.y, t = blockIdx.z;
     const int lane = (int)threadIdx.x % L, grp = (int)threadIdx.x / L;
@@ -193,8 +195,8 @@ __global__ void __launch_bounds__(NT)
             load_batch<KB>(kb, vb, row_stride, s0, s1, grp, NG, j0 + 2 * KB, ka, va, oka);
         score_batch<DT, G, L, KB>(qv, kn, vn, okn, r);
     }
-    // the block's groups meet, head by head: chunk max M, sum and output
-    // scaled to M
+    // the block's groups meet: per head the chunk max M, the groups'
+    // weights e^(m_g - M) (0 for a group without a visible key) and sum
     if (lane == 0) {
 #pragma unroll
         for (int h = 0; h < G; h++) {
@@ -202,37 +204,49 @@ __global__ void __launch_bounds__(NT)
             sm_ml[grp][2 * h + 1] = r.l[h];
         }
     }
+    __syncthreads();
     const int64_t row0 = t * Hq + kvh * G; // first query head of the block
+    for (int e = (int)threadIdx.x; e < NG * G; e += NT) {
+        const int g = e / G, h = e % G;
+        float M = -INFINITY;
+#pragma unroll
+        for (int g2 = 0; g2 < NG; g2++)
+            M = fmaxf(M, sm_ml[g2][2 * h]);
+        const float mg = sm_ml[g][2 * h];
+        sm_w[g][h] = mg == -INFINITY ? 0.0f : __expf(mg - M);
+        if (g == 0) {
+            float sum = 0.0f;
+#pragma unroll
+            for (int g2 = 0; g2 < NG; g2++) {
+                const float m2 = sm_ml[g2][2 * h];
+                if (m2 != -INFINITY)
+                    sum = fmaf(__expf(m2 - M), sm_ml[g2][2 * h + 1], sum);
+            }
+            part_ml[((row0 + h) * n_split + split) * 2] = M;
+            part_ml[((row0 + h) * n_split + split) * 2 + 1] = sum;
+        }
+    }
 #pragma unroll
     for (int h = 0; h < G; h++) {
-        __syncthreads(); // the previous head's reads are done
+        __syncthreads(); // the weights, or the previous head's reads
 #pragma unroll
         for (int i = 0; i < 8; i++)
             sm_o[grp][lane * 8 + i] = r.acc[h][i];
         __syncthreads();
         for (int j = (int)threadIdx.x; j < D; j += NT) {
-            float M = -INFINITY;
+            float o = 0.0f;
+#pragma unroll
             for (int g2 = 0; g2 < NG; g2++)
-                M = fmaxf(M, sm_ml[g2][2 * h]);
-            float o = 0.0f, sum = 0.0f;
-            for (int g2 = 0; g2 < NG; g2++) {
-                const float mg = sm_ml[g2][2 * h];
-                if (mg == -INFINITY)
-                    continue;
-                const float w = __expf(mg - M);
-                o = fmaf(w, sm_o[g2][j], o);
-                sum = fmaf(w, sm_ml[g2][2 * h + 1], sum);
-            }
+                o = fmaf(sm_w[g2][h], sm_o[g2][j], o);
             part_o[((row0 + h) * n_split + split) * D + j] = o;
-            if (j == 0) {
-                part_ml[((row0 + h) * n_split + split) * 2] = M;
-                part_ml[((row0 + h) * n_split + split) * 2 + 1] = sum;
-            }
         }
     }
     // the last block of (query, kv head) to arrive merges the chunks in
     // chunk order: o = sum_i e^(m_i - M) o_i / sum_i e^(m_i - M) l_i (zeros
-    // when no key is visible)
+    // when no key is visible; a chunk without one has m_i = -inf, weight 0,
+    // o_i = l_i = 0). The chunks' (m, l) are staged in shared memory with
+    // all loads in flight at once, and each output element's loads go out 8
+    // at a time.
     __threadfence();
     __syncthreads();
     if (threadIdx.x == 0)
@@ -241,20 +255,40 @@ __global__ void __launch_bounds__(NT)
     if (!sm_last)
         return;
     __threadfence();
+    const int ns = (int)n_split, ne = G * ns;
+    for (int e = (int)threadIdx.x; e < ne; e += NT) {
+        const float *pml = part_ml + (row0 * n_split + e) * 2; // head e / ns, chunk e % ns
+        sm_cm[e] = ld_other(pml);
+        sm_cl[e] = ld_other(pml + 1);
+    }
+    __syncthreads();
+    for (int e = (int)threadIdx.x; e < ne; e += NT) {
+        const int h = e / ns;
+        float M = -INFINITY;
+        for (int i = 0; i < ns; i++)
+            M = fmaxf(M, sm_cm[h * ns + i]);
+        sm_cw[e] = sm_cm[e] == -INFINITY ? 0.0f : expf(sm_cm[e] - M);
+    }
+    __syncthreads();
     for (int e = (int)threadIdx.x; e < G * D; e += NT) {
         const int h = e / D, j = e % D;
-        const float *pml = part_ml + (row0 + h) * n_split * 2, *po = part_o + (row0 + h) * n_split * D + j;
-        float M = -INFINITY;
-        for (int64_t i = 0; i < n_split; i++)
-            M = fmaxf(M, ld_other(pml + 2 * i));
+        const float *po = part_o + (row0 + h) * n_split * D + j, *w = sm_cw + h * ns, *l = sm_cl + h * ns;
         float a = 0.0f, sum = 0.0f;
-        for (int64_t i = 0; i < n_split; i++) {
-            const float mi = ld_other(pml + 2 * i);
-            if (mi == -INFINITY)
-                continue;
-            const float w = expf(mi - M);
-            a = fmaf(w, ld_other(po + i * D), a);
-            sum = fmaf(w, ld_other(pml + 2 * i + 1), sum);
+        int i = 0;
+        for (; i + 8 <= ns; i += 8) {
+            float x[8];
+#pragma unroll
+            for (int b = 0; b < 8; b++)
+                x[b] = ld_other(po + (int64_t)(i + b) * D);
+#pragma unroll
+            for (int b = 0; b < 8; b++) {
+                a = fmaf(w[i + b], x[b], a);
+                sum = fmaf(w[i + b], l[i + b], sum);
+            }
+        }
+        for (; i < ns; i++) {
+            a = fmaf(w[i], ld_other(po + (int64_t)i * D), a);
+            sum = fmaf(w[i], l[i], sum);
         }
         out[(row0 + h) * D + j] = sum > 0.0f ? a / sum : 0.0f;
     }
@@ -262,13 +296,16 @@ __global__ void __launch_bounds__(NT)
         done[t * Hkv + kvh] = 0; // ready for the next launch (graph replay)
 }
 
-// Chunks per (query, kv head): about want blocks in all, at most the
-// keys, at least 1 (rounded down so that want blocks of one wave stay one).
+// Chunks per (query, kv head): about want blocks in all, at most the keys
+// and kMaxSplit, at least 1 (rounded down so that want blocks of one wave
+// stay one).
 int64_t n_chunks(int64_t T, int64_t Hkv, int64_t S, int64_t want = kWant)
 {
     int64_t n = want / (T * Hkv);
     if (n > S)
         n = S;
+    if (n > kMaxSplit)
+        n = kMaxSplit;
     return n < 1 ? 1 : n;
 }
 
