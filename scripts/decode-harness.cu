@@ -5,7 +5,9 @@
 // build's objects): checks against a CPU reference (outputs poisoned
 // first), times both with CUDA events over back-to-back launches, inputs
 // rotating over >= 256 MiB (built by scripts/decode-harness-build).
-//   decode-harness check | bench | profile | variants
+//   decode-harness check | bench | profile | variants | attn
+// Built with ATTN_OLD (scripts/decode-harness-build), it also times and
+// profiles that earlier kernels_attention_decode.hip ("prev").
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,16 @@
 #include <vector>
 
 #include "kernels_attention_decode.hip"
+#ifdef ATTN_OLD
+#define vt_rocm_attention_decode_scratch_bytes prev_attention_decode_scratch_bytes
+#define vt_rocm_launch_attention_decode        prev_launch_attention_decode
+namespace prev_attn
+{
+#include ATTN_OLD
+}
+#undef vt_rocm_attention_decode_scratch_bytes
+#undef vt_rocm_launch_attention_decode
+#endif
 #include "kernels_matmul_moe.hip"
 
 extern "C" {
@@ -437,10 +449,26 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
         CK(vt_rocm_launch_attention(dq, dk[i % nsets], dv[i % nsets], dt, dpos, dout, T, Hq, Hkv, S, d, d, scale,
                                     window, scratch, 0));
     };
+#ifdef ATTN_OLD
+    const uint64_t sb_prev = prev_attn::prev_attention_decode_scratch_bytes(T, Hq, Hkv, S, d, d, dt);
+    void *scratch_prev;
+    CK(cudaMalloc(&scratch_prev, sb_prev + 256));
+    auto run_prev = [&](int i) {
+        int taken = 0;
+        CK(prev_attn::prev_launch_attention_decode(dq, dk[i % nsets], dv[i % nsets], dt, dpos, dout, T, Hq, Hkv, S, d,
+                                                   d, scale, window, scratch_prev, 0, &taken));
+        if (!taken) {
+            fprintf(stderr, "the previous decode attention did not take the shape\n");
+            exit(2);
+        }
+    };
+#endif
     char what[160];
     snprintf(what, sizeof what, "attn %s T=%d Hq=%d Hkv=%d d=%d S=%d p0=%d win=%d %s", dt == VT_F16 ? "f16" : "bf16", T,
              Hq, Hkv, d, S, pos[0], window, kAttnVariants[attn_variant].name);
     if (check) {
+        run_new(0); // twice before: state a kernel keeps across calls
+        run_new(0);
         CK(cudaMemset(dout, 0xff, no * 4));
         run_new(0);
         std::vector<float> got(no);
@@ -478,6 +506,9 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
     } else if (profile) {
         run_new(0);
         run_old(0);
+#ifdef ATTN_OLD
+        run_prev(0);
+#endif
         CK(cudaDeviceSynchronize());
     } else if (variants) {
         const double bytes = 2.0 * kvn * 2, us = time_us(run_new, 200);
@@ -485,9 +516,18 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
                100.0 * bytes / us * 1e-3 / copy);
     } else {
         const double bytes = 2.0 * kvn * 2;
-        const double us = time_us(run_new, 100), old = time_us(run_old, 100);
-        printf("bench %s: new %7.2f us %6.0f GB/s %5.1f%% of copy | old %7.2f us %5.1f%%\n", what, us,
-               bytes / us * 1e-3, 100.0 * bytes / us * 1e-3 / copy, old, 100.0 * bytes / old * 1e-3 / copy);
+        for (int round = 0; round < 2; round++) {
+            const double us = time_us(run_new, 100), old = time_us(run_old, 100);
+#ifdef ATTN_OLD
+            const double prev = time_us(run_prev, 100);
+            printf("bench %s: new %7.2f us %6.0f GB/s %5.1f%% of copy | prev %7.2f us %5.1f%% | old %7.2f us %5.1f%%\n",
+                   what, us, bytes / us * 1e-3, 100.0 * bytes / us * 1e-3 / copy, prev,
+                   100.0 * bytes / prev * 1e-3 / copy, old, 100.0 * bytes / old * 1e-3 / copy);
+#else
+            printf("bench %s: new %7.2f us %6.0f GB/s %5.1f%% of copy | old %7.2f us %5.1f%%\n", what, us,
+                   bytes / us * 1e-3, 100.0 * bytes / us * 1e-3 / copy, old, 100.0 * bytes / old * 1e-3 / copy);
+#endif
+        }
     }
     for (int i = 0; i < nsets; i++) {
         CK(cudaFree(dk[i]));
@@ -497,6 +537,9 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
     CK(cudaFree(dout));
     CK(cudaFree(dpos));
     CK(cudaFree(scratch));
+#ifdef ATTN_OLD
+    CK(cudaFree(scratch_prev));
+#endif
 }
 
 static double copy_gbps()
@@ -535,6 +578,13 @@ int main(int argc, char **argv)
         attn_case(VT_F16, 2, 32, 4, 128, 4096, {4095, 1000}, 100, true, false, 0);
         attn_case(VT_F16, 1, 32, 8, 128, 4096, {4095}, 0, true, false, 0);
         const int n_av = (int)(sizeof kAttnVariants / sizeof kAttnVariants[0]);
+        attn_case(VT_F16, 1, 32, 8, 128, 4096, {512}, 0, true, false, 0);
+        attn_case(VT_F16, 16, 32, 8, 128, 300, {0, 1, 2, 3, 31, 32, 33, 100, 150, 200, 250, 290, 297, 298, 299, 299}, 0,
+                  true, false, 0);
+        attn_case(VT_F16, 1, 32, 8, 128, 4096, {4095}, 4000, true, false, 0);
+        attn_case(VT_F16, 1, 32, 8, 128, 100, {5}, 0, true, false, 0); // fewer keys than chunks
+        attn_case(VT_BF16, 2, 32, 4, 64, 3000, {2999, 700}, 100, true, false, 0);
+        attn_case(VT_F16, 1, 8, 1, 256, 5000, {4000}, 0, true, false, 0);
         for (attn_variant = 1; attn_variant < n_av; attn_variant++) {
             if (!kAttnVariants[attn_variant].combine)
                 continue;
@@ -546,12 +596,20 @@ int main(int argc, char **argv)
         printf("%d failures\n", failures);
         return failures ? 1 : 0;
     }
+    if (!strcmp(mode, "attn")) { // the Attention rows of bench, then of variants
+        for (int p : {4095, 512})
+            attn_case(VT_F16, 1, 32, 8, 128, 4096, {p}, 0, false, false, copy);
+        variants = true;
+    }
     if (variants) {
         const int n_av = (int)(sizeof kAttnVariants / sizeof kAttnVariants[0]);
         for (int rep = 0; rep < 2; rep++)
             for (attn_variant = 0; attn_variant < n_av; attn_variant++)
-                attn_case(VT_F16, 1, 32, 8, 128, 4096, {4095}, 0, false, false, copy);
+                for (int p : {4095, 512})
+                    attn_case(VT_F16, 1, 32, 8, 128, 4096, {p}, 0, false, false, copy);
         attn_variant = 0;
+        if (!strcmp(mode, "attn"))
+            return 0;
         for (const Fmt &f : kFmts)
             if (f.dt == 2 || f.dt == 8 || f.dt == 12 || f.dt == 14 || f.dt == VT_F16)
                 moe_case(f.dt, f.name, 128, 8, 768, 2048, 1, 0, false, false, copy);
@@ -566,10 +624,9 @@ int main(int argc, char **argv)
             moe_case(f.dt, f.name, 128, 8, 768, 2048, T, 0, false, profile, copy);
         }
     attn_case(VT_F16, 1, 32, 8, 128, 4096, {4095}, 0, false, profile, copy);
-    if (!profile) {
+    if (!profile)
         attn_case(VT_F16, 1, 32, 8, 128, 640, {639}, 0, false, profile, copy);
-        // decode early in a long cache (the 8b-shape step at position 512 of 4096 slots)
-        attn_case(VT_F16, 1, 32, 8, 128, 4096, {512}, 0, false, profile, copy);
-    }
+    // decode early in a long cache (the 8b-shape step at position 512 of 4096 slots)
+    attn_case(VT_F16, 1, 32, 8, 128, 4096, {512}, 0, false, profile, copy);
     return 0;
 }
