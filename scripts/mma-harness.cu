@@ -9,7 +9,10 @@
 //   mma-harness time     timings only (m = 4096, k = 14336, n = 1, 2, 4, 8)
 //   mma-harness prof     one launch per format at n = 1 and 8 (for ncu)
 //   mma-harness stream   read-pattern probes of the decode shape's bytes
+//   mma-harness shapes   n = 1 timings at the 8b-shape model's MatMuls
 //   NW=8 mma-harness ... the warps per block forced
+//   RING=3|4, GRID=n     the ring depth, the most blocks (persistent grid)
+//   NOV2=1               no v2 timings
 //   PRE=0 mma-harness ... n > 1 without the split of x into scratch
 //   IL=n, DT=n           tile order and diagnostics, one format (main())
 //
@@ -427,7 +430,8 @@ static int one(int dt, int64_t m, int64_t k, int64_t n, bool timed, std::mt19937
         for (auto &e : ev)
             CK(cudaEventCreate(&e));
         double med[2];
-        for (int path = 0; path < 2; path++) {
+        med[1] = 0;
+        for (int path = 0; path < (getenv("NOV2") ? 1 : 2); path++) {
             int taken;
             for (int i = 0; i < 20; i++) {
                 if (path == 0)
@@ -475,6 +479,12 @@ int main(int argc, char **argv)
         vt_mmv::vt_mma_flags = atoi(getenv("IL"));
     if (getenv("DT")) /* one format only */
         only_dt = atoi(getenv("DT"));
+#ifndef VT_MMA_OLD /* built against an older kernels_mmv_mma.hip for before/after */
+    if (getenv("RING"))
+        vt_mmv::vt_mma_ring = atoi(getenv("RING"));
+    if (getenv("GRID"))
+        vt_mmv::vt_mma_grid = atoi(getenv("GRID"));
+#endif
     if (getenv("PRE")) /* 0: every kernel splits its own x */
         use_pre = atoi(getenv("PRE")) != 0;
     const bool prof = argc > 1 && !strcmp(argv[1], "prof");
@@ -528,7 +538,7 @@ int main(int argc, char **argv)
     }
     int bad = 0;
     const bool check = argc > 1 && !strcmp(argv[1], "check");
-    const bool time_only = argc > 1 && !strcmp(argv[1], "time");
+    const bool time_only = argc > 1 && (!strcmp(argv[1], "time") || !strcmp(argv[1], "shapes"));
     /* correctness over odd shapes */
     for (int dt : {2, 8, 20, 12, 14})
         for (int n : {1, 2, 3, 4, 5, 8, 9}) {
@@ -543,6 +553,14 @@ int main(int argc, char **argv)
         if (!time_only)
             bad += one(dt, 4100, 2304, 1, false, rng);
     if (check) {
+        printf("%s: %d failures\n", bad ? "FAIL" : "PASS", bad);
+        return bad != 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "shapes")) { /* q|k|v, o, gate|up, down */
+        const int64_t shp[4][2] = {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}};
+        for (int dt : {2, 8, 12, 14})
+            for (auto &s : shp)
+                bad += one(dt, s[0], s[1], 1, true, rng);
         printf("%s: %d failures\n", bad ? "FAIL" : "PASS", bad);
         return bad != 0;
     }

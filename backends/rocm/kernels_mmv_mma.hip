@@ -20,9 +20,12 @@
 // by the block's weight scale and 2^e and summed in a fixed order: results
 // do not depend on timing.
 //
-// A warp takes 32 rows (two 16-row tiles) and every nw-th 256-element tile
-// of k; the tiles of its 32 rows stream through its own ring of shared
-// memory with 16-byte cp.async copies (L2 fetching 256-byte blocks). At
+// A block takes groups of 32 rows (the grid: as many blocks as are
+// resident at once, each walking every grid-th group), a warp two 16-row
+// tiles of a group and every nw-th 256-element tile of k; the tiles of
+// its rows stream through its own ring of shared memory across the
+// block's groups (cp.async 16-byte copies with L2 fetching 256-byte
+// blocks, or one bulk copy per row on sm_90, stage()). At
 // n = 1, per 128 elements the warp splits x into hi/lo (every lane four
 // elements per column) into shared memory once for both row tiles; at
 // n > 1 with the call's scratch a first kernel splits x once for every
@@ -57,15 +60,12 @@ template <uint32_t DT> __host__ __device__ constexpr int tile_row_bytes()
 {
     return DT == 14 ? 224 : tile_src_bytes<DT>();
 }
-// Staged tiles per warp for DT at N columns (the ring's depth): two where
-// the block can then hold 16 warps (more warps hide more latency), four for
-// the 8 warps that fit otherwise.
-#ifndef VT_MMA_RING
-#define VT_MMA_RING 2 /* the harness builds other depths */
-#endif
+// Staged tiles per warp (the ring's depth S): S - 1 tiles are in flight
+// while the warp decodes one. Two measured best on the H200 (q4_0 to
+// q6_k, n = 1; the harness builds the other depths, RING=3|4).
 template <uint32_t DT, int N> __host__ __device__ constexpr int ring_depth()
 {
-    return DT == 8 || N <= 4 ? VT_MMA_RING : 4;
+    return 2;
 }
 
 // Lower / upper f16 halves of a word as f16x2 arithmetic operands.
@@ -262,11 +262,13 @@ __device__ inline void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t 
 #endif
 }
 
-// Per warp, in shared memory: the ring of staged tiles, then the hi/lo
+// Per warp, in shared memory: the ring of S staged tiles, then the hi/lo
 // split of one 128-element chunk of x (Bs[j][block][hi/lo][group] as
-// pairs of f16x2), the blocks' powers of two and sums of x.
-template <uint32_t DT, int N> struct WarpSmem {
-    static constexpr int ring = ring_depth<DT, N>() * kWarpRows * tile_row_bytes<DT>();
+// pairs of f16x2), the blocks' powers of two and sums of x. After the
+// warps' areas: the warps' row sums (two buffers: [2][nw][32 rows][N])
+// and the ring's mbarriers ([nw][S]).
+template <uint32_t DT, int N, int S> struct WarpSmem {
+    static constexpr int ring = S * kWarpRows * tile_row_bytes<DT>();
     static constexpr int bs = N * 4 * 2 * 8 * 8;
     static constexpr int bytes = ring + bs + 2 * N * 4 * 4;
 };
@@ -362,61 +364,137 @@ __device__ inline void cp16(void *dst, const void *src, int flags)
     asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
 }
 
-// Queue tile t of the warp's 32 rows wr (rows row_bytes apart from w0)
-// into the ring slot dst, and close the group.
-template <uint32_t DT>
-__device__ inline void stage(uint8_t *dst, const uint8_t *w0, int64_t row_bytes, int64_t t, int lane, int flags)
+// The ring's copies: on sm_90 the rows of 224 and 272 bytes per tile
+// (q6_k, q8_0) come with one bulk copy each (the TMA unit) that signals an
+// mbarrier per ring slot; the 144-byte rows (q4_0, iq4_nl, q4_k) and
+// older targets copy 16-byte pieces with cp.async, one commit group per
+// slot (on the H200 each was the faster for those rows: scripts/
+// mma-harness.cu shapes, the harness's VT_MMA_CP_ASYNC build).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(VT_MMA_CP_ASYNC)
+#define VT_MMA_BULK_ARCH 1
+#else
+#define VT_MMA_BULK_ARCH 0
+#endif
+template <uint32_t DT> __device__ constexpr bool bulk_copies()
 {
-    constexpr int TB = tile_row_bytes<DT>(), P = TB / 16;
-    const uint8_t *src = w0 + ((t * tile_src_bytes<DT>()) & ~(int64_t)15);
-#pragma unroll
-    for (int p = lane; p < kWarpRows * P; p += 32) {
-        const int r = p / P, c = p % P;
-        cp16(dst + r * TB + 16 * c, src + r * row_bytes + 16 * c, flags);
-    }
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    return VT_MMA_BULK_ARCH && tile_row_bytes<DT>() > 144;
 }
 
-// MatMul: block i takes rows [32 i, 32 i + 32) (past m: the last row again,
-// not stored), its warps the tiles of k in turn (flags & 1) or a
-// contiguous share each; y[j, c] = x[j] . W[c] for the n <= N columns (a
-// missing column repeats the last one and is not stored). w0 is 16-byte
-// aligned and row_bytes a multiple of 16. PRE: x split into pre by
-// split_kernel, else each warp splits its own chunks. flags: 1 in the
-// plugin; the harness's diagnostics add 2 (no split), 4 (loads only),
-// 8 and 16 (cp16's prefetch).
-template <uint32_t DT, int N, bool PRE>
+// Queue tile t of the warp's 32 rows (row_bytes apart from w0; rows from
+// `rows` on repeat row rows - 1, so every byte read is in bounds) into the
+// ring slot dst whose mbarrier is bar (bulk) or as one commit group.
+template <uint32_t DT>
+__device__ inline void stage(uint8_t *dst, const uint8_t *w0, int64_t row_bytes, int rows, int64_t t, int lane,
+                             unsigned bar, int flags)
+{
+    constexpr int TB = tile_row_bytes<DT>();
+    const uint8_t *src = w0 + ((t * tile_src_bytes<DT>()) & ~(int64_t)15);
+    if constexpr (bulk_copies<DT>()) {
+#if VT_MMA_BULK_ARCH
+        if (lane == 0)
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(kWarpRows * TB)
+                         : "memory");
+        __syncwarp();
+        /* the slot's previous tile was read through the generic proxy */
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        const int r = lane < rows ? lane : rows - 1;
+        const unsigned d = (unsigned)__cvta_generic_to_shared(dst + lane * TB);
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(d),
+                     "l"(src + r * row_bytes), "r"(TB), "r"(bar)
+                     : "memory");
+#endif
+    } else {
+        constexpr int P = TB / 16;
+#pragma unroll
+        for (int p = lane; p < kWarpRows * P; p += 32) {
+            const int r = p / P, c = p % P;
+            cp16(dst + r * TB + 16 * c, src + (r < rows ? r : rows - 1) * row_bytes + 16 * c, flags);
+        }
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+    }
+    (void)bar, (void)flags;
+}
+
+// Nothing to queue this turn (cp.async: an empty group keeps the count).
+template <uint32_t DT> __device__ inline void stage_none()
+{
+    if constexpr (!bulk_copies<DT>())
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+// Wait until the warp's next tile is in shared memory: bulk, the phase of
+// parity `phase` of its slot's barrier bar; cp.async, this lane's copies
+// (the caller syncs the warp).
+template <uint32_t DT, int S> __device__ inline void wait_tile(unsigned bar, unsigned phase)
+{
+    if constexpr (bulk_copies<DT>()) {
+#if VT_MMA_BULK_ARCH
+        unsigned done = 0;
+        while (!done)
+            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                         : "=r"(done)
+                         : "r"(bar), "r"(phase)
+                         : "memory");
+#endif
+    } else {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(S - 1) : "memory");
+    }
+    (void)bar, (void)phase;
+}
+
+// MatMul, persistent: block i takes the groups of 32 rows i, i + grid, ...
+// (rows past m: the last row again, not stored), its warps the tiles of k
+// of each group in turn (flags & 1) or a contiguous share each, one stream
+// of tiles per warp across its groups (the ring never drains between
+// groups); y[j, c] = x[j] . W[c] for the n <= N columns (a missing column
+// repeats the last one and is not stored). w0 is 16-byte aligned and
+// row_bytes a multiple of 16. PRE: x split into pre by split_kernel, else
+// each warp splits its own chunks. flags: 1 in the plugin; the harness's
+// diagnostics add 2 (no split), 4 (loads only), 8 and 16 (cp16's
+// prefetch).
+template <uint32_t DT, int N, bool PRE, int S>
 __global__ void __launch_bounds__(N == 8 ? 256 : 512)
     mma_kernel(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k, int flags,
                Pre pre)
 {
     extern __shared__ __align__(16) uint8_t smem[];
-    constexpr int S = ring_depth<DT, N>(), TB = tile_row_bytes<DT>();
+    constexpr int TB = tile_row_bytes<DT>();
     constexpr int T = N == 8 ? 2 : 1;               /* mma tiles of 8 columns */
     constexpr int BV = N == 1 ? 1 : N == 2 ? 2 : 4; /* blocks a lane visits per chunk */
     constexpr int U = 4 / BV;                       /* units (2 groups) per visit */
+    using WS = WarpSmem<DT, N, S>;
     const int lane = (int)threadIdx.x & 31, wv = (int)threadIdx.x >> 5, nw = (int)blockDim.x >> 5;
     const int g = lane >> 2, t = lane & 3;
-    uint8_t *mine = smem + wv * WarpSmem<DT, N>::bytes;
+    uint8_t *mine = smem + wv * WS::bytes;
     uint8_t *ring = mine;
-    uint2 *bs = (uint2 *)(void *)(mine + WarpSmem<DT, N>::ring);
-    float *pw = (float *)(void *)(mine + WarpSmem<DT, N>::ring + WarpSmem<DT, N>::bs);
+    uint2 *bs = (uint2 *)(void *)(mine + WS::ring);
+    float *pw = (float *)(void *)(mine + WS::ring + WS::bs);
     float *xsum = pw + 4 * N;
-    float *part = (float *)(void *)(smem + nw * WarpSmem<DT, N>::bytes); /* [nw][32 rows][N] */
+    float *part = (float *)(void *)(smem + nw * WS::bytes); /* [2][nw][32 rows][N] */
+    uint64_t *bars = (uint64_t *)(void *)(part + 2 * nw * kWarpRows * N) + wv * S;
+    const unsigned bar0 = (unsigned)__cvta_generic_to_shared(bars);
+#if VT_MMA_BULK_ARCH
+    if constexpr (bulk_copies<DT>()) {
+        if (lane == 0)
+            for (int i = 0; i < S; i++)
+                asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar0 + 8 * i));
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        __syncwarp();
+    }
+#endif
 
-    const int64_t row0 = (int64_t)blockIdx.x * kWarpRows;
-    /* the warp's rows: 32 consecutive ones past row0, clamped to m - 1 (a
-     * clamped row's tile is staged from the last row: still in bounds) */
-    const int64_t rows_here = m - row0 < kWarpRows ? m - row0 : kWarpRows;
+    const int64_t groups = (m + kWarpRows - 1) / kWarpRows;
+    const int64_t mine_g = ((int64_t)groups - blockIdx.x + gridDim.x - 1) / gridDim.x; /* the block's groups */
     const float *xs[N];
 #pragma unroll
     for (int j = 0; j < N; j++)
         xs[j] = x + (int64_t)(j < n ? j : n - 1) * k;
 
-    /* the warp's tiles of k: f, f + st, ... (cnt of them); interleaved
-     * (f = wv, st = nw) the block's warps read neighbouring tiles of each
-     * row at the same time (long runs of each row per DRAM page), else a
-     * contiguous share each */
+    /* the warp's tiles of k in each group: f, f + st, ... (cnt of them);
+     * interleaved (f = wv, st = nw) the block's warps read neighbouring
+     * tiles of each row at the same time (long runs of each row per DRAM
+     * page), else a contiguous share each. The launch gives every warp
+     * at least one. */
     const int64_t tiles = k / kTile;
     int64_t f, st, cnt;
     if (flags & 1) {
@@ -425,50 +503,54 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
         const int64_t q = tiles / nw, rem = tiles % nw;
         f = wv * q + (wv < rem ? wv : rem), st = 1, cnt = q + (wv < rem ? 1 : 0);
     }
-
-    /* staging: rows past m read the last row instead */
-    const uint8_t *w0 = w + row0 * row_bytes;
-    const bool full = rows_here == kWarpRows;
+    const int64_t total = cnt * mine_g; /* the warp's stream of tiles */
+    /* the next tile to queue: the ij-th of the warp in the group at row
+     * ir0, into slot is (counters, no divisions in the loop) */
+    const int64_t gstep = (int64_t)gridDim.x * kWarpRows;
+    int64_t ij = 0, ir0 = (int64_t)blockIdx.x * kWarpRows;
+    int is = 0;
+    auto issue = [&]() {
+        const int rows = m - ir0 < kWarpRows ? (int)(m - ir0) : kWarpRows;
+        stage<DT>(ring + is * kWarpRows * TB, w + ir0 * row_bytes, row_bytes, rows, f + ij * st, lane,
+                  bar0 + 8 * (unsigned)is, flags);
+        is = is + 1 == S ? 0 : is + 1;
+        if (++ij == cnt)
+            ij = 0, ir0 += gstep;
+    };
 
     float acc[2][2][T] = {};
     /* x of the next chunk, loaded one chunk ahead */
     float4 xn[N];
-    if (!PRE && cnt > 0) {
+    if (!PRE && total > 0) {
 #pragma unroll
         for (int j = 0; j < N; j++)
             xn[j] = __ldg((const float4 *)(xs[j] + f * kTile) + lane);
     }
-    if (full) {
 #pragma unroll
-        for (int i = 0; i < S - 1; i++) {
-            if (i < cnt)
-                stage<DT>(ring + (i % S) * kWarpRows * TB, w0, row_bytes, f + i * st, lane, flags);
-            else
-                asm volatile("cp.async.commit_group;\n" ::: "memory");
-        }
+    for (int i = 0; i < S - 1; i++) {
+        if (i < total)
+            issue();
+        else
+            stage_none<DT>();
     }
-    for (int64_t it = 0; it < cnt; it++) {
-        const int64_t tt = f + it * st;
-        uint8_t *cur = ring + (int)(it % S) * kWarpRows * TB;
+    /* the tile decoded: the cj-th of the warp in group gi at row row0,
+     * in slot cs, whose barrier's phase has parity cph */
+    int64_t cj = 0, gi = 0, row0 = (int64_t)blockIdx.x * kWarpRows;
+    int cs = 0;
+    unsigned cph = 0;
+    for (int64_t it = 0; it < total; it++) {
+        const int64_t tt = f + cj * st, ttn = f + (cj + 1 == cnt ? 0 : cj + 1) * st;
+        uint8_t *cur = ring + cs * kWarpRows * TB;
         /* where the tile starts in its staged rows (q6_k: 0..14, even) */
         const int ob = (int)((tt * tile_src_bytes<DT>()) & 15);
-        if (full) {
-            if (it + S - 1 < cnt)
-                stage<DT>(ring + (int)((it + S - 1) % S) * kWarpRows * TB, w0, row_bytes, tt + (S - 1) * st, lane,
-                          flags);
-            else
-                asm volatile("cp.async.commit_group;\n" ::: "memory");
-            asm volatile("cp.async.wait_group %0;\n" ::"n"(S - 1) : "memory");
-        } else {
-            /* the last block of rows: plain copies, rows past m from row m - 1 */
-            constexpr int P = TB / 16;
-            for (int p = lane; p < kWarpRows * P; p += 32) {
-                const int r = p / P, c = p % P;
-                const int64_t rr = r < rows_here ? r : rows_here - 1;
-                *(uint4 *)(void *)(cur + r * TB + 16 * c) =
-                    *(const uint4 *)(w0 + rr * row_bytes + ((tt * tile_src_bytes<DT>()) & ~(int64_t)15) + 16 * c);
-            }
-        }
+        /* the slot of tile it - 1, which every lane has read */
+        if (it + S - 1 < total)
+            issue();
+        else
+            stage_none<DT>();
+        wait_tile<DT, S>(bar0 + 8 * (unsigned)cs, cph);
+        if (++cs == S)
+            cs = 0, cph ^= 1;
         __syncwarp();
 #pragma unroll
         for (int h = 0; h < 2; h++) {
@@ -478,8 +560,8 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                 xc[j] = xn[j];
             const int64_t chunk = 2 * tt + h; /* PRE: this chunk of the split */
             /* the next chunk: the second half of this tile, else the next tile's first */
-            const int64_t e1 = h == 0 ? tt * kTile + 128 : (tt + st) * kTile;
-            if (!PRE && (h == 0 || it + 1 < cnt)) {
+            const int64_t e1 = h == 0 ? tt * kTile + 128 : ttn * kTile;
+            if (!PRE && (h == 0 || it + 1 < total)) {
 #pragma unroll
                 for (int j = 0; j < N; j++)
                     xn[j] = __ldg((const float4 *)(xs[j] + e1) + lane);
@@ -581,43 +663,55 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
             __syncwarp(); /* every lane has read bs before the next split */
         }
         __syncwarp(); /* every lane done with cur before it is refilled */
-    }
-    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+        if (++cj != cnt)
+            continue;
+        cj = 0;
 
-    /* the lanes' sums: over the blocks of a chunk (N = 1: lanes t; N = 2:
-     * lanes t, t ^ 2), then the warps in order */
+        /* the warp's last tile of this group: the lanes' sums over the
+         * blocks of a chunk (N = 1: lanes t; N = 2: lanes t, t ^ 2) into
+         * the group's buffer of part, then the warps in order */
+        const int64_t rows_here = m - row0 < kWarpRows ? m - row0 : kWarpRows;
+        float *pb = part + (int)(gi & 1) * nw * kWarpRows * N;
 #pragma unroll
-    for (int rt = 0; rt < 2; rt++)
+        for (int rt = 0; rt < 2; rt++)
 #pragma unroll
-        for (int hh = 0; hh < 2; hh++)
+            for (int hh = 0; hh < 2; hh++)
 #pragma unroll
-            for (int tau = 0; tau < T; tau++) {
-                float v = acc[rt][hh][tau];
-                if (N == 1)
-                    v += __shfl_xor_sync(kFull, v, 1);
-                if (N <= 2)
-                    v += __shfl_xor_sync(kFull, v, 2);
-                const int r = 16 * rt + 8 * hh + g;
-                const int j = N == 1 ? 0 : N == 2 ? (t & 1) : 4 * tau + t;
-                const bool writer = N == 1 ? t == 0 : N == 2 ? t < 2 : true;
-                if (writer)
-                    part[(wv * kWarpRows + r) * N + j] = v;
-            }
-    __syncthreads();
-    for (int i = (int)threadIdx.x; i < kWarpRows * N; i += (int)blockDim.x) {
-        const int r = i / N, j = i % N;
-        float s = 0.0f;
-        for (int w2 = 0; w2 < nw; w2++)
-            s += part[(w2 * kWarpRows + r) * N + j];
-        if (r < rows_here && j < n)
-            y[(int64_t)j * m + row0 + r] = s;
+                for (int tau = 0; tau < T; tau++) {
+                    float v = acc[rt][hh][tau];
+                    acc[rt][hh][tau] = 0.0f;
+                    if (N == 1)
+                        v += __shfl_xor_sync(kFull, v, 1);
+                    if (N <= 2)
+                        v += __shfl_xor_sync(kFull, v, 2);
+                    const int r = 16 * rt + 8 * hh + g;
+                    const int j = N == 1 ? 0 : N == 2 ? (t & 1) : 4 * tau + t;
+                    const bool writer = N == 1 ? t == 0 : N == 2 ? t < 2 : true;
+                    if (writer)
+                        pb[(wv * kWarpRows + r) * N + j] = v;
+                }
+        /* one barrier per group: the next group writes the other buffer,
+         * and the one after this one only past the next barrier */
+        __syncthreads();
+        for (int i = (int)threadIdx.x; i < kWarpRows * N; i += (int)blockDim.x) {
+            const int r = i / N, j = i % N;
+            float s = 0.0f;
+            for (int w2 = 0; w2 < nw; w2++)
+                s += pb[(w2 * kWarpRows + r) * N + j];
+            if (r < rows_here && j < n)
+                y[(int64_t)j * m + row0 + r] = s;
+        }
+        gi++, row0 += gstep;
     }
+    if constexpr (!bulk_copies<DT>())
+        asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }
 
 // Shared memory a block of nw warps needs.
-template <uint32_t DT, int N> constexpr size_t block_smem(int nw)
+template <uint32_t DT, int N, int S> constexpr size_t block_smem(int nw)
 {
-    return (size_t)nw * WarpSmem<DT, N>::bytes + (size_t)nw * kWarpRows * N * sizeof(float);
+    return (size_t)nw * WarpSmem<DT, N, S>::bytes + 2 * (size_t)nw * kWarpRows * N * sizeof(float) +
+           (size_t)nw * S * sizeof(uint64_t);
 }
 
 // The most dynamic shared memory a block may have on the current device.
@@ -641,12 +735,36 @@ size_t smem_optin()
 #ifdef VT_MMA_HARNESS
 int vt_mma_nw_override; /* the standalone harness's warp count, when set */
 int vt_mma_flags = 1;   /* the harness's choice (mma_kernel's flags) */
+int vt_mma_ring;        /* the harness's ring depth (3, 4), when set */
+int vt_mma_grid;        /* the harness's most blocks, when set */
 #else
 constexpr int vt_mma_flags = 1; /* warps take the tiles of k in turn */
 #endif
 
-// Queue mma_kernel for n <= N columns; *taken = 0 when the device cannot.
-template <uint32_t DT, int N>
+// The blocks of kernel with nw warps and `bytes` of shared memory that
+// are resident at once on the current device (all its SMs), 0 when
+// unknown; asked of the runtime once per device and warp count (a kernel
+// is launched with one `bytes` per warp count).
+template <uint32_t DT, int N, int S, bool PRE> int64_t resident_blocks(int nw, size_t bytes)
+{
+    static int64_t cached[64][17]; /* per instantiation */
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 || nw < 1 || nw > 16)
+        return 0;
+    if (cached[dev][nw] == 0) {
+        int sms = 0, per = 0;
+        if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, mma_kernel<DT, N, PRE, S>, 32 * nw, bytes) !=
+                cudaSuccess)
+            return 0;
+        cached[dev][nw] = (int64_t)sms * per;
+    }
+    return cached[dev][nw];
+}
+
+// Queue mma_kernel for n <= N columns with a ring of S tiles; *taken = 0
+// when the device cannot.
+template <uint32_t DT, int N, int S>
 hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k,
                       const Pre &pre, hipStream_t stream, int *taken)
 {
@@ -655,26 +773,31 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
     const bool use_pre = P && pre.bs != nullptr;
     const size_t optin = smem_optin();
     const int64_t tiles = k / kTile;
-    int nw = N == 8 ? 8 : 16; /* the kernel's launch bounds */
+    /* 14 warps (8 for N = 8, the launch bounds), then as few as give the
+     * same longest share: measured on the H200 against 16 and 12 */
+    int nw = N == 8 ? 8 : 14;
 #ifdef VT_MMA_HARNESS
     if (vt_mma_nw_override)
         nw = vt_mma_nw_override;
 #endif
-    while (nw > 1 && block_smem<DT, N>(nw) > optin)
+    while (nw > 1 && block_smem<DT, N, S>(nw) > optin)
         nw--;
-    if (block_smem<DT, N>(nw) > optin || tiles < 1) {
+    if (block_smem<DT, N, S>(nw) > optin || tiles < 1) {
         *taken = 0;
         return hipSuccess;
     }
     /* as few warps as give the same longest share: every warp gets the
-     * same number of tiles or one less (56 tiles: 14 warps of 4) */
+     * same number of tiles or one less (56 tiles: 14 warps of 4), and at
+     * least one */
     const int64_t per = (tiles + nw - 1) / nw;
     nw = (int)((tiles + per - 1) / per);
     if (nw < 1) {
         *taken = 0;
         return hipSuccess;
     }
-    const size_t bytes = block_smem<DT, N>(nw);
+    const size_t bytes = block_smem<DT, N, S>(nw);
+    auto plain = mma_kernel<DT, N, false, S>;
+    auto split = mma_kernel<DT, N, P, S>;
     /* the kernel's opt-in per device, raised once to the most a call needs */
     static size_t raised[64];
     int dev = 0;
@@ -683,21 +806,43 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
         return hipSuccess;
     }
     if (bytes > 48 * 1024 && bytes > raised[dev]) {
-        cudaError_t e =
-            cudaFuncSetAttribute(mma_kernel<DT, N, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+        cudaError_t e = cudaFuncSetAttribute(plain, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
         if (e == cudaSuccess && P)
-            e = cudaFuncSetAttribute(mma_kernel<DT, N, P>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+            e = cudaFuncSetAttribute(split, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
         if (e != cudaSuccess)
             return e;
         raised[dev] = bytes;
     }
-    const dim3 grid((unsigned)((m + kWarpRows - 1) / kWarpRows)), block(32 * nw);
+    /* persistent blocks: as many groups of 32 rows as there are, at most
+     * as many blocks as are resident at once */
+    const int64_t groups = (m + kWarpRows - 1) / kWarpRows;
+    int64_t grid = use_pre ? resident_blocks<DT, N, S, P>(nw, bytes) : resident_blocks<DT, N, S, false>(nw, bytes);
+#ifdef VT_MMA_HARNESS
+    if (vt_mma_grid > 0 && vt_mma_grid < grid)
+        grid = vt_mma_grid;
+#endif
+    if (grid < 1 || grid > groups)
+        grid = groups;
     if (use_pre)
-        mma_kernel<DT, N, P><<<grid, block, bytes, stream>>>(x, w, row_bytes, y, n, m, k, vt_mma_flags, pre);
+        split<<<dim3((unsigned)grid), dim3(32 * nw), bytes, stream>>>(x, w, row_bytes, y, n, m, k, vt_mma_flags, pre);
     else
-        mma_kernel<DT, N, false><<<grid, block, bytes, stream>>>(x, w, row_bytes, y, n, m, k, vt_mma_flags, pre);
+        plain<<<dim3((unsigned)grid), dim3(32 * nw), bytes, stream>>>(x, w, row_bytes, y, n, m, k, vt_mma_flags, pre);
     *taken = 1;
     return cudaGetLastError();
+}
+
+// launch_mma with the plugin's ring depth (the harness: its choice).
+template <uint32_t DT, int N>
+hipError_t launch_ring(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k,
+                       const Pre &pre, hipStream_t stream, int *taken)
+{
+#ifdef VT_MMA_HARNESS
+    if (vt_mma_ring == 3)
+        return launch_mma<DT, N, 3>(x, w, row_bytes, y, n, m, k, pre, stream, taken);
+    if (vt_mma_ring == 4)
+        return launch_mma<DT, N, 4>(x, w, row_bytes, y, n, m, k, pre, stream, taken);
+#endif
+    return launch_mma<DT, N, ring_depth<DT, N>()>(x, w, row_bytes, y, n, m, k, pre, stream, taken);
 }
 
 // MatMul of DT over n columns, 8 at a time.
@@ -727,13 +872,13 @@ hipError_t mma_cols(const float *x, const uint8_t *w, int64_t row_bytes, float *
             pre.bs += j0 * all.chunks * 64, pre.pw += j0 * all.chunks * 4, pre.xs += j0 * all.chunks * 4;
         hipError_t e;
         if (nc == 1)
-            e = launch_mma<DT, 1>(xj, w, row_bytes, yj, nc, m, k, pre, stream, taken);
+            e = launch_ring<DT, 1>(xj, w, row_bytes, yj, nc, m, k, pre, stream, taken);
         else if (nc == 2)
-            e = launch_mma<DT, 2>(xj, w, row_bytes, yj, nc, m, k, pre, stream, taken);
+            e = launch_ring<DT, 2>(xj, w, row_bytes, yj, nc, m, k, pre, stream, taken);
         else if (nc <= 4)
-            e = launch_mma<DT, 4>(xj, w, row_bytes, yj, nc, m, k, pre, stream, taken);
+            e = launch_ring<DT, 4>(xj, w, row_bytes, yj, nc, m, k, pre, stream, taken);
         else
-            e = launch_mma<DT, 8>(xj, w, row_bytes, yj, nc, m, k, pre, stream, taken);
+            e = launch_ring<DT, 8>(xj, w, row_bytes, yj, nc, m, k, pre, stream, taken);
         if (e != hipSuccess || !*taken)
             return e; /* a refusal can only come with the first launch (the same shape each time) */
     }
