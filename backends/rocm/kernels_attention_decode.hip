@@ -1,22 +1,25 @@
 // kernels_attention_decode.hip - Attention (op 30) for decode: few queries
-// against an f16/bf16 KV cache, split over the keys. Block (chunk, kv head,
-// query) serves the G query heads that read that kv head: a group of D/8
+// against an f16/bf16 KV cache, split over the keys, in one launch. Block
+// (chunk, kv head, query) serves the G query heads that read that kv head
+// and takes an equal share of the query's visible keys: a group of D/8
 // lanes holds one key row (each lane 8 elements, one 16-byte load) and the
 // matching 8 elements of the G queries, so each K and V row is read once
-// for the G heads; a group takes keys 4 at a time (the V loads go out with
-// the K loads) with an online softmax, the block's groups merge in shared
-// memory into the chunk's (max, sum, unnormalised output), and a combine
-// kernel merges the chunks that hold visible keys (a chunk without one
-// writes max = -inf and is not read).
+// for the G heads; a group takes keys KB at a time with the next batch's
+// loads in flight while it scores the current one (online softmax), the
+// block's groups merge in shared memory into the chunk's (max, sum,
+// unnormalised output), and the last block of a (query, kv head) to arrive
+// (a counter in scratch, zeroed before the launch and reset by that block)
+// merges the chunks in chunk order into the output.
 #include "rocm_device.h"
 #include "rocm_launch.h"
 
 namespace
 {
 
-constexpr int kThreads = 128; // per block of the split kernel
-constexpr int kBatch = 4;     // keys per group in flight
-constexpr int kWant = 528;    // split blocks wanted (4 x 132 SMs)
+constexpr int kThreads = 256; // per block
+constexpr int kBatch = 4;     // keys per group per batch
+constexpr int kWant = 132;    // blocks wanted (one per H200 SM)
+constexpr int kMaxSplit = 64; // chunks per (query, kv head) at most
 
 template <uint32_t DT> __device__ inline void unpack8(const uint4 &u, float (&f)[8])
 {
@@ -42,31 +45,126 @@ __device__ inline void visible(int64_t p, int64_t S, int32_t window, int64_t &lo
     hi = p < S - 1 ? p : S - 1;
 }
 
+// A float written by another block of the same launch (read past L1).
+__device__ inline float ld_other(const float *p)
+{
+    return *(const volatile float *)p;
+}
+
+// One group's running state: G heads' max, sum and 8 output elements.
+template <int G> struct Run {
+    float m[G], l[G], acc[G][8];
+};
+
+// Loads batch j0 .. j0+KB-1 of the group's keys (s = s0 + grp + NG * j;
+// past the group's share: zeros, ok false).
+template <int KB>
+__device__ inline void load_batch(const uint16_t *kb, const uint16_t *vb, int64_t row_stride, int64_t s0, int64_t s1,
+                                  int grp, int NG, int64_t j0, uint4 (&kr)[KB], uint4 (&vr)[KB], bool (&ok)[KB])
+{
+#pragma unroll
+    for (int b = 0; b < KB; b++) {
+        const int64_t s = s0 + grp + (int64_t)NG * (j0 + b);
+        ok[b] = s <= s1;
+        if (ok[b]) {
+            kr[b] = *(const uint4 *)(kb + s * row_stride);
+            vr[b] = *(const uint4 *)(vb + s * row_stride);
+        } else {
+            kr[b] = make_uint4(0, 0, 0, 0);
+            vr[b] = kr[b];
+        }
+    }
+}
+
+// Scores a batch of KB keys for the G heads (dot products over the L lanes
+// of the group) and folds it into the running state.
+template <uint32_t DT, int G, int L, int KB>
+__device__ inline void score_batch(const float (&qv)[G][8], const uint4 (&kr)[KB], const uint4 (&vr)[KB],
+                                   const bool (&ok)[KB], Run<G> &r)
+{
+    float sc[KB][G];
+#pragma unroll
+    for (int b = 0; b < KB; b++) {
+        float kf[8];
+        unpack8<DT>(kr[b], kf);
+#pragma unroll
+        for (int h = 0; h < G; h++) {
+            float d0 = 0.0f, d1 = 0.0f;
+#pragma unroll
+            for (int i = 0; i < 8; i += 2) {
+                d0 = fmaf(qv[h][i], kf[i], d0);
+                d1 = fmaf(qv[h][i + 1], kf[i + 1], d1);
+            }
+            sc[b][h] = d0 + d1;
+        }
+    }
+#pragma unroll
+    for (int o = L / 2; o > 0; o >>= 1)
+#pragma unroll
+        for (int b = 0; b < KB; b++)
+#pragma unroll
+            for (int h = 0; h < G; h++)
+                sc[b][h] += __shfl_xor(sc[b][h], o, L);
+#pragma unroll
+    for (int b = 0; b < KB; b++)
+#pragma unroll
+        for (int h = 0; h < G; h++)
+            sc[b][h] = ok[b] ? sc[b][h] : -INFINITY;
+#pragma unroll
+    for (int h = 0; h < G; h++) {
+        float mn = r.m[h];
+#pragma unroll
+        for (int b = 0; b < KB; b++)
+            mn = fmaxf(mn, sc[b][h]);
+        if (mn == -INFINITY)
+            continue; // nothing visible yet
+        const float corr = r.m[h] == -INFINITY ? 0.0f : __expf(r.m[h] - mn);
+        r.m[h] = mn;
+        r.l[h] *= corr;
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            r.acc[h][i] *= corr;
+    }
+#pragma unroll
+    for (int b = 0; b < KB; b++) {
+        float vf[8];
+        unpack8<DT>(vr[b], vf);
+#pragma unroll
+        for (int h = 0; h < G; h++) {
+            const float p = sc[b][h] == -INFINITY ? 0.0f : __expf(sc[b][h] - r.m[h]);
+            r.l[h] += p;
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                r.acc[h][i] = fmaf(p, vf[i], r.acc[h][i]);
+        }
+    }
+}
+
 template <uint32_t DT, int D, int G, int NT = kThreads, int KB = kBatch>
 __global__ void __launch_bounds__(NT)
-    attn_decode_split_kernel(const float *q, const uint16_t *k, const uint16_t *v, const int32_t *pos, float *part_o,
-                             float *part_ml, int64_t Hq, int64_t Hkv, int64_t S, float scale, int32_t window, int64_t C,
-                             int64_t n_split)
+    attn_decode_kernel(const float *q, const uint16_t *k, const uint16_t *v, const int32_t *pos, float *out,
+                       float *part_o, float *part_ml, uint32_t *done, int64_t Hq, int64_t Hkv, int64_t S, float scale,
+                       int32_t window, int64_t n_split)
 {
     constexpr int L = D / 8, NG = NT / L; // lanes per key row; groups per block
-    __shared__ float sm_ml[NG][2 * G];
-    __shared__ float sm_o[NG][G * D];
+    __shared__ float sm_ml[NG][2 * G], sm_w[NG][G];
+    __shared__ float sm_o[NG][D];
+    __shared__ float sm_cm[G * kMaxSplit], sm_cl[G * kMaxSplit], sm_cw[G * kMaxSplit]; // the last block's
+    __shared__ int sm_last;
     const int64_t split = blockIdx.x, kvh = blockIdx.y, t = blockIdx.z;
     const int lane = (int)threadIdx.x % L, grp = (int)threadIdx.x / L;
+    // this block's share of the visible keys: [s0, s1]
     int64_t lo, hi;
     visible(pos[t], S, window, lo, hi);
-    int64_t s0 = split * C, s1 = s0 + C - 1 < hi ? s0 + C - 1 : hi;
-    if (s0 < lo)
-        s0 = lo;
-    float *po = part_o + ((t * Hq + kvh * G) * n_split + split) * D;
-    float *pml = part_ml + ((t * Hq + kvh * G) * n_split + split) * 2;
-    if (s0 > s1) { // no visible key: the combine skips this chunk
-        if (threadIdx.x < G) {
-            pml[threadIdx.x * n_split * 2] = -INFINITY;
-            pml[threadIdx.x * n_split * 2 + 1] = 0.0f;
-        }
-        return;
-    }
+    const int64_t nvis = hi >= lo ? hi - lo + 1 : 0, per_block = (nvis + n_split - 1) / n_split;
+    const int64_t s0 = lo + split * per_block, s1 = s0 + per_block - 1 < hi ? s0 + per_block - 1 : hi;
+    const int64_t row_stride = Hkv * D; // elements between consecutive keys
+    const uint16_t *kb = k + kvh * D + lane * 8, *vb = v + kvh * D + lane * 8;
+    const int64_t n = s1 - s0 + 1, per = n > 0 ? (n + NG - 1) / NG : 0; // batches of the group: per / KB
+    uint4 ka[KB], va[KB], kn[KB], vn[KB];
+    bool oka[KB], okn[KB];
+    if (per > 0)
+        load_batch<KB>(kb, vb, row_stride, s0, s1, grp, NG, 0, ka, va, oka);
     float qv[G][8];
 #pragma unroll
     for (int h = 0; h < G; h++) {
@@ -75,177 +173,143 @@ __global__ void __launch_bounds__(NT)
         qv[h][0] = a.x * scale, qv[h][1] = a.y * scale, qv[h][2] = a.z * scale, qv[h][3] = a.w * scale;
         qv[h][4] = b.x * scale, qv[h][5] = b.y * scale, qv[h][6] = b.z * scale, qv[h][7] = b.w * scale;
     }
-    float m[G], l[G], acc[G][8];
+    Run<G> r;
 #pragma unroll
     for (int h = 0; h < G; h++) {
-        m[h] = -INFINITY;
-        l[h] = 0.0f;
+        r.m[h] = -INFINITY;
+        r.l[h] = 0.0f;
 #pragma unroll
         for (int i = 0; i < 8; i++)
-            acc[h][i] = 0.0f;
+            r.acc[h][i] = 0.0f;
     }
-    const int64_t row_stride = Hkv * D; // elements between consecutive keys
-    const uint16_t *kb = k + kvh * D + lane * 8, *vb = v + kvh * D + lane * 8;
-    // group grp takes keys s0 + grp + NG * i; every group of a wavefront runs
-    // the same number of batches (shuffles need every lane)
-    const int64_t n = s1 - s0 + 1, per = (n + NG - 1) / NG;
-    for (int64_t i0 = 0; i0 < per; i0 += KB) {
-        uint4 kr[KB], vr[KB];
-        bool ok[KB];
-#pragma unroll
-        for (int b = 0; b < KB; b++) {
-            const int64_t j = i0 + b, s = s0 + grp + NG * j;
-            ok[b] = j < per && s <= s1;
-            if (ok[b]) {
-                kr[b] = *(const uint4 *)(kb + s * row_stride);
-                vr[b] = *(const uint4 *)(vb + s * row_stride);
-            } else {
-                kr[b] = make_uint4(0, 0, 0, 0);
-                vr[b] = kr[b];
-            }
-        }
-        float sc[KB][G];
-#pragma unroll
-        for (int b = 0; b < KB; b++) {
-            float kf[8];
-            unpack8<DT>(kr[b], kf);
-#pragma unroll
-            for (int h = 0; h < G; h++) {
-                float d0 = 0.0f, d1 = 0.0f;
-#pragma unroll
-                for (int i = 0; i < 8; i += 2) {
-                    d0 = fmaf(qv[h][i], kf[i], d0);
-                    d1 = fmaf(qv[h][i + 1], kf[i + 1], d1);
-                }
-                float d = d0 + d1;
-#pragma unroll
-                for (int o = L / 2; o > 0; o >>= 1)
-                    d += __shfl_xor(d, o, L);
-                sc[b][h] = ok[b] ? d : -INFINITY;
-            }
-        }
+    // two register buffers: the next batch loads while this one is scored
+    // (every group of a wavefront runs the same batches: shuffles need
+    // every lane)
+    for (int64_t j0 = 0; j0 < per; j0 += 2 * KB) {
+        if (j0 + KB < per)
+            load_batch<KB>(kb, vb, row_stride, s0, s1, grp, NG, j0 + KB, kn, vn, okn);
+        score_batch<DT, G, L, KB>(qv, ka, va, oka, r);
+        if (j0 + KB >= per)
+            break;
+        if (j0 + 2 * KB < per)
+            load_batch<KB>(kb, vb, row_stride, s0, s1, grp, NG, j0 + 2 * KB, ka, va, oka);
+        score_batch<DT, G, L, KB>(qv, kn, vn, okn, r);
+    }
+    // the block's groups meet: per head the chunk max M, the groups'
+    // weights e^(m_g - M) (0 for a group without a visible key) and sum
+    if (lane == 0) {
 #pragma unroll
         for (int h = 0; h < G; h++) {
-            float mn = m[h];
-#pragma unroll
-            for (int b = 0; b < KB; b++)
-                mn = fmaxf(mn, sc[b][h]);
-            if (mn == -INFINITY)
-                continue; // nothing visible yet
-            const float corr = m[h] == -INFINITY ? 0.0f : __expf(m[h] - mn);
-            m[h] = mn;
-            l[h] *= corr;
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-                acc[h][i] *= corr;
-        }
-#pragma unroll
-        for (int b = 0; b < KB; b++) {
-            float vf[8];
-            unpack8<DT>(vr[b], vf);
-#pragma unroll
-            for (int h = 0; h < G; h++) {
-                const float p = sc[b][h] == -INFINITY ? 0.0f : __expf(sc[b][h] - m[h]);
-                l[h] += p;
-#pragma unroll
-                for (int i = 0; i < 8; i++)
-                    acc[h][i] = fmaf(p, vf[i], acc[h][i]);
-            }
+            sm_ml[grp][2 * h] = r.m[h];
+            sm_ml[grp][2 * h + 1] = r.l[h];
         }
     }
-    // the block's groups meet: chunk max M, sum and output scaled to M
+    __syncthreads();
+    const int64_t row0 = t * Hq + kvh * G; // first query head of the block
+    for (int e = (int)threadIdx.x; e < NG * G; e += NT) {
+        const int g = e / G, h = e % G;
+        float M = -INFINITY;
+#pragma unroll
+        for (int g2 = 0; g2 < NG; g2++)
+            M = fmaxf(M, sm_ml[g2][2 * h]);
+        const float mg = sm_ml[g][2 * h];
+        sm_w[g][h] = mg == -INFINITY ? 0.0f : __expf(mg - M);
+        if (g == 0) {
+            float sum = 0.0f;
+#pragma unroll
+            for (int g2 = 0; g2 < NG; g2++) {
+                const float m2 = sm_ml[g2][2 * h];
+                if (m2 != -INFINITY)
+                    sum = fmaf(__expf(m2 - M), sm_ml[g2][2 * h + 1], sum);
+            }
+            part_ml[((row0 + h) * n_split + split) * 2] = M;
+            part_ml[((row0 + h) * n_split + split) * 2 + 1] = sum;
+        }
+    }
 #pragma unroll
     for (int h = 0; h < G; h++) {
-        if (lane == 0) {
-            sm_ml[grp][2 * h] = m[h];
-            sm_ml[grp][2 * h + 1] = l[h];
-        }
+        __syncthreads(); // the weights, or the previous head's reads
 #pragma unroll
         for (int i = 0; i < 8; i++)
-            sm_o[grp][h * D + lane * 8 + i] = acc[h][i];
+            sm_o[grp][lane * 8 + i] = r.acc[h][i];
+        __syncthreads();
+        for (int j = (int)threadIdx.x; j < D; j += NT) {
+            float o = 0.0f;
+#pragma unroll
+            for (int g2 = 0; g2 < NG; g2++)
+                o = fmaf(sm_w[g2][h], sm_o[g2][j], o);
+            part_o[((row0 + h) * n_split + split) * D + j] = o;
+        }
+    }
+    // the last block of (query, kv head) to arrive merges the chunks in
+    // chunk order: o = sum_i e^(m_i - M) o_i / sum_i e^(m_i - M) l_i (zeros
+    // when no key is visible; a chunk without one has m_i = -inf, weight 0,
+    // o_i = l_i = 0). The chunks' (m, l) are staged in shared memory with
+    // all loads in flight at once, and each output element's loads go out 8
+    // at a time.
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0)
+        sm_last = atomicAdd(&done[t * Hkv + kvh], 1u) == (uint32_t)(n_split - 1);
+    __syncthreads();
+    if (!sm_last)
+        return;
+    __threadfence();
+    const int ns = (int)n_split, ne = G * ns;
+    for (int e = (int)threadIdx.x; e < ne; e += NT) {
+        const float *pml = part_ml + (row0 * n_split + e) * 2; // head e / ns, chunk e % ns
+        sm_cm[e] = ld_other(pml);
+        sm_cl[e] = ld_other(pml + 1);
+    }
+    __syncthreads();
+    for (int e = (int)threadIdx.x; e < ne; e += NT) {
+        const int h = e / ns;
+        float M = -INFINITY;
+        for (int i = 0; i < ns; i++)
+            M = fmaxf(M, sm_cm[h * ns + i]);
+        sm_cw[e] = sm_cm[e] == -INFINITY ? 0.0f : expf(sm_cm[e] - M);
     }
     __syncthreads();
     for (int e = (int)threadIdx.x; e < G * D; e += NT) {
         const int h = e / D, j = e % D;
-        float M = -INFINITY;
-        for (int g2 = 0; g2 < NG; g2++)
-            M = fmaxf(M, sm_ml[g2][2 * h]);
-        float o = 0.0f, sum = 0.0f;
-        for (int g2 = 0; g2 < NG; g2++) {
-            const float mg = sm_ml[g2][2 * h];
-            if (mg == -INFINITY)
-                continue;
-            const float w = __expf(mg - M);
-            o = fmaf(w, sm_o[g2][e], o);
-            sum = fmaf(w, sm_ml[g2][2 * h + 1], sum);
+        const float *po = part_o + (row0 + h) * n_split * D + j, *w = sm_cw + h * ns, *l = sm_cl + h * ns;
+        float a = 0.0f, sum = 0.0f;
+        int i = 0;
+        for (; i + 8 <= ns; i += 8) {
+            float x[8];
+#pragma unroll
+            for (int b = 0; b < 8; b++)
+                x[b] = ld_other(po + (int64_t)(i + b) * D);
+#pragma unroll
+            for (int b = 0; b < 8; b++) {
+                a = fmaf(w[i + b], x[b], a);
+                sum = fmaf(w[i + b], l[i + b], sum);
+            }
         }
-        po[h * n_split * D + j] = o;
-        if (j == 0) {
-            pml[h * n_split * 2] = M;
-            pml[h * n_split * 2 + 1] = sum;
+        for (; i < ns; i++) {
+            a = fmaf(w[i], ld_other(po + (int64_t)i * D), a);
+            sum = fmaf(w[i], l[i], sum);
         }
+        out[(row0 + h) * D + j] = sum > 0.0f ? a / sum : 0.0f;
     }
+    if (threadIdx.x == 0)
+        done[t * Hkv + kvh] = 0; // ready for the next launch (graph replay)
 }
 
-// Block (query, head) of VT_ROCM_BLOCK threads: o = sum_i e^(m_i - M) o_i /
-// sum_i e^(m_i - M) l_i over the chunks [i0, i1] that hold visible keys
-// (the range the split kernel computes from the query's position; zeros
-// when none): the max and the sum over the chunks spread over the threads,
-// the weights in shared memory (n_split floats), then a thread per output
-// element. (The structure of kernels_attention.hip's combine, which the
-// previous decode path ran; a loop over the chunks per thread for the max
-// measured 32 us on the H200, ncu, against 12 us for the split kernel.)
-__global__ void attn_decode_combine_kernel(const float *part_o, const float *part_ml, const int32_t *pos, float *o,
-                                           int64_t Hq, int64_t S, int64_t dv, int32_t window, int64_t C,
-                                           int64_t n_split)
+// Chunks per (query, kv head): about want blocks in all, at most the keys
+// and kMaxSplit, at least 1 (rounded down so that want blocks of one wave
+// stay one).
+int64_t n_chunks(int64_t T, int64_t Hkv, int64_t S, int64_t want = kWant)
 {
-    extern __shared__ float wgt[]; // n_split
-    __shared__ float shm[VT_ROCM_BLOCK];
-    int64_t lo, hi;
-    visible(pos[blockIdx.x / Hq], S, window, lo, hi);
-    if (lo > hi) { // no visible key: zeros
-        for (int64_t j = threadIdx.x; j < dv; j += blockDim.x)
-            o[blockIdx.x * dv + j] = 0.0f;
-        return;
-    }
-    const int64_t i0 = lo / C, i1 = hi / C;
-    const float *pml = part_ml + blockIdx.x * n_split * 2, *po = part_o + blockIdx.x * n_split * dv;
-    float M = -INFINITY;
-    for (int64_t i = i0 + threadIdx.x; i <= i1; i += blockDim.x)
-        M = fmaxf(M, pml[2 * i]);
-    M = vt_block_max(M, shm);
-    float L = 0.0f;
-    for (int64_t i = i0 + threadIdx.x; i <= i1; i += blockDim.x) {
-        float w = expf(pml[2 * i] - M);
-        wgt[i] = w;
-        L += w * pml[2 * i + 1];
-    }
-    L = vt_block_sum(L, shm); // also orders the wgt writes before the reads
-    for (int64_t j = threadIdx.x; j < dv; j += blockDim.x) {
-        float a0 = 0.0f, a1 = 0.0f;
-        int64_t i = i0;
-        for (; i + 1 <= i1; i += 2) {
-            a0 += wgt[i] * po[i * dv + j];
-            a1 += wgt[i + 1] * po[(i + 1) * dv + j];
-        }
-        if (i <= i1)
-            a0 += wgt[i] * po[i * dv + j];
-        o[blockIdx.x * dv + j] = L > 0.0f ? (a0 + a1) / L : 0.0f;
-    }
+    int64_t n = want / (T * Hkv);
+    if (n > S)
+        n = S;
+    if (n > kMaxSplit)
+        n = kMaxSplit;
+    return n < 1 ? 1 : n;
 }
 
-// Keys per block: enough blocks to fill the device about want / 132 times
-// over (T * Hkv * chunks >= want), at least 32 keys, a multiple of 32.
-int64_t chunk_keys(int64_t T, int64_t Hkv, int64_t S, int64_t want = kWant)
-{
-    const int64_t per_head = T * Hkv;
-    int64_t n_split = (want + per_head - 1) / per_head;
-    int64_t C = (S + n_split - 1) / n_split;
-    C = (C + 31) / 32 * 32;
-    return C < 32 ? 32 : C;
-}
-
-// Whether the decode kernels take the shape.
+// Whether the decode kernel takes the shape.
 bool takes(int64_t T, int64_t Hq, int64_t Hkv, int64_t d, int64_t dv, uint32_t kv_dtype)
 {
     if (T <= 0 || T > VT_ROCM_ATTN_SPLIT_MAX_T || Hkv <= 0 || Hq % Hkv != 0 || d != dv)
@@ -255,84 +319,94 @@ bool takes(int64_t T, int64_t Hq, int64_t Hkv, int64_t d, int64_t dv, uint32_t k
            (G == 1 || G == 2 || G == 4 || G == 8);
 }
 
-template <uint32_t DT, int D, int NT, int KB>
-hipError_t launch_d(int64_t G, dim3 grid, hipStream_t stream, const float *q, const uint16_t *k, const uint16_t *v,
-                    const int32_t *pos, float *po, float *pml, int64_t Hq, int64_t Hkv, int64_t S, float scale,
-                    int32_t window, int64_t C, int64_t n_split)
+// The kernel's arguments past its template parameters.
+struct AttnArgs {
+    const float *q;
+    const uint16_t *k, *v;
+    const int32_t *pos;
+    float *o, *po, *pml;
+    uint32_t *done;
+    int64_t Hq, Hkv, S;
+    float scale;
+    int32_t window;
+    int64_t n_split;
+};
+
+template <uint32_t DT, int D, int G, int NT, int KB> void launch_g(dim3 grid, hipStream_t stream, const AttnArgs &a)
+{
+    hipLaunchKernelGGL((attn_decode_kernel<DT, D, G, NT, KB>), grid, dim3(NT), 0, stream, a.q, a.k, a.v, a.pos, a.o,
+                       a.po, a.pml, a.done, a.Hq, a.Hkv, a.S, a.scale, a.window, a.n_split);
+}
+
+template <uint32_t DT, int D, int NT, int KB> void launch_d(int64_t G, dim3 grid, hipStream_t stream, const AttnArgs &a)
 {
     switch (G) {
-    case 1:
-        hipLaunchKernelGGL((attn_decode_split_kernel<DT, D, 1, NT, KB>), grid, dim3(NT), 0, stream, q, k, v, pos, po,
-                           pml, Hq, Hkv, S, scale, window, C, n_split);
-        break;
-    case 2:
-        hipLaunchKernelGGL((attn_decode_split_kernel<DT, D, 2, NT, KB>), grid, dim3(NT), 0, stream, q, k, v, pos, po,
-                           pml, Hq, Hkv, S, scale, window, C, n_split);
-        break;
-    case 4:
-        hipLaunchKernelGGL((attn_decode_split_kernel<DT, D, 4, NT, KB>), grid, dim3(NT), 0, stream, q, k, v, pos, po,
-                           pml, Hq, Hkv, S, scale, window, C, n_split);
-        break;
-    default:
-        hipLaunchKernelGGL((attn_decode_split_kernel<DT, D, 8, NT, KB>), grid, dim3(NT), 0, stream, q, k, v, pos, po,
-                           pml, Hq, Hkv, S, scale, window, C, n_split);
-        break;
+    case 1: launch_g<DT, D, 1, NT, KB>(grid, stream, a); break;
+    case 2: launch_g<DT, D, 2, NT, KB>(grid, stream, a); break;
+    case 4: launch_g<DT, D, 4, NT, KB>(grid, stream, a); break;
+    default: launch_g<DT, D, 8, NT, KB>(grid, stream, a); break;
     }
-    return hipGetLastError();
 }
 
 template <uint32_t DT, int NT, int KB>
-hipError_t launch_dt(int64_t d, int64_t G, dim3 grid, hipStream_t stream, const float *q, const uint16_t *k,
-                     const uint16_t *v, const int32_t *pos, float *po, float *pml, int64_t Hq, int64_t Hkv, int64_t S,
-                     float scale, int32_t window, int64_t C, int64_t n_split)
+void launch_dt(int64_t d, int64_t G, dim3 grid, hipStream_t stream, const AttnArgs &a)
 {
     if (d == 64)
-        return launch_d<DT, 64, NT, KB>(G, grid, stream, q, k, v, pos, po, pml, Hq, Hkv, S, scale, window, C, n_split);
-    if (d == 128)
-        return launch_d<DT, 128, NT, KB>(G, grid, stream, q, k, v, pos, po, pml, Hq, Hkv, S, scale, window, C, n_split);
-    return launch_d<DT, 256, NT, KB>(G, grid, stream, q, k, v, pos, po, pml, Hq, Hkv, S, scale, window, C, n_split);
+        launch_d<DT, 64, NT, KB>(G, grid, stream, a);
+    else if (d == 128)
+        launch_d<DT, 128, NT, KB>(G, grid, stream, a);
+    else
+        launch_d<DT, 256, NT, KB>(G, grid, stream, a);
 }
 
-// Scratch bytes of the split over about want blocks.
+// Scratch bytes of the split over about want blocks: the chunks' partials,
+// then a counter per (query, kv head).
 uint64_t scratch_for(int64_t T, int64_t Hq, int64_t Hkv, int64_t S, int64_t dv, int64_t want)
 {
-    const int64_t C = chunk_keys(T, Hkv, S, want), n_split = (S + C - 1) / C;
-    return (uint64_t)(T * Hq * n_split * (dv + 2)) * sizeof(float);
+    const int64_t n_split = n_chunks(T, Hkv, S, want);
+    return (uint64_t)(T * Hq * n_split * (dv + 2)) * sizeof(float) + (uint64_t)(T * Hkv) * sizeof(uint32_t);
 }
 
-// The split kernel of NT threads and KB keys in flight per group over about
-// want blocks, then (combine) the combine kernel; combine = 0 times the
-// split alone (scripts/decode-harness.cu's variants). H200, t = 1, 8 kv
-// heads, 4096 positions (BENCHMARKS.md): the defaults (128 threads, 4
-// keys, 528 blocks) measured fastest; 8 keys in flight, 1056 or 264 blocks,
-// 64 threads were all slower, and a combine of 1024-thread blocks merging
-// the chunks per thread (loads all issued at once) took 7.6 us against 5.9.
-// The shape is one takes() accepts; scratch of scratch_for(..., want) bytes.
+// The arguments and grid of a launch over about want blocks. done: T * Hkv
+// counters that are zero (the kernel leaves them zero); NULL: the ones in
+// scratch, zeroed first (on stream). Scratch of scratch_for(..., want)
+// bytes.
+hipError_t attn_setup(const float *q, const void *k, const void *v, const int32_t *pos, float *o, int64_t T, int64_t Hq,
+                      int64_t Hkv, int64_t S, int64_t dv, float scale, int32_t window, void *scratch,
+                      hipStream_t stream, int64_t want, uint32_t *done, AttnArgs &a, dim3 &grid)
+{
+    const int64_t n_split = n_chunks(T, Hkv, S, want);
+    a.q = q, a.k = (const uint16_t *)k, a.v = (const uint16_t *)v, a.pos = pos, a.o = o;
+    a.po = (float *)scratch, a.pml = a.po + T * Hq * n_split * dv;
+    a.done = done ? done : (uint32_t *)(a.pml + T * Hq * n_split * 2);
+    a.Hq = Hq, a.Hkv = Hkv, a.S = S, a.scale = scale, a.window = window, a.n_split = n_split;
+    grid = dim3((unsigned)n_split, (unsigned)Hkv, (unsigned)T);
+    return done ? hipSuccess : hipMemsetAsync(a.done, 0, (size_t)(T * Hkv) * sizeof(uint32_t), stream);
+}
+
+// The kernel of NT threads and KB keys per group per batch over about want
+// blocks (done: as setup's). The shape is one takes() accepts.
 template <int NT, int KB>
 hipError_t run_decode(const float *q, const void *k, const void *v, uint32_t kv_dtype, const int32_t *pos, float *o,
                       int64_t T, int64_t Hq, int64_t Hkv, int64_t S, int64_t d, int64_t dv, float scale, int32_t window,
-                      void *scratch, hipStream_t stream, int64_t want, int combine)
+                      void *scratch, hipStream_t stream, int64_t want, uint32_t *done)
 {
-    const int64_t C = chunk_keys(T, Hkv, S, want), n_split = (S + C - 1) / C, G = Hq / Hkv;
-    float *po = (float *)scratch, *pml = po + T * Hq * n_split * dv;
-    const dim3 grid((unsigned)n_split, (unsigned)Hkv, (unsigned)T);
-    const uint16_t *kk = (const uint16_t *)k, *vv = (const uint16_t *)v;
-    hipError_t e = kv_dtype == VT_F16 ? launch_dt<VT_F16, NT, KB>(d, G, grid, stream, q, kk, vv, pos, po, pml, Hq, Hkv,
-                                                                  S, scale, window, C, n_split)
-                                      : launch_dt<VT_BF16, NT, KB>(d, G, grid, stream, q, kk, vv, pos, po, pml, Hq, Hkv,
-                                                                   S, scale, window, C, n_split);
+    AttnArgs a;
+    dim3 grid;
+    hipError_t e = attn_setup(q, k, v, pos, o, T, Hq, Hkv, S, dv, scale, window, scratch, stream, want, done, a, grid);
     if (e != hipSuccess)
         return e;
-    if (combine)
-        hipLaunchKernelGGL(attn_decode_combine_kernel, dim3((unsigned)(T * Hq)), dim3(VT_ROCM_BLOCK),
-                           (size_t)n_split * sizeof(float), stream, po, pml, pos, o, Hq, S, dv, window, C, n_split);
+    if (kv_dtype == VT_F16)
+        launch_dt<VT_F16, NT, KB>(d, Hq / Hkv, grid, stream, a);
+    else
+        launch_dt<VT_BF16, NT, KB>(d, Hq / Hkv, grid, stream, a);
     return hipGetLastError();
 }
 
 } // namespace
 
-// Scratch bytes of the decode kernels (the chunks' partials), 0 when they
-// do not take the shape.
+// Scratch bytes of the decode kernel (the chunks' partials and counters), 0
+// when it does not take the shape.
 extern "C" uint64_t vt_rocm_attention_decode_scratch_bytes(int64_t T, int64_t Hq, int64_t Hkv, int64_t S, int64_t d,
                                                            int64_t dv, uint32_t kv_dtype)
 {
@@ -354,5 +428,5 @@ extern "C" hipError_t vt_rocm_launch_attention_decode(const float *q, const void
         return hipSuccess;
     *taken = 1;
     return run_decode<kThreads, kBatch>(q, k, v, kv_dtype, pos, o, T, Hq, Hkv, S, d, dv, scale, window, scratch, stream,
-                                        kWant, 1);
+                                        kWant, NULL);
 }
