@@ -31,83 +31,7 @@ extern "C" {
 #include "cpu_quant.h"
 }
 
-#define CK(e)                                                                                                          \
-    do {                                                                                                               \
-        cudaError_t e_ = (e);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                                \
-            exit(2);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-
-static uint64_t rng = 88172645463325252ull;
-static uint32_t rnd()
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)rng;
-}
-static float frnd()
-{
-    return (float)(rnd() >> 8) / 8388608.0f - 1.0f;
-}
-static void put_half(uint8_t *p, float f)
-{
-    uint16_t h = vt_f32_to_f16(f);
-    p[0] = (uint8_t)h;
-    p[1] = (uint8_t)(h >> 8);
-}
-
-static std::vector<uint8_t> make_w(uint32_t dt, int64_t rows, int64_t k)
-{
-    const int be = vt_mmv::blk_elems(dt), bb = vt_mmv::blk_bytes(dt);
-    const int64_t nb = rows * (k / be);
-    std::vector<uint8_t> w((size_t)(nb * bb));
-    for (auto &b : w)
-        b = (uint8_t)rnd();
-    for (int64_t i = 0; i < nb; i++) {
-        uint8_t *p = w.data() + i * bb;
-        const float s = 0.002f + 0.01f * (frnd() + 1.0f);
-        switch (dt) {
-        case VT_F16:
-            for (int j = 0; j < 8; j++)
-                put_half(p + 2 * j, frnd());
-            break;
-        case VT_BF16:
-            for (int j = 0; j < 8; j++) {
-                uint16_t h = vt_f32_to_bf16(frnd());
-                p[2 * j] = (uint8_t)h, p[2 * j + 1] = (uint8_t)(h >> 8);
-            }
-            break;
-        case 2:
-        case 8:
-        case 20: put_half(p, s); break;
-        case 12:
-            put_half(p, s);
-            put_half(p + 2, s * 0.5f);
-            break;
-        case 14: put_half(p + 208, s); break;
-        }
-    }
-    return w;
-}
-
-static void deq_row(uint32_t dt, const uint8_t *row, int64_t k, float *out)
-{
-    const int be = vt_mmv::blk_elems(dt), bb = vt_mmv::blk_bytes(dt);
-    if (dt == VT_F16 || dt == VT_BF16) {
-        for (int64_t i = 0; i < k; i++) {
-            uint16_t h = (uint16_t)(row[2 * i] | (row[2 * i + 1] << 8));
-            out[i] = dt == VT_F16 ? vt_f16_to_f32(h) : vt_bf16_to_f32(h);
-        }
-        return;
-    }
-    const vt_cpu_qformat *f = vt_cpu_qformat_get(dt);
-    for (int64_t b = 0; b < k / be; b++)
-        for (int s = 0; s < be / 32; s++)
-            vt_cpu_form_decode(f, row + b * bb, s, out + b * be + 32 * s);
-}
+#include "harness_util.h"
 
 struct Fmt {
     uint32_t dt;
@@ -368,25 +292,44 @@ static void moe_case(uint32_t dt, const char *name, int E, int K, int64_t m, int
 
 // --- Attention ---------------------------------------------------------------
 
-// Attention variants (kernels_attention_decode.hip's run_decode): 0 the
-// plugin's launcher; then split threads / keys in flight per group / blocks
-// wanted / with the combine kernel (1) or the split alone (0).
+// The decode kernel of NT threads and KB keys per group per batch for f16,
+// d = 128, 4 query heads per kv head only (the variants' shape).
+template <int NT, int KB>
+static hipError_t run_f16_128_g4(const float *q, const void *k, const void *v, uint32_t dt, const int32_t *pos,
+                                 float *o, int64_t T, int64_t Hq, int64_t Hkv, int64_t S, int64_t d, int64_t dv,
+                                 float scale, int32_t window, void *scratch, hipStream_t stream, int64_t want,
+                                 uint32_t *done)
+{
+    if (dt != VT_F16 || d != 128 || dv != 128 || Hq != 4 * Hkv)
+        return hipErrorInvalidValue;
+    AttnArgs a;
+    dim3 grid;
+    hipError_t e = attn_setup(q, k, v, pos, o, T, Hq, Hkv, S, dv, scale, window, scratch, stream, want, done, a, grid);
+    if (e != hipSuccess)
+        return e;
+    launch_g<VT_F16, 128, 4, NT, KB>(grid, stream, a);
+    return hipGetLastError();
+}
+
+// Attention variants (kernels_attention_decode.hip's kernel): 0 the
+// plugin's launcher; then threads / keys per group per batch / blocks
+// wanted / the counters zeroed by a memset per call (0) or kept zero by the
+// kernel across calls (1).
 struct AttnVariant {
     const char *name;
     hipError_t (*run)(const float *, const void *, const void *, uint32_t, const int32_t *, float *, int64_t, int64_t,
-                      int64_t, int64_t, int64_t, int64_t, float, int32_t, void *, hipStream_t, int64_t, int);
+                      int64_t, int64_t, int64_t, int64_t, float, int32_t, void *, hipStream_t, int64_t, uint32_t *);
     int64_t want;
-    int combine;
+    int kept;
 };
 static const AttnVariant kAttnVariants[] = {
     {"launcher", nullptr, 0, 0},
-    {"NT128 KB4 1056 + combine", run_decode<128, 4>, 1056, 1},
-    {"NT128 KB8 264 + combine", run_decode<128, 8>, 264, 1},
-    {"NT64 KB4 1056 + combine", run_decode<64, 4>, 1056, 1},
-    {"NT128 KB4 528 split only", run_decode<128, 4>, 528, 0},
-    {"NT128 KB8 528 split only", run_decode<128, 8>, 528, 0},
-    {"NT128 KB4 1056 split only", run_decode<128, 4>, 1056, 0},
-    {"NT64 KB8 1056 split only", run_decode<64, 8>, 1056, 0},
+    {"NT256 KB4 132 counters kept", run_f16_128_g4<256, 4>, 132, 1},
+    {"NT256 KB2 132 counters kept", run_f16_128_g4<256, 2>, 132, 1},
+    {"NT128 KB4 264 counters kept", run_f16_128_g4<128, 4>, 264, 1},
+    {"NT128 KB4 132 counters kept", run_f16_128_g4<128, 4>, 132, 1},
+    {"NT512 KB2 132 counters kept", run_f16_128_g4<512, 2>, 132, 1},
+    {"NT256 KB2 264 memset", run_f16_128_g4<256, 2>, 264, 0},
 };
 static int attn_variant = 0;
 
@@ -429,13 +372,16 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
         sb_new = scratch_for(T, Hq, Hkv, S, d, 4096);
     const uint64_t sb_old = vt_rocm_attention_scratch_bytes(T, Hq, Hkv, S, d, d);
     void *scratch;
+    uint32_t *dcnt; // counters kept zero by the kernel (variants)
     CK(cudaMalloc(&scratch, (sb_new > sb_old ? sb_new : sb_old) + 256));
+    CK(cudaMalloc(&dcnt, 4096 * 4));
+    CK(cudaMemset(dcnt, 0, 4096 * 4));
     auto run_new = [&](int i) {
         int taken = 0;
         if (attn_variant > 0) {
             const AttnVariant &av = kAttnVariants[attn_variant];
             CK(av.run(dq, dk[i % nsets], dv[i % nsets], dt, dpos, dout, T, Hq, Hkv, S, d, d, scale, window, scratch, 0,
-                      av.want, av.combine));
+                      av.want, av.kept ? dcnt : nullptr));
             return;
         }
         CK(vt_rocm_launch_attention_decode(dq, dk[i % nsets], dv[i % nsets], dt, dpos, dout, T, Hq, Hkv, S, d, d, scale,
@@ -467,7 +413,7 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
     snprintf(what, sizeof what, "attn %s T=%d Hq=%d Hkv=%d d=%d S=%d p0=%d win=%d %s", dt == VT_F16 ? "f16" : "bf16", T,
              Hq, Hkv, d, S, pos[0], window, kAttnVariants[attn_variant].name);
     if (check) {
-        run_new(0); // twice before: state a kernel keeps across calls
+        run_new(0); // twice before: the counters must be left zero
         run_new(0);
         CK(cudaMemset(dout, 0xff, no * 4));
         run_new(0);
@@ -537,6 +483,7 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
     CK(cudaFree(dout));
     CK(cudaFree(dpos));
     CK(cudaFree(scratch));
+    CK(cudaFree(dcnt));
 #ifdef ATTN_OLD
     CK(cudaFree(scratch_prev));
 #endif
@@ -586,11 +533,9 @@ int main(int argc, char **argv)
         attn_case(VT_BF16, 2, 32, 4, 64, 3000, {2999, 700}, 100, true, false, 0);
         attn_case(VT_F16, 1, 8, 1, 256, 5000, {4000}, 0, true, false, 0);
         for (attn_variant = 1; attn_variant < n_av; attn_variant++) {
-            if (!kAttnVariants[attn_variant].combine)
-                continue;
             attn_case(VT_F16, 1, 32, 8, 128, 4096, {4095}, 0, true, false, 0);
-            attn_case(VT_BF16, 2, 32, 4, 64, 3000, {2999, 700}, 100, true, false, 0);
-            attn_case(VT_F16, 1, 8, 1, 256, 5000, {4000}, 0, true, false, 0);
+            attn_case(VT_F16, 1, 32, 8, 128, 4096, {512}, 0, true, false, 0);
+            attn_case(VT_F16, 2, 32, 8, 128, 4096, {4095, 7}, 0, true, false, 0);
         }
         attn_variant = 0;
         printf("%d failures\n", failures);
