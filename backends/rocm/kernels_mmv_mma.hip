@@ -347,9 +347,8 @@ __global__ void __launch_bounds__(256)
 // whole 256-byte block around them (the next tile of the row, which the
 // next warp reads at about the same time; flags: the harness's other
 // choices, 8: no prefetch, 16: 128 bytes).
-__device__ inline void cp16(void *dst, const void *src, int flags)
+__device__ inline void cp16(unsigned s, const void *src, int flags)
 {
-    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
 #ifdef VT_MMA_HARNESS
     if (flags & 8) {
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
@@ -405,11 +404,31 @@ __device__ inline void stage(uint8_t *dst, const uint8_t *w0, int64_t row_bytes,
 #endif
     } else {
         constexpr int P = TB / 16;
+        const unsigned sd = (unsigned)__cvta_generic_to_shared(dst);
+        const int last = rows - 1;
+#if defined(VT_MMA_STAGE_ROWS) /* the harness's other order: lane r copies row r's pieces */
+        const uint8_t *sr = src + (lane < last ? lane : last) * row_bytes;
 #pragma unroll
-        for (int p = lane; p < kWarpRows * P; p += 32) {
-            const int r = p / P, c = p % P;
-            cp16(dst + r * TB + 16 * c, src + (r < rows ? r : rows - 1) * row_bytes + 16 * c, flags);
+        for (int c = 0; c < P; c++)
+            cp16(sd + lane * TB + 16 * c, sr + 16 * c, flags);
+#else
+        /* a warp's copy covers 32 neighbouring pieces (rows' runs in order);
+         * 32-bit offsets from src when the 32 rows span less than 2 GiB */
+        if (row_bytes <= (int64_t)(0x7FFFFFFF / kWarpRows)) {
+            const int rb = (int)row_bytes;
+#pragma unroll
+            for (int p = lane; p < kWarpRows * P; p += 32) {
+                const int r = p / P, c = p - r * P;
+                cp16(sd + r * TB + 16 * c, src + ((r < last ? r : last) * rb + 16 * c), flags);
+            }
+        } else {
+#pragma unroll
+            for (int p = lane; p < kWarpRows * P; p += 32) {
+                const int r = p / P, c = p - r * P;
+                cp16(sd + r * TB + 16 * c, src + (r < last ? r : last) * row_bytes + 16 * c, flags);
+            }
         }
+#endif
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
     (void)bar, (void)flags;
