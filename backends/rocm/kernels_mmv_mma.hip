@@ -61,12 +61,9 @@ template <uint32_t DT> __host__ __device__ constexpr int tile_row_bytes()
     return DT == 14 ? 224 : tile_src_bytes<DT>();
 }
 // Staged tiles per warp (the ring's depth S): S - 1 tiles are in flight
-// while the warp decodes one. Two measured best on the H200 (q4_0 to
-// q6_k, n = 1; the harness builds the other depths, RING=3|4).
-template <uint32_t DT, int N> __host__ __device__ constexpr int ring_depth()
-{
-    return 2;
-}
+// while the warp decodes one. Two measured best on the H200 for every
+// format at n = 1 (the harness builds the other depths, RING=3|4).
+constexpr int kRing = 2;
 
 // Lower / upper f16 halves of a word as f16x2 arithmetic operands.
 __device__ inline uint32_t h2_sub(uint32_t a, uint32_t b)
@@ -406,12 +403,6 @@ __device__ inline void stage(uint8_t *dst, const uint8_t *w0, int64_t row_bytes,
         constexpr int P = TB / 16;
         const unsigned sd = (unsigned)__cvta_generic_to_shared(dst);
         const int last = rows - 1;
-#if defined(VT_MMA_STAGE_ROWS) /* the harness's other order: lane r copies row r's pieces */
-        const uint8_t *sr = src + (lane < last ? lane : last) * row_bytes;
-#pragma unroll
-        for (int c = 0; c < P; c++)
-            cp16(sd + lane * TB + 16 * c, sr + 16 * c, flags);
-#else
         /* a warp's copy covers 32 neighbouring pieces (rows' runs in order);
          * 32-bit offsets from src when the 32 rows span less than 2 GiB */
         if (row_bytes <= (int64_t)(0x7FFFFFFF / kWarpRows)) {
@@ -428,7 +419,6 @@ __device__ inline void stage(uint8_t *dst, const uint8_t *w0, int64_t row_bytes,
                 cp16(sd + r * TB + 16 * c, src + (r < last ? r : last) * row_bytes + 16 * c, flags);
             }
         }
-#endif
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
     (void)bar, (void)flags;
@@ -861,7 +851,7 @@ hipError_t launch_ring(const float *x, const uint8_t *w, int64_t row_bytes, floa
     if (vt_mma_ring == 4)
         return launch_mma<DT, N, 4>(x, w, row_bytes, y, n, m, k, pre, stream, taken);
 #endif
-    return launch_mma<DT, N, ring_depth<DT, N>()>(x, w, row_bytes, y, n, m, k, pre, stream, taken);
+    return launch_mma<DT, N, kRing>(x, w, row_bytes, y, n, m, k, pre, stream, taken);
 }
 
 // MatMul of DT over n columns, 8 at a time.
