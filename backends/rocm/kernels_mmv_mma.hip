@@ -31,6 +31,19 @@
 // n > 1 with the call's scratch a first kernel splits x once for every
 // block (the same arithmetic) and the warps read their B fragments from it.
 // The warps' sums meet in shared memory in warp order.
+//
+// q4_0 and q8_0 at n = 1 take integer matrix instructions instead
+// (mma.sync m16n8k32, s32 accumulators, int_chunk): A is the codes as they
+// lie in the packed words (q4_0: two masks, u8; q8_0: the bytes, s8), B is
+// each element of a block of x written as four 8-bit digits, x * 2^e * 2^21
+// rounded = d0 2^21 + d1 2^14 + d2 2^7 + d3, with 2^e putting the block's
+// largest magnitude in [32, 64) (so the digits carry every bit of x down
+// to 2^-27 of the block's largest); mma column c holds digit c. A block's
+// dot product with every digit is exact in the int32 accumulator, which
+// starts at the float bits of 1.5 * 2^23 (less 8 times the digit's sum
+// for q4_0's q - 8), so one subtraction makes it a float; the digits are
+// weighted, scaled by the weight scale and 2^-e and summed in a fixed
+// order as above.
 #include "kernels_mmv.h"
 #include "rocm_mmv.h"
 
@@ -259,15 +272,181 @@ __device__ inline void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t 
 #endif
 }
 
+// Whether MatMul of DT at N columns takes the integer matrix instructions
+// (q4_0 and q8_0 at n = 1; the harness's VT_MMA_F16_ONLY build keeps f16
+// for all).
+template <uint32_t DT, int N> __host__ __device__ constexpr bool int_path()
+{
+#ifdef VT_MMA_F16_ONLY
+    return false;
+#else
+    return (DT == 2 || DT == 8) && N == 1;
+#endif
+}
+
+// The float 1.5 * 2^23 as bits: an int32 of magnitude below 2^22 added
+// to them reads back as the float 1.5 * 2^23 plus that int32.
+constexpr uint32_t kMagic = 0x4B400000u;
+
+// Split this lane's 4 elements v (elements 4 (lane % 8).. of block lane / 8
+// of a 128-element chunk) into four 8-bit digits each (int_path's
+// header): V = rint(x 2^(e + 21)) = d0 2^21 + d1 2^14 + d2 2^7 + d3, d0
+// signed, d1..d3 in [0, 128). bd[((block * 4 + digit) * 4 + t) * 2 + i]:
+// the digit's bytes of elements 4t.. (i = 0) and 16 + 4t.. (i = 1), the B
+// register of lane t of that column; pw[block] = 2^-e (NaN when the block
+// holds an infinity or a NaN); ci[block * 4 + digit] = the bits of
+// 1.5 * 2^23 minus Z times the digit's sum over the block (Z: the
+// format's zero code, which A holds as code + Z).
+template <int Z> __device__ inline void split_digits(const float4 &v, int lane, uint32_t *bd, float *pw, int *ci)
+{
+    const int b = lane >> 3, r = lane & 7;
+    float mx = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+    mx = fmaxf(mx, __shfl_xor_sync(kFull, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(kFull, mx, 2));
+    mx = fmaxf(mx, __shfl_xor_sync(kFull, mx, 4));
+    /* 2^e puts mx in [32, 64), so |V| < 2^27; clamped so 2^(e + 21) is a float */
+    const int ex = (int)((__float_as_uint(mx) >> 23) & 0xFF);
+    const int sh = 132 - ex < 106 ? 132 - ex : 106;
+    const float sc = __uint_as_float((uint32_t)(sh + 148) << 23);
+    const int V[4] = {__float2int_rn(v.x * sc), __float2int_rn(v.y * sc), __float2int_rn(v.z * sc),
+                      __float2int_rn(v.w * sc)};
+    int s01 = 0, s23 = 0; /* the digits' sums over the lane's elements, two per int (Z > 0) */
+#pragma unroll
+    for (int dg = 0; dg < 4; dg++) {
+        const int shift = 21 - 7 * dg;
+        uint32_t word = __byte_perm(__byte_perm((uint32_t)(V[0] >> shift), (uint32_t)(V[1] >> shift), 0x0040),
+                                    __byte_perm((uint32_t)(V[2] >> shift), (uint32_t)(V[3] >> shift), 0x0040), 0x5410);
+        if (dg > 0)
+            word &= 0x7F7F7F7Fu;
+        bd[((b * 4 + dg) * 4 + (r & 3)) * 2 + (r >> 2)] = word;
+        if (Z == 0)
+            continue;
+        const int ds = __dp4a((int)word, 0x01010101, 0);
+        if (dg == 0)
+            s01 = ds;
+        else if (dg == 1)
+            s01 += ds * 65536;
+        else if (dg == 2)
+            s23 = ds;
+        else
+            s23 += ds * 65536;
+    }
+    /* over the block's 8 lanes (each sum of 32 digits is below 2^12) */
+#pragma unroll
+    for (int o = 1; o < 8 && Z > 0; o <<= 1) {
+        s01 += __shfl_xor_sync(kFull, s01, o);
+        s23 += __shfl_xor_sync(kFull, s23, o);
+    }
+    if (r == 0) {
+        const int d0 = (int16_t)(s01 & 0xFFFF), d2 = (int16_t)(s23 & 0xFFFF);
+        const int4 c = make_int4((int)kMagic - Z * d0, (int)kMagic - Z * ((s01 - d0) >> 16), (int)kMagic - Z * d2,
+                                 (int)kMagic - Z * ((s23 - d2) >> 16));
+        *(int4 *)(void *)(ci + b * 4) = c;
+        pw[b] = ex == 255 ? __uint_as_float(0x7FC00000u) : __uint_as_float((uint32_t)(127 - sh) << 23);
+    }
+}
+
+// d = A * B + c (m16n8k32, u8 (SA: s8) A, s8 B, s32 accumulators).
+template <bool SA>
+__device__ inline void mma16832(int (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, const int (&c)[4])
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if (SA)
+        asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+            "{%10,%11,%12,%13};"
+            : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));
+    else
+        asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+            "{%10,%11,%12,%13};"
+            : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));
+#else
+    (void)a, (void)b0, (void)b1;
+    d[0] = c[0], d[1] = c[1], d[2] = c[2], d[3] = c[3];
+    __trap();
+#endif
+}
+
+// One 128-element chunk h of the staged tile cur (the warp's 32 rows) on
+// the integer path (int_path): the lanes' x, xc, as digits into the warp's
+// bd, pw and ci (split_digits), then per pair of blocks and 16-row tile
+// two chained m16n8k32: k = elements 0..15 of both blocks, then 16..31;
+// columns 0..3 the first block's digits, 4..7 the second's (each zero
+// where k is the other block's); A: q4_0's nibbles (low, then high), or
+// q8_0's bytes. Lane t's columns 2t, 2t + 1 are digits
+// 2 (t % 2), + 1 of block t / 2 of the pair, of rows g and g + 8, summed
+// into acc[row tile][row half][0] (mma_kernel's accumulators). flags:
+// mma_kernel's.
+template <uint32_t DT>
+__device__ inline void int_chunk(const uint8_t *cur, int h, const float4 &xc, int lane, uint32_t *bd, float *pw,
+                                 int *ci, float (&acc)[2][2][1], int flags)
+{
+    constexpr int TB = tile_row_bytes<DT>();
+    constexpr int BB = DT == 2 ? 18 : 34; /* block bytes */
+    constexpr uint32_t kLo = 0x0F0F0F0Fu;
+    const int g = lane >> 2, t = lane & 3, gb = g >> 2, tb = t >> 1;
+#ifdef VT_MMA_HARNESS
+    if (!(flags & 2)) /* the harness's timing without the split */
+#endif
+        split_digits<DT == 2 ? 8 : 0>(xc, lane, bd, pw, ci);
+    __syncwarp();
+    /* digits 2 (t % 2) and + 1 weigh 2^-14 (t % 2) and 2^-7 of that */
+    const float cw = (t & 1) ? 1.0f / 16384.0f : 1.0f, mg = __uint_as_float(kMagic);
+#pragma unroll
+    for (int pr = 0; pr < 2; pr++) {
+        /* column g's B: digit g % 4 of block 2 pr + g / 4 */
+        const uint2 bv = ((const uint2 *)(const void *)bd)[((2 * pr + gb) * 4 + (g & 3)) * 4 + t];
+        const uint32_t b1a = gb ? 0u : bv.x, b1b = gb ? bv.x : 0u, b2a = gb ? 0u : bv.y, b2b = gb ? bv.y : 0u;
+        const int2 cv = ((const int2 *)(const void *)ci)[(2 * pr + tb) * 2 + (t & 1)];
+        const int c0[4] = {cv.x, cv.y, cv.x, cv.y};
+        const float p = pw[2 * pr + tb] * cw;
+        const int o0 = BB * (4 * h + 2 * pr), od = o0 + BB * tb;
+#pragma unroll
+        for (int rt = 0; rt < 2; rt++) {
+#ifdef VT_MMA_HARNESS
+            if (flags & 4) /* the harness's timing of the loads alone */
+                continue;
+#endif
+            const uint8_t *ra = cur + (16 * rt + g) * TB, *rb = ra + 8 * TB;
+            /* qs words of both blocks: the first's at 2 mod 4 (two aligned
+             * words' halves), the second's aligned (o0 is a multiple of 4) */
+            const uint32_t *qa = (const uint32_t *)(const void *)(ra + o0) + t;
+            const uint32_t *qb = (const uint32_t *)(const void *)(rb + o0) + t;
+            /* rows g (a0, a2) and g + 8 (a1, a3); k 4t.. of the first block (a0, a1), of the second (a2, a3) */
+            uint32_t lo[4], hi[4];
+            if (DT == 2) { /* q4_0: word t, elements 4t.. (low nibbles) and 16 + 4t.. (high) */
+                const uint32_t wa0 = __byte_perm(qa[0], qa[1], 0x5432), wa1 = qa[5];
+                const uint32_t wb0 = __byte_perm(qb[0], qb[1], 0x5432), wb1 = qb[5];
+                lo[0] = wa0 & kLo, lo[1] = wb0 & kLo, lo[2] = wa1 & kLo, lo[3] = wb1 & kLo;
+                hi[0] = (wa0 >> 4) & kLo, hi[1] = (wb0 >> 4) & kLo, hi[2] = (wa1 >> 4) & kLo, hi[3] = (wb1 >> 4) & kLo;
+            } else { /* q8_0: words t (elements 4t..) and 4 + t (16 + 4t..) */
+                lo[0] = __byte_perm(qa[0], qa[1], 0x5432), lo[1] = __byte_perm(qb[0], qb[1], 0x5432);
+                lo[2] = qa[9], lo[3] = qb[9];
+                hi[0] = __byte_perm(qa[4], qa[5], 0x5432), hi[1] = __byte_perm(qb[4], qb[5], 0x5432);
+                hi[2] = qa[13], hi[3] = qb[13];
+            }
+            int c1[4], c[4];
+            mma16832<DT == 8>(c1, lo, b1a, b1b, c0);
+            mma16832<DT == 8>(c, hi, b2a, b2b, c1);
+            const float ya = fmaf(__int_as_float(c[1]) - mg, 1.0f / 128.0f, __int_as_float(c[0]) - mg);
+            const float yb = fmaf(__int_as_float(c[3]) - mg, 1.0f / 128.0f, __int_as_float(c[2]) - mg);
+            acc[rt][0][0] = fmaf(sh_f16(ra, od) * p, ya, acc[rt][0][0]);
+            acc[rt][1][0] = fmaf(sh_f16(rb, od) * p, yb, acc[rt][1][0]);
+        }
+    }
+}
+
 // Per warp, in shared memory: the ring of S staged tiles, then the hi/lo
 // split of one 128-element chunk of x (Bs[j][block][hi/lo][group] as
-// pairs of f16x2), the blocks' powers of two and sums of x. After the
+// pairs of f16x2; int_path: split_digits's bd), the blocks' powers of two
+// and sums of x (int_path: then split_digits's ci). After the
 // warps' areas: the warps' row sums (two buffers: [2][nw][32 rows][N])
 // and the ring's mbarriers ([nw][S]).
 template <uint32_t DT, int N, int S> struct WarpSmem {
     static constexpr int ring = S * kWarpRows * tile_row_bytes<DT>();
     static constexpr int bs = N * 4 * 2 * 8 * 8;
-    static constexpr int bytes = ring + bs + 2 * N * 4 * 4;
+    static constexpr int bytes = ring + bs + 2 * N * 4 * 4 + (int_path<DT, N>() ? 4 * 4 * 4 : 0);
 };
 
 // Split this lane's 4 elements xv (elements 4 lane.. of a 128-element
@@ -574,6 +753,12 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
 #pragma unroll
                 for (int j = 0; j < N; j++)
                     xn[j] = __ldg((const float4 *)(xs[j] + e1) + lane);
+            }
+            if constexpr (int_path<DT, N>() && !PRE) {
+                int_chunk<DT>(cur, h, xc[0], lane, (uint32_t *)(void *)bs, pw, (int *)(void *)(xsum + 4 * N), acc,
+                              flags);
+                __syncwarp(); /* every lane has read the digits before the next split */
+                continue;
             }
 #ifdef VT_MMA_HARNESS
             if (!(flags & 2)) /* the harness's timing without the split */
