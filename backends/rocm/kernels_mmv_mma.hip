@@ -656,9 +656,9 @@ template <uint32_t DT, int S> __device__ inline void wait_tile(unsigned bar, uns
 // groups); y[j, c] = x[j] . W[c] for the n <= N columns (a missing column
 // repeats the last one and is not stored). w0 is 16-byte aligned and
 // row_bytes a multiple of 16. PRE: x split into pre by split_kernel, else
-// each warp splits its own chunks. flags: 1 in the plugin; the harness's
-// diagnostics add 2 (no split), 4 (loads only), 8 and 16 (cp16's
-// prefetch).
+// each warp splits its own chunks (int_path: one chunk ahead). flags: 1 in
+// the plugin; the harness's diagnostics add 2 (no split) and 4 (loads
+// only) on the f16 path, 8 and 16 (cp16's prefetch).
 template <uint32_t DT, int N, bool PRE, int S>
 __global__ void __launch_bounds__(N == 8 ? 256 : 512)
     mma_kernel(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k, int flags,
