@@ -368,29 +368,34 @@ __device__ inline void mma16832(int (&d)[4], const uint32_t (&a)[4], uint32_t b0
 #endif
 }
 
+// The integer path's split of one 128-element chunk of x in shared
+// memory (split_digits): bd (4 blocks x 4 digits x 4 t x 2 words), pw
+// (4 floats), ci (4 x 4 ints); each warp has two, for alternate chunks.
+constexpr int kDigitBytes = 512 + 16 + 64;
+
 // One 128-element chunk h of the staged tile cur (the warp's 32 rows) on
-// the integer path (int_path): the lanes' x, xc, as digits into the warp's
-// bd, pw and ci (split_digits), then per pair of blocks and 16-row tile
-// two chained m16n8k32: k = elements 0..15 of both blocks, then 16..31;
-// columns 0..3 the first block's digits, 4..7 the second's (each zero
-// where k is the other block's); A: q4_0's nibbles (low, then high), or
-// q8_0's bytes. Lane t's columns 2t, 2t + 1 are digits
-// 2 (t % 2), + 1 of block t / 2 of the pair, of rows g and g + 8, summed
-// into acc[row tile][row half][0] (mma_kernel's accumulators). flags:
-// mma_kernel's.
+// the integer path (int_path), from the digits of its x in the warp's
+// buffer h of dz; then the next chunk's x, xnext, into buffer 1 - h
+// (split_digits; the lanes' sync before that buffer is read is the
+// caller's). Per pair of blocks and 16-row tile two chained m16n8k32:
+// k = elements 0..15 of both blocks, then 16..31; columns 0..3 the first
+// block's digits, 4..7 the second's (each zero where k is the other
+// block's); A: q4_0's nibbles (low, then high), or q8_0's bytes. Lane t's
+// columns 2t, 2t + 1 are digits 2 (t % 2), + 1 of block t / 2 of the pair,
+// of rows g and g + 8, summed into acc[row tile][row half][0]
+// (mma_kernel's accumulators).
 template <uint32_t DT>
-__device__ inline void int_chunk(const uint8_t *cur, int h, const float4 &xc, int lane, uint32_t *bd, float *pw,
-                                 int *ci, float (&acc)[2][2][1], int flags)
+__device__ inline void int_chunk(const uint8_t *cur, int h, const float4 &xnext, int lane, uint8_t *dz,
+                                 float (&acc)[2][2][1])
 {
     constexpr int TB = tile_row_bytes<DT>();
     constexpr int BB = DT == 2 ? 18 : 34; /* block bytes */
     constexpr uint32_t kLo = 0x0F0F0F0Fu;
     const int g = lane >> 2, t = lane & 3, gb = g >> 2, tb = t >> 1;
-#ifdef VT_MMA_HARNESS
-    if (!(flags & 2)) /* the harness's timing without the split */
-#endif
-        split_digits<DT == 2 ? 8 : 0>(xc, lane, bd, pw, ci);
-    __syncwarp();
+    const uint8_t *buf = dz + h * kDigitBytes;
+    const uint32_t *bd = (const uint32_t *)(const void *)buf;
+    const float *pw = (const float *)(const void *)(buf + 512);
+    const int *ci = (const int *)(const void *)(buf + 528);
     /* digits 2 (t % 2) and + 1 weigh 2^-14 (t % 2) and 2^-7 of that */
     const float cw = (t & 1) ? 1.0f / 16384.0f : 1.0f, mg = __uint_as_float(kMagic);
 #pragma unroll
@@ -404,10 +409,6 @@ __device__ inline void int_chunk(const uint8_t *cur, int h, const float4 &xc, in
         const int o0 = BB * (4 * h + 2 * pr), od = o0 + BB * tb;
 #pragma unroll
         for (int rt = 0; rt < 2; rt++) {
-#ifdef VT_MMA_HARNESS
-            if (flags & 4) /* the harness's timing of the loads alone */
-                continue;
-#endif
             const uint8_t *ra = cur + (16 * rt + g) * TB, *rb = ra + 8 * TB;
             /* qs words of both blocks: the first's at 2 mod 4 (two aligned
              * words' halves), the second's aligned (o0 is a multiple of 4) */
@@ -435,18 +436,23 @@ __device__ inline void int_chunk(const uint8_t *cur, int h, const float4 &xc, in
             acc[rt][1][0] = fmaf(sh_f16(rb, od) * p, yb, acc[rt][1][0]);
         }
     }
+    /* the next chunk's digits, independent of the above: their arithmetic
+     * fills the mma chains' latencies */
+    uint8_t *nb = dz + (1 - h) * kDigitBytes;
+    split_digits<DT == 2 ? 8 : 0>(xnext, lane, (uint32_t *)(void *)nb, (float *)(void *)(nb + 512),
+                                  (int *)(void *)(nb + 528));
 }
 
 // Per warp, in shared memory: the ring of S staged tiles, then the hi/lo
 // split of one 128-element chunk of x (Bs[j][block][hi/lo][group] as
-// pairs of f16x2; int_path: split_digits's bd), the blocks' powers of two
-// and sums of x (int_path: then split_digits's ci). After the
+// pairs of f16x2), the blocks' powers of two and sums of x (int_path:
+// instead two buffers of kDigitBytes, int_chunk's). After the
 // warps' areas: the warps' row sums (two buffers: [2][nw][32 rows][N])
 // and the ring's mbarriers ([nw][S]).
 template <uint32_t DT, int N, int S> struct WarpSmem {
     static constexpr int ring = S * kWarpRows * tile_row_bytes<DT>();
     static constexpr int bs = N * 4 * 2 * 8 * 8;
-    static constexpr int bytes = ring + bs + 2 * N * 4 * 4 + (int_path<DT, N>() ? 4 * 4 * 4 : 0);
+    static constexpr int bytes = ring + (int_path<DT, N>() ? 2 * kDigitBytes : bs + 2 * N * 4 * 4);
 };
 
 // Split this lane's 4 elements xv (elements 4 lane.. of a 128-element
@@ -555,12 +561,29 @@ template <uint32_t DT> __device__ constexpr bool bulk_copies()
     return VT_MMA_BULK_ARCH && tile_row_bytes<DT>() > 144;
 }
 
+// This lane's cp.async pieces of a tile: piece lane + 32 i of the warp's
+// 32 x P (row (lane + 32 i) / P, 16-byte column (lane + 32 i) % P, which
+// lands at byte 16 (lane + 32 i) of the staged rows); offs[i], its byte
+// from the tile's start in the source: min(row, rows - 1) * rb + 16
+// column (the 32 rows span less than 2 GiB). The same for every tile of
+// a group of rows.
+template <int P> __device__ inline void piece_offsets(int rb, int rows, int lane, int (&offs)[P])
+{
+#pragma unroll
+    for (int i = 0; i < P; i++) {
+        const int p = lane + 32 * i, r = p / P, c = p - r * P;
+        offs[i] = (r < rows - 1 ? r : rows - 1) * rb + 16 * c;
+    }
+}
+
 // Queue tile t of the warp's 32 rows (row_bytes apart from w0; rows from
 // `rows` on repeat row rows - 1, so every byte read is in bounds) into the
-// ring slot dst whose mbarrier is bar (bulk) or as one commit group.
+// ring slot dst whose mbarrier is bar (bulk) or as one commit group
+// (cp.async: with offs, piece_offsets's for these rows, when small: the
+// 32 rows span less than 2 GiB).
 template <uint32_t DT>
 __device__ inline void stage(uint8_t *dst, const uint8_t *w0, int64_t row_bytes, int rows, int64_t t, int lane,
-                             unsigned bar, int flags)
+                             unsigned bar, int flags, const int (&offs)[tile_row_bytes<DT>() / 16], bool small)
 {
     constexpr int TB = tile_row_bytes<DT>();
     const uint8_t *src = w0 + ((t * tile_src_bytes<DT>()) & ~(int64_t)15);
@@ -578,24 +601,20 @@ __device__ inline void stage(uint8_t *dst, const uint8_t *w0, int64_t row_bytes,
                      "l"(src + r * row_bytes), "r"(TB), "r"(bar)
                      : "memory");
 #endif
+        (void)offs, (void)small;
     } else {
         constexpr int P = TB / 16;
-        const unsigned sd = (unsigned)__cvta_generic_to_shared(dst);
-        const int last = rows - 1;
-        /* a warp's copy covers 32 neighbouring pieces (rows' runs in order);
-         * 32-bit offsets from src when the 32 rows span less than 2 GiB */
-        if (row_bytes <= (int64_t)(0x7FFFFFFF / kWarpRows)) {
-            const int rb = (int)row_bytes;
+        const unsigned sd = (unsigned)__cvta_generic_to_shared(dst) + 16 * lane;
+        if (small) {
 #pragma unroll
-            for (int p = lane; p < kWarpRows * P; p += 32) {
-                const int r = p / P, c = p - r * P;
-                cp16(sd + r * TB + 16 * c, src + ((r < last ? r : last) * rb + 16 * c), flags);
-            }
+            for (int i = 0; i < P; i++)
+                cp16(sd + 512 * i, src + offs[i], flags);
         } else {
+            const int last = rows - 1;
 #pragma unroll
-            for (int p = lane; p < kWarpRows * P; p += 32) {
-                const int r = p / P, c = p - r * P;
-                cp16(sd + r * TB + 16 * c, src + (r < last ? r : last) * row_bytes + 16 * c, flags);
+            for (int i = 0; i < P; i++) {
+                const int p = lane + 32 * i, r = p / P, c = p - r * P;
+                cp16(sd + 512 * i, src + (r < last ? r : last) * row_bytes + 16 * c, flags);
             }
         }
         asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -637,9 +656,9 @@ template <uint32_t DT, int S> __device__ inline void wait_tile(unsigned bar, uns
 // groups); y[j, c] = x[j] . W[c] for the n <= N columns (a missing column
 // repeats the last one and is not stored). w0 is 16-byte aligned and
 // row_bytes a multiple of 16. PRE: x split into pre by split_kernel, else
-// each warp splits its own chunks. flags: 1 in the plugin; the harness's
-// diagnostics add 2 (no split), 4 (loads only), 8 and 16 (cp16's
-// prefetch).
+// each warp splits its own chunks (int_path: one chunk ahead). flags: 1 in
+// the plugin; the harness's diagnostics add 2 (no split) and 4 (loads
+// only) on the f16 path, 8 and 16 (cp16's prefetch).
 template <uint32_t DT, int N, bool PRE, int S>
 __global__ void __launch_bounds__(N == 8 ? 256 : 512)
     mma_kernel(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k, int flags,
@@ -697,10 +716,17 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
     const int64_t gstep = (int64_t)gridDim.x * kWarpRows;
     int64_t ij = 0, ir0 = (int64_t)blockIdx.x * kWarpRows;
     int is = 0;
+    /* the cp.async pieces' source offsets, for groups of offs_rows rows */
+    const bool small = row_bytes <= (int64_t)(0x7FFFFFFF / kWarpRows);
+    int offs[TB / 16], offs_rows = 0;
     auto issue = [&]() {
         const int rows = m - ir0 < kWarpRows ? (int)(m - ir0) : kWarpRows;
+        if (!bulk_copies<DT>() && small && rows != offs_rows) {
+            piece_offsets<TB / 16>((int)row_bytes, rows, lane, offs);
+            offs_rows = rows;
+        }
         stage<DT>(ring + is * kWarpRows * TB, w + ir0 * row_bytes, row_bytes, rows, f + ij * st, lane,
-                  bar0 + 8 * (unsigned)is, flags);
+                  bar0 + 8 * (unsigned)is, flags, offs, small);
         is = is + 1 == S ? 0 : is + 1;
         if (++ij == cnt)
             ij = 0, ir0 += gstep;
@@ -720,6 +746,16 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
             issue();
         else
             stage_none<DT>();
+    }
+    if constexpr (int_path<DT, N>() && !PRE) {
+        /* the integer path splits one chunk ahead: the first now (buffer 0), xn the second's x */
+        if (total > 0) {
+            uint8_t *dz = mine + WS::ring;
+            split_digits<DT == 2 ? 8 : 0>(xn[0], lane, (uint32_t *)(void *)dz, (float *)(void *)(dz + 512),
+                                          (int *)(void *)(dz + 528));
+            xn[0] = __ldg((const float4 *)(xs[0] + f * kTile + 128) + lane);
+            __syncwarp();
+        }
     }
     /* the tile decoded: the cj-th of the warp in group gi at row row0,
      * in slot cs, whose barrier's phase has parity cph */
@@ -742,119 +778,122 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
         __syncwarp();
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            float4 xc[N];
-#pragma unroll
-            for (int j = 0; j < N; j++)
-                xc[j] = xn[j];
-            const int64_t chunk = 2 * tt + h; /* PRE: this chunk of the split */
-            /* the next chunk: the second half of this tile, else the next tile's first */
-            const int64_t e1 = h == 0 ? tt * kTile + 128 : ttn * kTile;
-            if (!PRE && (h == 0 || it + 1 < total)) {
+            if constexpr (int_path<DT, N>() && !PRE) {
+                /* xn: the next chunk's x (split now); then the one after it */
+                const float4 xs_next = xn[0];
+                xn[0] = __ldg((const float4 *)(xs[0] + ttn * kTile + 128 * h) + lane);
+                int_chunk<DT>(cur, h, xs_next, lane, mine + WS::ring, acc);
+                __syncwarp(); /* digits written before they are read, read before rewritten */
+            } else {
+                float4 xc[N];
 #pragma unroll
                 for (int j = 0; j < N; j++)
-                    xn[j] = __ldg((const float4 *)(xs[j] + e1) + lane);
-            }
-            if constexpr (int_path<DT, N>() && !PRE) {
-                int_chunk<DT>(cur, h, xc[0], lane, (uint32_t *)(void *)bs, pw, (int *)(void *)(xsum + 4 * N), acc,
-                              flags);
-                __syncwarp(); /* every lane has read the digits before the next split */
-                continue;
-            }
-#ifdef VT_MMA_HARNESS
-            if (!(flags & 2)) /* the harness's timing without the split */
-#endif
-                if (!PRE)
-                    split_x<DT, N>(xc, lane, bs, pw, xsum);
-            __syncwarp();
-            /* this lane's B fragments for the 8 steps of the chunk */
-            uint32_t bf[T][8][2];
+                    xc[j] = xn[j];
+                const int64_t chunk = 2 * tt + h; /* PRE: this chunk of the split */
+                /* the next chunk: the second half of this tile, else the next tile's first */
+                const int64_t e1 = h == 0 ? tt * kTile + 128 : ttn * kTile;
+                if (!PRE && (h == 0 || it + 1 < total)) {
 #pragma unroll
-            for (int tau = 0; tau < T; tau++)
-#pragma unroll
-                for (int s = 0; s < 8; s += 2) {
-                    int blk, grp, j;
-                    bool on;
-                    if (N == 1) {
-                        blk = t, grp = s, j = 0, on = (g >> 1) == t;
-                    } else if (N == 2) {
-                        blk = 2 * (s >> 2) + (t >> 1), grp = 4 * (t & 1) + (s & 3), j = (g >> 1) & 1;
-                        on = (g >> 2) == (t >> 1);
-                    } else {
-                        blk = s >> 1, grp = 2 * t, j = 4 * tau + (g >> 1), on = true;
-                    }
-                    uint4 v = make_uint4(0, 0, 0, 0);
-                    /* PRE: column j (a missing one repeats the last) of the call's split */
-                    const int jj = j < n ? j : n - 1;
-                    const uint2 *src = PRE ? pre.bs + (jj * pre.chunks + chunk) * 64 + (blk * 2 + (g & 1)) * 8
-                                           : bs + ((j * 4 + blk) * 2 + (g & 1)) * 8;
-                    if (DT == 14 && N > 1) {
-                        /* q6_k's word order (block_regs): steps s, s + 1 take
-                         * groups 2 (s % 4) + t % 2 and the next but one (N = 2),
-                         * t and t + 4 (N >= 4) */
-                        const int g0 = N == 2 ? 2 * (s & 3) + (t & 1) : t, g1 = N == 2 ? g0 + 2 : t + 4;
-                        if (on) {
-                            const uint2 v0 = PRE ? __ldg(src + g0) : src[g0], v1 = PRE ? __ldg(src + g1) : src[g1];
-                            v = make_uint4(v0.x, v0.y, v1.x, v1.y);
-                        }
-                    } else if (on) {
-                        v = PRE ? __ldg((const uint4 *)(const void *)(src + grp))
-                                : *(const uint4 *)(const void *)(src + grp);
-                    }
-                    bf[tau][s][0] = v.x, bf[tau][s][1] = v.y, bf[tau][s + 1][0] = v.z, bf[tau][s + 1][1] = v.w;
+                    for (int j = 0; j < N; j++)
+                        xn[j] = __ldg((const float4 *)(xs[j] + e1) + lane);
                 }
-#pragma unroll
-            for (int rt = 0; rt < 2; rt++) {
+
 #ifdef VT_MMA_HARNESS
-                if (flags & 4) /* the harness's timing of the loads alone */
-                    continue;
+                if (!(flags & 2)) /* the harness's timing without the split */
 #endif
-                const uint8_t *ra = cur + (16 * rt + g) * TB, *rb = ra + 8 * TB;
+                    if (!PRE)
+                        split_x<DT, N>(xc, lane, bs, pw, xsum);
+                __syncwarp();
+                /* this lane's B fragments for the 8 steps of the chunk */
+                uint32_t bf[T][8][2];
 #pragma unroll
-                for (int v = 0; v < BV; v++) {
-                    const int blk = N == 1 ? t : N == 2 ? 2 * v + (t >> 1) : v;
-                    const int u0 = N == 1 ? 0 : N == 2 ? 2 * (t & 1) : t;
-                    uint32_t aa[2 * U][2], ab[2 * U][2];
-                    float da, db, ma, mb;
-                    block_regs<DT, U>(ra, ob, h, blk, u0, aa, da, ma);
-                    block_regs<DT, U>(rb, ob, h, blk, u0, ab, db, mb);
+                for (int tau = 0; tau < T; tau++)
 #pragma unroll
-                    for (int tau = 0; tau < T; tau++) {
-                        float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, c1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-                        for (int i = 0; i < 2 * U; i++) {
-                            const int s = v * 2 * U + i;
-                            const uint32_t af[4] = {aa[i][0], ab[i][0], aa[i][1], ab[i][1]};
-                            /* two chains; q6_k: one per 16-element scale group */
-                            const bool second = DT == 14 ? i >= U : (i & 1) != 0;
-                            mma16816(second ? c1 : c0, af, bf[tau][s][0], bf[tau][s][1]);
-                        }
-                        const int j = N == 1 ? 0 : N == 2 ? (t & 1) : 4 * tau + t;
-                        const int jj = j < n ? j : n - 1;
-                        const int64_t pi = (jj * pre.chunks + chunk) * 4 + blk; /* PRE: in the split */
-                        const float p = PRE ? __ldg(pre.pw + pi) : pw[j * 4 + blk];
-                        const float xsb = DT != 12 ? 0.0f : PRE ? __ldg(pre.xs + pi) : xsum[j * 4 + blk];
-                        if (DT == 14) { /* c0: scale da (db), c1: ma (mb) */
-                            const float a0 = (c0[0] + c0[1]) * p, a1 = (c1[0] + c1[1]) * p;
-                            const float b0 = (c0[2] + c0[3]) * p, b1 = (c1[2] + c1[3]) * p;
-                            acc[rt][0][tau] = fmaf(ma, a1, fmaf(da, a0, acc[rt][0][tau]));
-                            acc[rt][1][tau] = fmaf(mb, b1, fmaf(db, b0, acc[rt][1][tau]));
-                            continue;
-                        }
-                        float ya = (c0[0] + c1[0]) + (c0[1] + c1[1]), yb = (c0[2] + c1[2]) + (c0[3] + c1[3]);
-                        ya *= p, yb *= p;
-                        if (DT == 12) {
-                            ya = fmaf(ma, -xsb, da * ya);
-                            yb = fmaf(mb, -xsb, db * yb);
-                            acc[rt][0][tau] += ya;
-                            acc[rt][1][tau] += yb;
+                    for (int s = 0; s < 8; s += 2) {
+                        int blk, grp, j;
+                        bool on;
+                        if (N == 1) {
+                            blk = t, grp = s, j = 0, on = (g >> 1) == t;
+                        } else if (N == 2) {
+                            blk = 2 * (s >> 2) + (t >> 1), grp = 4 * (t & 1) + (s & 3), j = (g >> 1) & 1;
+                            on = (g >> 2) == (t >> 1);
                         } else {
-                            acc[rt][0][tau] = fmaf(da, ya, acc[rt][0][tau]);
-                            acc[rt][1][tau] = fmaf(db, yb, acc[rt][1][tau]);
+                            blk = s >> 1, grp = 2 * t, j = 4 * tau + (g >> 1), on = true;
+                        }
+                        uint4 v = make_uint4(0, 0, 0, 0);
+                        /* PRE: column j (a missing one repeats the last) of the call's split */
+                        const int jj = j < n ? j : n - 1;
+                        const uint2 *src = PRE ? pre.bs + (jj * pre.chunks + chunk) * 64 + (blk * 2 + (g & 1)) * 8
+                                               : bs + ((j * 4 + blk) * 2 + (g & 1)) * 8;
+                        if (DT == 14 && N > 1) {
+                            /* q6_k's word order (block_regs): steps s, s + 1 take
+                             * groups 2 (s % 4) + t % 2 and the next but one (N = 2),
+                             * t and t + 4 (N >= 4) */
+                            const int g0 = N == 2 ? 2 * (s & 3) + (t & 1) : t, g1 = N == 2 ? g0 + 2 : t + 4;
+                            if (on) {
+                                const uint2 v0 = PRE ? __ldg(src + g0) : src[g0], v1 = PRE ? __ldg(src + g1) : src[g1];
+                                v = make_uint4(v0.x, v0.y, v1.x, v1.y);
+                            }
+                        } else if (on) {
+                            v = PRE ? __ldg((const uint4 *)(const void *)(src + grp))
+                                    : *(const uint4 *)(const void *)(src + grp);
+                        }
+                        bf[tau][s][0] = v.x, bf[tau][s][1] = v.y, bf[tau][s + 1][0] = v.z, bf[tau][s + 1][1] = v.w;
+                    }
+#pragma unroll
+                for (int rt = 0; rt < 2; rt++) {
+#ifdef VT_MMA_HARNESS
+                    if (flags & 4) /* the harness's timing of the loads alone */
+                        continue;
+#endif
+                    const uint8_t *ra = cur + (16 * rt + g) * TB, *rb = ra + 8 * TB;
+#pragma unroll
+                    for (int v = 0; v < BV; v++) {
+                        const int blk = N == 1 ? t : N == 2 ? 2 * v + (t >> 1) : v;
+                        const int u0 = N == 1 ? 0 : N == 2 ? 2 * (t & 1) : t;
+                        uint32_t aa[2 * U][2], ab[2 * U][2];
+                        float da, db, ma, mb;
+                        block_regs<DT, U>(ra, ob, h, blk, u0, aa, da, ma);
+                        block_regs<DT, U>(rb, ob, h, blk, u0, ab, db, mb);
+#pragma unroll
+                        for (int tau = 0; tau < T; tau++) {
+                            float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, c1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+                            for (int i = 0; i < 2 * U; i++) {
+                                const int s = v * 2 * U + i;
+                                const uint32_t af[4] = {aa[i][0], ab[i][0], aa[i][1], ab[i][1]};
+                                /* two chains; q6_k: one per 16-element scale group */
+                                const bool second = DT == 14 ? i >= U : (i & 1) != 0;
+                                mma16816(second ? c1 : c0, af, bf[tau][s][0], bf[tau][s][1]);
+                            }
+                            const int j = N == 1 ? 0 : N == 2 ? (t & 1) : 4 * tau + t;
+                            const int jj = j < n ? j : n - 1;
+                            const int64_t pi = (jj * pre.chunks + chunk) * 4 + blk; /* PRE: in the split */
+                            const float p = PRE ? __ldg(pre.pw + pi) : pw[j * 4 + blk];
+                            const float xsb = DT != 12 ? 0.0f : PRE ? __ldg(pre.xs + pi) : xsum[j * 4 + blk];
+                            if (DT == 14) { /* c0: scale da (db), c1: ma (mb) */
+                                const float a0 = (c0[0] + c0[1]) * p, a1 = (c1[0] + c1[1]) * p;
+                                const float b0 = (c0[2] + c0[3]) * p, b1 = (c1[2] + c1[3]) * p;
+                                acc[rt][0][tau] = fmaf(ma, a1, fmaf(da, a0, acc[rt][0][tau]));
+                                acc[rt][1][tau] = fmaf(mb, b1, fmaf(db, b0, acc[rt][1][tau]));
+                                continue;
+                            }
+                            float ya = (c0[0] + c1[0]) + (c0[1] + c1[1]), yb = (c0[2] + c1[2]) + (c0[3] + c1[3]);
+                            ya *= p, yb *= p;
+                            if (DT == 12) {
+                                ya = fmaf(ma, -xsb, da * ya);
+                                yb = fmaf(mb, -xsb, db * yb);
+                                acc[rt][0][tau] += ya;
+                                acc[rt][1][tau] += yb;
+                            } else {
+                                acc[rt][0][tau] = fmaf(da, ya, acc[rt][0][tau]);
+                                acc[rt][1][tau] = fmaf(db, yb, acc[rt][1][tau]);
+                            }
                         }
                     }
                 }
+                __syncwarp(); /* every lane has read bs before the next split */
             }
-            __syncwarp(); /* every lane has read bs before the next split */
         }
         __syncwarp(); /* every lane done with cur before it is refilled */
         if (++cj != cnt)
