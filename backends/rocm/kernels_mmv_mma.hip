@@ -32,9 +32,10 @@
 // block (the same arithmetic) and the warps read their B fragments from it.
 // The warps' sums meet in shared memory in warp order.
 //
-// q4_0 and q8_0 at n = 1 take integer matrix instructions instead
+// q4_0, q8_0 and q4_k at n = 1 take integer matrix instructions instead
 // (mma.sync m16n8k32, s32 accumulators, int_chunk): A is the codes as they
-// lie in the packed words (q4_0: two masks, u8; q8_0: the bytes, s8), B is
+// lie in the packed words (q4_0, q4_k: two masks, u8; q8_0: the bytes,
+// s8), B is
 // each element of a block of x written as four 8-bit digits, x * 2^e * 2^21
 // rounded = d0 2^21 + d1 2^14 + d2 2^7 + d3, with 2^e putting the block's
 // largest magnitude in [32, 64) (so the digits carry every bit of x down
@@ -42,8 +43,9 @@
 // dot product with every digit is exact in the int32 accumulator, which
 // starts at the float bits of 1.5 * 2^23 (less 8 times the digit's sum
 // for q4_0's q - 8), so one subtraction makes it a float; the digits are
-// weighted, scaled by the weight scale and 2^-e and summed in a fixed
-// order as above.
+// weighted, scaled by the weight scale and 2^-e (q4_k: less its
+// sub-block's min times the block's sum of x) and summed in a fixed order
+// as above.
 #include "kernels_mmv.h"
 #include "rocm_mmv.h"
 
@@ -273,14 +275,14 @@ __device__ inline void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t 
 }
 
 // Whether MatMul of DT at N columns takes the integer matrix instructions
-// (q4_0 and q8_0 at n = 1; the harness's VT_MMA_F16_ONLY build keeps f16
-// for all).
+// (q4_0, q8_0 and q4_k at n = 1; the harness's VT_MMA_F16_ONLY build
+// keeps f16 for all).
 template <uint32_t DT, int N> __host__ __device__ constexpr bool int_path()
 {
 #ifdef VT_MMA_F16_ONLY
     return false;
 #else
-    return (DT == 2 || DT == 8) && N == 1;
+    return (DT == 2 || DT == 8 || DT == 12) && N == 1;
 #endif
 }
 
@@ -296,8 +298,10 @@ constexpr uint32_t kMagic = 0x4B400000u;
 // register of lane t of that column; pw[block] = 2^-e (NaN when the block
 // holds an infinity or a NaN); ci[block * 4 + digit] = the bits of
 // 1.5 * 2^23 minus Z times the digit's sum over the block (Z: the
-// format's zero code, which A holds as code + Z).
-template <int Z> __device__ inline void split_digits(const float4 &v, int lane, uint32_t *bd, float *pw, int *ci)
+// format's zero code, which A holds as code + Z); with xs (q4_k's mins),
+// xs[block] = the block's sum of x.
+template <int Z>
+__device__ inline void split_digits(const float4 &v, int lane, uint32_t *bd, float *pw, int *ci, float *xs)
 {
     const int b = lane >> 3, r = lane & 7;
     float mx = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
@@ -337,7 +341,16 @@ template <int Z> __device__ inline void split_digits(const float4 &v, int lane, 
         s01 += __shfl_xor_sync(kFull, s01, o);
         s23 += __shfl_xor_sync(kFull, s23, o);
     }
+    float sx = 0.0f;
+    if (xs != nullptr) {
+        sx = (v.x + v.y) + (v.z + v.w);
+        sx += __shfl_xor_sync(kFull, sx, 1);
+        sx += __shfl_xor_sync(kFull, sx, 2);
+        sx += __shfl_xor_sync(kFull, sx, 4);
+    }
     if (r == 0) {
+        if (xs != nullptr)
+            xs[b] = sx;
         const int d0 = (int16_t)(s01 & 0xFFFF), d2 = (int16_t)(s23 & 0xFFFF);
         const int4 c = make_int4((int)kMagic - Z * d0, (int)kMagic - Z * ((s01 - d0) >> 16), (int)kMagic - Z * d2,
                                  (int)kMagic - Z * ((s23 - d2) >> 16));
@@ -370,8 +383,16 @@ __device__ inline void mma16832(int (&d)[4], const uint32_t (&a)[4], uint32_t b0
 
 // The integer path's split of one 128-element chunk of x in shared
 // memory (split_digits): bd (4 blocks x 4 digits x 4 t x 2 words), pw
-// (4 floats), ci (4 x 4 ints); each warp has two, for alternate chunks.
-constexpr int kDigitBytes = 512 + 16 + 64;
+// (4 floats), ci (4 x 4 ints), xs (4 floats, q4_k); each warp has two,
+// for alternate chunks.
+constexpr int kDigitBytes = 512 + 16 + 64 + 16;
+
+// split_digits of v into the buffer buf for DT's codes.
+template <uint32_t DT> __device__ inline void split_into(const float4 &v, int lane, uint8_t *buf)
+{
+    split_digits<DT == 2 ? 8 : 0>(v, lane, (uint32_t *)(void *)buf, (float *)(void *)(buf + 512),
+                                  (int *)(void *)(buf + 528), DT == 12 ? (float *)(void *)(buf + 592) : nullptr);
+}
 
 // One 128-element chunk h of the staged tile cur (the warp's 32 rows) on
 // the integer path (int_path), from the digits of its x in the warp's
@@ -380,10 +401,11 @@ constexpr int kDigitBytes = 512 + 16 + 64;
 // caller's). Per pair of blocks and 16-row tile two chained m16n8k32:
 // k = elements 0..15 of both blocks, then 16..31; columns 0..3 the first
 // block's digits, 4..7 the second's (each zero where k is the other
-// block's); A: q4_0's nibbles (low, then high), or q8_0's bytes. Lane t's
-// columns 2t, 2t + 1 are digits 2 (t % 2), + 1 of block t / 2 of the pair,
-// of rows g and g + 8, summed into acc[row tile][row half][0]
-// (mma_kernel's accumulators).
+// block's); A: q4_0's nibbles (low, then high), q8_0's bytes, or q4_k's
+// nibbles (a pair of sub-blocks shares its 32 bytes: low nibbles the
+// first, high the second). Lane t's columns 2t, 2t + 1 are digits
+// 2 (t % 2), + 1 of block t / 2 of the pair, of rows g and g + 8, summed
+// into acc[row tile][row half][0] (mma_kernel's accumulators).
 template <uint32_t DT>
 __device__ inline void int_chunk(const uint8_t *cur, int h, const float4 &xnext, int lane, uint8_t *dz,
                                  float (&acc)[2][2][1])
@@ -396,6 +418,7 @@ __device__ inline void int_chunk(const uint8_t *cur, int h, const float4 &xnext,
     const uint32_t *bd = (const uint32_t *)(const void *)buf;
     const float *pw = (const float *)(const void *)(buf + 512);
     const int *ci = (const int *)(const void *)(buf + 528);
+    const float *xs = (const float *)(const void *)(buf + 592);
     /* digits 2 (t % 2) and + 1 weigh 2^-14 (t % 2) and 2^-7 of that */
     const float cw = (t & 1) ? 1.0f / 16384.0f : 1.0f, mg = __uint_as_float(kMagic);
 #pragma unroll
@@ -416,7 +439,12 @@ __device__ inline void int_chunk(const uint8_t *cur, int h, const float4 &xnext,
             const uint32_t *qb = (const uint32_t *)(const void *)(rb + o0) + t;
             /* rows g (a0, a2) and g + 8 (a1, a3); k 4t.. of the first block (a0, a1), of the second (a2, a3) */
             uint32_t lo[4], hi[4];
-            if (DT == 2) { /* q4_0: word t, elements 4t.. (low nibbles) and 16 + 4t.. (high) */
+            if (DT == 12) { /* q4_k: the pair's 32 qs bytes, sub-block 2 pr + 4h low nibbles, the next high */
+                const uint32_t *ka = (const uint32_t *)(const void *)(ra + 16 + 32 * (2 * h + pr)) + t;
+                const uint32_t *kb = (const uint32_t *)(const void *)(rb + 16 + 32 * (2 * h + pr)) + t;
+                lo[0] = ka[0] & kLo, lo[1] = kb[0] & kLo, lo[2] = (ka[0] >> 4) & kLo, lo[3] = (kb[0] >> 4) & kLo;
+                hi[0] = ka[4] & kLo, hi[1] = kb[4] & kLo, hi[2] = (ka[4] >> 4) & kLo, hi[3] = (kb[4] >> 4) & kLo;
+            } else if (DT == 2) { /* q4_0: word t, elements 4t.. (low nibbles) and 16 + 4t.. (high) */
                 const uint32_t wa0 = __byte_perm(qa[0], qa[1], 0x5432), wa1 = qa[5];
                 const uint32_t wb0 = __byte_perm(qb[0], qb[1], 0x5432), wb1 = qb[5];
                 lo[0] = wa0 & kLo, lo[1] = wb0 & kLo, lo[2] = wa1 & kLo, lo[3] = wb1 & kLo;
@@ -432,15 +460,35 @@ __device__ inline void int_chunk(const uint8_t *cur, int h, const float4 &xnext,
             mma16832<DT == 8>(c, hi, b2a, b2b, c1);
             const float ya = fmaf(__int_as_float(c[1]) - mg, 1.0f / 128.0f, __int_as_float(c[0]) - mg);
             const float yb = fmaf(__int_as_float(c[3]) - mg, 1.0f / 128.0f, __int_as_float(c[2]) - mg);
-            acc[rt][0][0] = fmaf(sh_f16(ra, od) * p, ya, acc[rt][0][0]);
-            acc[rt][1][0] = fmaf(sh_f16(rb, od) * p, yb, acc[rt][1][0]);
+            if (DT == 12) { /* d * scale * sum(q x) - dmin * min * sum(x), the min once per sub-block (t even) */
+                const int sb = 4 * h + 2 * pr + tb;
+                const float xm = (t & 1) ? 0.0f : xs[2 * pr + tb];
+                float dw[2], mw[2];
+#pragma unroll
+                for (int i = 0; i < 2; i++) {
+                    const uint8_t *row = i ? rb : ra, *sc = row + 4;
+                    int scv, mv;
+                    if (h == 0) {
+                        scv = sc[sb] & 63;
+                        mv = sc[sb + 4] & 63;
+                    } else {
+                        scv = (sc[sb + 4] & 0xF) | ((sc[sb - 4] >> 6) << 4);
+                        mv = (sc[sb + 4] >> 4) | ((sc[sb] >> 6) << 4);
+                    }
+                    dw[i] = sh_f16(row, 0) * (float)scv;
+                    mw[i] = sh_f16(row, 2) * (float)mv;
+                }
+                acc[rt][0][0] = fmaf(-mw[0], xm, fmaf(dw[0] * p, ya, acc[rt][0][0]));
+                acc[rt][1][0] = fmaf(-mw[1], xm, fmaf(dw[1] * p, yb, acc[rt][1][0]));
+            } else {
+                acc[rt][0][0] = fmaf(sh_f16(ra, od) * p, ya, acc[rt][0][0]);
+                acc[rt][1][0] = fmaf(sh_f16(rb, od) * p, yb, acc[rt][1][0]);
+            }
         }
     }
     /* the next chunk's digits, independent of the above: their arithmetic
      * fills the mma chains' latencies */
-    uint8_t *nb = dz + (1 - h) * kDigitBytes;
-    split_digits<DT == 2 ? 8 : 0>(xnext, lane, (uint32_t *)(void *)nb, (float *)(void *)(nb + 512),
-                                  (int *)(void *)(nb + 528));
+    split_into<DT>(xnext, lane, dz + (1 - h) * kDigitBytes);
 }
 
 // Per warp, in shared memory: the ring of S staged tiles, then the hi/lo
@@ -751,8 +799,7 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
         /* the integer path splits one chunk ahead: the first now (buffer 0), xn the second's x */
         if (total > 0) {
             uint8_t *dz = mine + WS::ring;
-            split_digits<DT == 2 ? 8 : 0>(xn[0], lane, (uint32_t *)(void *)dz, (float *)(void *)(dz + 512),
-                                          (int *)(void *)(dz + 528));
+            split_into<DT>(xn[0], lane, dz);
             xn[0] = __ldg((const float4 *)(xs[0] + f * kTile + 128) + lane);
             __syncwarp();
         }
