@@ -35,17 +35,16 @@
 // q4_0, q8_0 and q4_k at n = 1 take integer matrix instructions instead
 // (mma.sync m16n8k32, s32 accumulators, int_chunk): A is the codes as they
 // lie in the packed words (q4_0, q4_k: two masks, u8; q8_0: the bytes,
-// s8), B is
-// each element of a block of x written as four 8-bit digits, x * 2^e * 2^21
-// rounded = d0 2^21 + d1 2^14 + d2 2^7 + d3, with 2^e putting the block's
-// largest magnitude in [32, 64) (so the digits carry every bit of x down
-// to 2^-27 of the block's largest); mma column c holds digit c. A block's
-// dot product with every digit is exact in the int32 accumulator, which
-// starts at the float bits of 1.5 * 2^23 (less 8 times the digit's sum
-// for q4_0's q - 8), so one subtraction makes it a float; the digits are
-// weighted, scaled by the weight scale and 2^-e (q4_k: less its
-// sub-block's min times the block's sum of x) and summed in a fixed order
-// as above.
+// s8), B is each element of a block of x written as four 8-bit digits,
+// x * 2^e * 2^21 rounded = d0 2^21 + d1 2^14 + d2 2^7 + d3, with 2^e
+// putting the block's largest magnitude in [32, 64) (so the digits carry
+// every bit of x down to 2^-27 of the block's largest); mma column c holds
+// digit c. A block's dot product with every digit is exact in the int32
+// accumulator, which starts at the float bits of 1.5 * 2^23 (less 8 times
+// the digit's sum for q4_0's q - 8), so one subtraction makes it a float;
+// the digits are weighted, scaled by the weight scale and 2^-e (q4_k: less
+// its sub-block's min times the block's sum of x) and summed in a fixed
+// order as above.
 #include "kernels_mmv.h"
 #include "rocm_mmv.h"
 
