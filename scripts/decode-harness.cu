@@ -489,6 +489,11 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
 #endif
 }
 
+// chained launches (backends/rocm/rocm_chain.h): off in this harness
+extern "C" {
+int vt_rocm_chain_mode = 0;
+}
+
 static double copy_gbps()
 {
     const size_t n = 1ull << 30;

@@ -76,6 +76,11 @@ static cudaError_t run_wg256(const float *x, const void *w, float *y, int64_t n,
 }
 #endif
 
+// chained launches (backends/rocm/rocm_chain.h): off in this harness
+extern "C" {
+int vt_rocm_chain_mode = 0;
+}
+
 // returns rel error over sampled rows; checks every output written (no NaN)
 static double check(const W &w, const std::vector<float> &x, const float *dy, int64_t n, int64_t m, int64_t k, int *unwritten) {
     std::vector<float> y(n * m); CK(cudaMemcpy(y.data(), dy, n * m * 4, cudaMemcpyDeviceToHost));

@@ -12,6 +12,7 @@
 //   mma-harness shapes   n = 1 timings at the 8b-shape model's MatMuls
 //   NW=8 mma-harness ... the warps per block forced
 //   RING=3|4, GRID=n     the ring depth, the most blocks (persistent grid)
+//   CHAIN=1              chained launches (backends/rocm/rocm_chain.h)
 //   NOV2=1               no v2 timings
 //   PRE=0 mma-harness ... n > 1 without the split of x into scratch
 //   IL=n, DT=n           tile order and diagnostics, one format (main())
@@ -469,6 +470,12 @@ static int one(int dt, int64_t m, int64_t k, int64_t n, bool timed, std::mt19937
     return bad;
 }
 
+// chained launches (backends/rocm/rocm_chain.h): the harness's choice
+// (env CHAIN; 0, plain launches, unless set)
+extern "C" {
+int vt_rocm_chain_mode = 0;
+}
+
 // Modes: see the top of the file.
 int main(int argc, char **argv)
 {
@@ -477,6 +484,8 @@ int main(int argc, char **argv)
         vt_mmv::vt_mma_nw_override = atoi(getenv("NW"));
     if (getenv("IL")) /* 1: interleaved tiles; + 2: no split of x; + 4: loads only; + 8: no L2 prefetch; + 16: 128 B */
         vt_mmv::vt_mma_flags = atoi(getenv("IL"));
+    if (getenv("CHAIN")) /* 1: chained launches */
+        vt_rocm_chain_mode = atoi(getenv("CHAIN"));
     if (getenv("DT")) /* one format only */
         only_dt = atoi(getenv("DT"));
 #ifndef VT_MMA_OLD /* built against an older kernels_mmv_mma.hip for before/after */

@@ -392,6 +392,11 @@ template <uint32_t DT> static void variants_of(const float *dx, float *dy, doubl
     CK(cudaFree(Wt.d));
 }
 
+// chained launches (backends/rocm/rocm_chain.h): off in this harness
+extern "C" {
+int vt_rocm_chain_mode = 0;
+}
+
 static int variants()
 {
     const double copy = copy_gbs();

@@ -42,8 +42,9 @@ typedef struct cudaFuncAttributes hipFuncAttributes;
 #define hipMemcpyDeviceToHost   cudaMemcpyDeviceToHost
 #define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
 
-#define hipDeviceAttributePageableMemoryAccess cudaDevAttrPageableMemoryAccess
-#define hipDeviceAttributeManagedMemory        cudaDevAttrManagedMemory
+#define hipDeviceAttributePageableMemoryAccess   cudaDevAttrPageableMemoryAccess
+#define hipDeviceAttributeManagedMemory          cudaDevAttrManagedMemory
+#define hipDeviceAttributeComputeCapabilityMajor cudaDevAttrComputeCapabilityMajor
 
 #define hipMemAttachGlobal    cudaMemAttachGlobal
 #define hipHostMallocDefault  cudaHostAllocDefault

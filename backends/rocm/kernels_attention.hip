@@ -12,6 +12,8 @@ namespace
 
 __global__ void kv_write_kernel(const float *k, const int32_t *slots, void *cache, uint32_t dtype, int64_t T, int64_t n)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     int64_t total = T * n, stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
         int64_t t = e / n, i = e % n;
@@ -31,6 +33,8 @@ __global__ void kv_write_checked_kernel(vt_rocm_err *err, uint32_t op, const int
                                         const float *k, const float *v, void *kc, void *vc, uint32_t dtype, int64_t T,
                                         int64_t nk, int64_t nv)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     __shared__ int64_t shm[VT_ROCM_BLOCK];
     const int64_t first = vt_slots_first_out_of_range(slots, T, limit, shm);
     if (first < T) {
@@ -322,8 +326,8 @@ extern "C" hipError_t vt_rocm_launch_kv_write(const float *k, const int32_t *slo
 {
     if (T <= 0 || n <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(kv_write_kernel, dim3(vt_grid_for(T * n, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, k,
-                       slots, cache, cache_dtype, T, n);
+    VT_LAUNCH_CHAINED(kv_write_kernel, dim3(vt_grid_for(T * n, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, k,
+                      slots, cache, cache_dtype, T, n);
     return hipGetLastError();
 }
 
@@ -334,8 +338,8 @@ extern "C" hipError_t vt_rocm_launch_kv_write_checked(vt_rocm_err *err, uint32_t
 {
     if (T <= 0 || nk + nv <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(kv_write_checked_kernel, dim3(vt_grid_for(T * (nk + nv), VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0,
-                       stream, err, op, slots, limit, k, v, k_cache, v_cache, cache_dtype, T, nk, nv);
+    VT_LAUNCH_CHAINED(kv_write_checked_kernel, dim3(vt_grid_for(T * (nk + nv), VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0,
+                      stream, err, op, slots, limit, k, v, k_cache, v_cache, cache_dtype, T, nk, nv);
     return hipGetLastError();
 }
 

@@ -146,6 +146,8 @@ __global__ void __launch_bounds__(NT)
                        float *part_o, float *part_ml, uint32_t *done, int64_t Hq, int64_t Hkv, int64_t S, float scale,
                        int32_t window, int64_t n_split)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     constexpr int L = D / 8, NG = NT / L; // lanes per key row; groups per block
     __shared__ float sm_ml[NG][2 * G], sm_w[NG][G];
     __shared__ float sm_o[NG][D];
@@ -334,8 +336,8 @@ struct AttnArgs {
 
 template <uint32_t DT, int D, int G, int NT, int KB> void launch_g(dim3 grid, hipStream_t stream, const AttnArgs &a)
 {
-    hipLaunchKernelGGL((attn_decode_kernel<DT, D, G, NT, KB>), grid, dim3(NT), 0, stream, a.q, a.k, a.v, a.pos, a.o,
-                       a.po, a.pml, a.done, a.Hq, a.Hkv, a.S, a.scale, a.window, a.n_split);
+    VT_LAUNCH_CHAINED((attn_decode_kernel<DT, D, G, NT, KB>), grid, dim3(NT), 0, stream, a.q, a.k, a.v, a.pos, a.o,
+                      a.po, a.pml, a.done, a.Hq, a.Hkv, a.S, a.scale, a.window, a.n_split);
 }
 
 template <uint32_t DT, int D, int NT, int KB> void launch_d(int64_t G, dim3 grid, hipStream_t stream, const AttnArgs &a)

@@ -9,6 +9,8 @@ namespace
 
 __global__ void unary_kernel(int kind, const float *x, float *y, int64_t n, float s)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         float v = x[i];
@@ -29,6 +31,8 @@ __global__ void unary_kernel(int kind, const float *x, float *y, int64_t n, floa
 
 __global__ void mul_kernel(const float *a, const float *b, float *y, int64_t n, int64_t nb)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
         y[i] = a[i] * b[i % nb];
@@ -36,6 +40,8 @@ __global__ void mul_kernel(const float *a, const float *b, float *y, int64_t n, 
 
 __global__ void swiglu_kernel(const float *g, const float *u, float *y, int64_t n)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
         y[i] = vt_silu(g[i]) * u[i];
@@ -50,6 +56,8 @@ __device__ inline float softplus(float v)
 __global__ void gdn_gate_kernel(const float *a, const float *dt_bias, const float *A, const float *b, float *g,
                                 float *beta, int64_t n, int64_t H)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         int64_t h = i % H;
@@ -60,6 +68,8 @@ __global__ void gdn_gate_kernel(const float *a, const float *dt_bias, const floa
 
 __global__ void moe_combine_kernel(const float *h, const float *w, float *y, int64_t T, int64_t K, int64_t m)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < T * m; o += stride) {
         int64_t t = o / m, j = o % m;
@@ -72,6 +82,8 @@ __global__ void moe_combine_kernel(const float *h, const float *w, float *y, int
 
 __global__ void add_f32_kernel(const float *a, const float *b, float *y, int64_t n, int64_t nb)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
         y[i] = a[i] + b[i % nb];
@@ -82,6 +94,8 @@ __global__ void add_f32_kernel(const float *a, const float *b, float *y, int64_t
 // one float4 per thread, no index modulo. OP: 0 add, 1 mul, 2 swiglu.
 template <int OP> __global__ void binary4_kernel(const float4 *a, const float4 *b, float4 *y, int64_t n4)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += stride) {
         float4 u = a[i], v = b[i], r;
@@ -103,8 +117,8 @@ bool takes4(const void *a, const void *b, const void *y, int64_t n, int64_t nb)
 
 template <int OP> hipError_t launch4(const float *a, const float *b, float *y, int64_t n, hipStream_t stream)
 {
-    hipLaunchKernelGGL(binary4_kernel<OP>, dim3(vt_grid_for(n / 4, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream,
-                       (const float4 *)a, (const float4 *)b, (float4 *)y, n / 4);
+    VT_LAUNCH_CHAINED(binary4_kernel<OP>, dim3(vt_grid_for(n / 4, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream,
+                      (const float4 *)a, (const float4 *)b, (float4 *)y, n / 4);
     return hipGetLastError();
 }
 
@@ -114,8 +128,8 @@ extern "C" hipError_t vt_rocm_launch_unary(int kind, const float *x, float *y, i
 {
     if (n <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(unary_kernel, dim3(vt_grid_for(n, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, kind, x, y, n,
-                       s);
+    VT_LAUNCH_CHAINED(unary_kernel, dim3(vt_grid_for(n, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, kind, x, y, n,
+                      s);
     return hipGetLastError();
 }
 
@@ -126,7 +140,7 @@ extern "C" hipError_t vt_rocm_launch_mul_f32(const float *a, const float *b, flo
         return hipSuccess;
     if (takes4(a, b, y, n, nb))
         return launch4<1>(a, b, y, n, stream);
-    hipLaunchKernelGGL(mul_kernel, dim3(vt_grid_for(n, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, a, b, y, n, nb);
+    VT_LAUNCH_CHAINED(mul_kernel, dim3(vt_grid_for(n, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, a, b, y, n, nb);
     return hipGetLastError();
 }
 
@@ -136,7 +150,7 @@ extern "C" hipError_t vt_rocm_launch_swiglu(const float *g, const float *u, floa
         return hipSuccess;
     if (takes4(g, u, y, n, n))
         return launch4<2>(g, u, y, n, stream);
-    hipLaunchKernelGGL(swiglu_kernel, dim3(vt_grid_for(n, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, g, u, y, n);
+    VT_LAUNCH_CHAINED(swiglu_kernel, dim3(vt_grid_for(n, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, g, u, y, n);
     return hipGetLastError();
 }
 
@@ -145,8 +159,8 @@ extern "C" hipError_t vt_rocm_launch_gdn_gate(const float *a, const float *dt_bi
 {
     if (n <= 0 || H <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(gdn_gate_kernel, dim3(vt_grid_for(n, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, a, dt_bias,
-                       A, b, g, beta, n, H);
+    VT_LAUNCH_CHAINED(gdn_gate_kernel, dim3(vt_grid_for(n, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, a, dt_bias,
+                      A, b, g, beta, n, H);
     return hipGetLastError();
 }
 
@@ -155,8 +169,8 @@ extern "C" hipError_t vt_rocm_launch_moe_combine(const float *h, const float *w,
 {
     if (T <= 0 || m <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(moe_combine_kernel, dim3(vt_grid_for(T * m, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, h,
-                       w, y, T, K, m);
+    VT_LAUNCH_CHAINED(moe_combine_kernel, dim3(vt_grid_for(T * m, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, h, w,
+                      y, T, K, m);
     return hipGetLastError();
 }
 
@@ -167,7 +181,7 @@ extern "C" hipError_t vt_rocm_launch_add_f32(const float *a, const float *b, flo
         return hipSuccess;
     if (takes4(a, b, y, n, nb))
         return launch4<0>(a, b, y, n, stream);
-    hipLaunchKernelGGL(add_f32_kernel, dim3(vt_grid_for(n, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, a, b, y, n,
-                       nb);
+    VT_LAUNCH_CHAINED(add_f32_kernel, dim3(vt_grid_for(n, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, a, b, y, n,
+                      nb);
     return hipGetLastError();
 }

@@ -13,6 +13,8 @@ namespace
 __global__ void get_rows_kernel(const void *table, uint32_t tt, int be, int bb, const int32_t *idx, void *dst,
                                 uint32_t dt, int64_t n_idx, int64_t n)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     int64_t total = n_idx * n, stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
         int64_t i = e / n, col = e % n;
@@ -24,6 +26,8 @@ template <typename W>
 __global__ void index_select_kernel(const W *src, const void *idx, int wide, W *dst, int64_t outer, int64_t n_src,
                                     int64_t n_idx, int64_t row_words)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     int64_t total = outer * n_idx * row_words, stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
         int64_t w = e % row_words, j = (e / row_words) % n_idx, o = e / (row_words * n_idx);
@@ -40,8 +44,8 @@ extern "C" hipError_t vt_rocm_launch_get_rows(const void *table, uint32_t table_
 {
     if (n_idx <= 0 || n <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(get_rows_kernel, dim3(vt_grid_for(n_idx * n, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream,
-                       table, table_dtype, block_elems, block_bytes, idx, dst, dst_dtype, n_idx, n);
+    VT_LAUNCH_CHAINED(get_rows_kernel, dim3(vt_grid_for(n_idx * n, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream,
+                      table, table_dtype, block_elems, block_bytes, idx, dst, dst_dtype, n_idx, n);
     return hipGetLastError();
 }
 
@@ -54,13 +58,12 @@ extern "C" hipError_t vt_rocm_launch_index_select(const void *src, const void *i
         return hipSuccess;
     if (row_bytes % 4 == 0) {
         int64_t words = row_bytes / 4;
-        hipLaunchKernelGGL(index_select_kernel<uint32_t>, dim3(vt_grid_for(total / 4, VT_ROCM_BLOCK)),
-                           dim3(VT_ROCM_BLOCK), 0, stream, (const uint32_t *)src, idx, idx_wide, (uint32_t *)dst, outer,
-                           n_src, n_idx, words);
+        VT_LAUNCH_CHAINED(index_select_kernel<uint32_t>, dim3(vt_grid_for(total / 4, VT_ROCM_BLOCK)),
+                          dim3(VT_ROCM_BLOCK), 0, stream, (const uint32_t *)src, idx, idx_wide, (uint32_t *)dst, outer,
+                          n_src, n_idx, words);
     } else {
-        hipLaunchKernelGGL(index_select_kernel<uint8_t>, dim3(vt_grid_for(total, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK),
-                           0, stream, (const uint8_t *)src, idx, idx_wide, (uint8_t *)dst, outer, n_src, n_idx,
-                           row_bytes);
+        VT_LAUNCH_CHAINED(index_select_kernel<uint8_t>, dim3(vt_grid_for(total, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0,
+                          stream, (const uint8_t *)src, idx, idx_wide, (uint8_t *)dst, outer, n_src, n_idx, row_bytes);
     }
     return hipGetLastError();
 }

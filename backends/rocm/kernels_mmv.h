@@ -50,10 +50,7 @@ __host__ __device__ constexpr int blk_elems(uint32_t dt)
 // Bytes per block of dt (0: not a weight dtype of these kernels).
 __host__ __device__ constexpr int blk_bytes(uint32_t dt)
 {
-    return dt == VT_F32    ? 32
-           : dt == VT_F16  ? 16
-           : dt == VT_BF16 ? 16
-                           : vt_block_bytes(dt);
+    return dt == VT_F32 ? 32 : dt == VT_F16 ? 16 : dt == VT_BF16 ? 16 : vt_block_bytes(dt);
 }
 
 // Elements per tile: a multiple of 256 (32 runs of 8) whose bytes stay
@@ -444,6 +441,8 @@ template <uint32_t DT, int N, int R>
 __global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
     mmv_kernel(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k, bool aligned)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     __shared__ Smem<DT, N, R> sm;
     const int wv = (int)threadIdx.x / VT_MMV_WAVE, nw = (int)blockDim.x / VT_MMV_WAVE;
     const int64_t row0 = (int64_t)blockIdx.x * R;
@@ -474,6 +473,8 @@ __global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
     moe_mmv_kernel(const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes, const int32_t *ids, float *y,
                    int K, int TK, int64_t m, int64_t k, bool aligned)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     __shared__ Smem<DT, N, R> sm;
     const int s = (int)blockIdx.y, e = ids[s];
     for (int p = 0; p < s; p++)
@@ -538,8 +539,8 @@ hipError_t launch_cols(const float *x, const uint8_t *w, int64_t row_bytes, floa
                        hipStream_t stream, bool al)
 {
     constexpr int R = kRows;
-    hipLaunchKernelGGL((mmv_kernel<DT, N, R>), dim3((unsigned)((m + R - 1) / R)),
-                       dim3(waves_for<DT>(k) * (unsigned)host_wave()), 0, stream, x, w, row_bytes, y, n, m, k, al);
+    VT_LAUNCH_CHAINED((mmv_kernel<DT, N, R>), dim3((unsigned)((m + R - 1) / R)),
+                      dim3(waves_for<DT>(k) * (unsigned)host_wave()), 0, stream, x, w, row_bytes, y, n, m, k, al);
     return hipGetLastError();
 }
 
@@ -573,9 +574,9 @@ hipError_t launch_moe_cols(const float *x, int x_per_slot, const uint8_t *w, int
                            float *y, int K, int TK, int64_t m, int64_t k, hipStream_t stream, bool al)
 {
     constexpr int R = kRows;
-    hipLaunchKernelGGL((moe_mmv_kernel<DT, N, R>), dim3((unsigned)((m + R - 1) / R), (unsigned)TK),
-                       dim3(waves_for<DT>(k) * (unsigned)host_wave()), 0, stream, x, x_per_slot, w, row_bytes, ids, y,
-                       K, TK, m, k, al);
+    VT_LAUNCH_CHAINED((moe_mmv_kernel<DT, N, R>), dim3((unsigned)((m + R - 1) / R), (unsigned)TK),
+                      dim3(waves_for<DT>(k) * (unsigned)host_wave()), 0, stream, x, x_per_slot, w, row_bytes, ids, y, K,
+                      TK, m, k, al);
     return hipGetLastError();
 }
 

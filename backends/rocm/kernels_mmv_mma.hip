@@ -563,6 +563,8 @@ template <uint32_t DT>
 __global__ void __launch_bounds__(256)
     split_kernel(const float *x, int64_t k, int64_t n, uint2 *bs, float *pw, float *xs)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     const int lane = (int)threadIdx.x & 31;
     const int64_t chunks = k / 128, p = (int64_t)blockIdx.x * 8 + ((int)threadIdx.x >> 5);
     if (p >= n * chunks)
@@ -778,6 +780,11 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
         if (++ij == cnt)
             ij = 0, ir0 += gstep;
     };
+
+    /* chained launch (rocm_chain.h): the setup above overlaps the end of
+     * the kernel before this one; no global access before the wait */
+    vt_chain_wait();
+    vt_chain_open();
 
     float acc[2][2][T] = {};
     /* x of the next chunk, loaded one chunk ahead */
@@ -1102,10 +1109,8 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
 #endif
     if (grid < 1 || grid > groups)
         grid = groups;
-    if (use_pre)
-        split<<<dim3((unsigned)grid), dim3(32 * nw), bytes, stream>>>(x, w, row_bytes, y, n, m, k, vt_mma_flags, pre);
-    else
-        plain<<<dim3((unsigned)grid), dim3(32 * nw), bytes, stream>>>(x, w, row_bytes, y, n, m, k, vt_mma_flags, pre);
+    VT_LAUNCH_CHAINED(use_pre ? split : plain, dim3((unsigned)grid), dim3(32 * nw), bytes, stream, x, w, row_bytes, y,
+                      n, m, k, vt_mma_flags, pre);
     *taken = 1;
     return cudaGetLastError();
 }
@@ -1136,7 +1141,8 @@ hipError_t mma_cols(const float *x, const uint8_t *w, int64_t row_bytes, float *
         uint2 *bs = (uint2 *)scratch;
         float *pw = (float *)(void *)(bs + n * all.chunks * 64), *xs = pw + n * all.chunks * 4;
         const int64_t warps = n * all.chunks;
-        split_kernel<DT><<<dim3((unsigned)((warps + 7) / 8)), dim3(256), 0, stream>>>(x, k, n, bs, pw, xs);
+        VT_LAUNCH_CHAINED(split_kernel<DT>, dim3((unsigned)((warps + 7) / 8)), dim3(256), 0, stream, x, k, n, bs, pw,
+                          xs);
         const hipError_t e = cudaGetLastError();
         if (e != hipSuccess)
             return e;

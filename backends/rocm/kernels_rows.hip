@@ -12,6 +12,8 @@ namespace
 __global__ void norm_kernel(int kind, const float *x, const float *w, const float *z, float *y, int64_t rows, int64_t n,
                             float eps)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     __shared__ float shm[VT_ROCM_BLOCK];
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         const float *xr = x + r * n;
@@ -39,6 +41,8 @@ template <bool VEC>
 __global__ void norm_wide_kernel(int kind, const float *x, const float *w, const float *z, float *y, int64_t rows,
                                  int64_t n, float eps)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     __shared__ float shm[NORM_WIDE];
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         const float *xr = x + r * n;
@@ -111,6 +115,8 @@ template <int NV>
 __global__ void norm_reg_kernel(int kind, const float *x, const float *w, const float *z, float *y, int64_t rows,
                                 int64_t n, float eps)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     __shared__ float part[VT_ROCM_BLOCK / ROWS_WAVE];
     const int64_t n4 = n / 4;
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -357,6 +363,8 @@ __global__ void softmax_apply_kernel(const float *x, const float *mask, int64_t 
 __global__ void rope_elem_kernel(const float *x, const int32_t *pos, float *y, int64_t T, int64_t H, int64_t d,
                                  int32_t n_rot, float theta, int neox)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     int64_t total = T * H * d, stride = (int64_t)gridDim.x * blockDim.x;
     int64_t half = n_rot / 2;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
@@ -384,6 +392,8 @@ __global__ void rope_elem_kernel(const float *x, const int32_t *pos, float *y, i
 __global__ void rope_kernel(const float *x, const int32_t *pos, float *y, int64_t T, int64_t H, int64_t d,
                             int32_t n_rot, float theta, int neox, int64_t heads_per_block)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     extern __shared__ double cs_sn[]; // cs[half], then sn[half]
     const int64_t half = n_rot / 2, groups = (H + heads_per_block - 1) / heads_per_block;
     double *cs = cs_sn, *sn = cs_sn + half;
@@ -444,24 +454,24 @@ extern "C" hipError_t vt_rocm_launch_norm(int kind, const float *x, const float 
         if (n % 4 == 0 && n <= 8 * per_pass && aligned16(x) && aligned16(w) && aligned16(z) && aligned16(y)) {
             dim3 g(row_grid(rows)), b(VT_ROCM_BLOCK);
             if (n <= per_pass)
-                hipLaunchKernelGGL(norm_reg_kernel<1>, g, b, 0, stream, kind, x, w, z, y, rows, n, eps);
+                VT_LAUNCH_CHAINED(norm_reg_kernel<1>, g, b, 0, stream, kind, x, w, z, y, rows, n, eps);
             else if (n <= 2 * per_pass)
-                hipLaunchKernelGGL(norm_reg_kernel<2>, g, b, 0, stream, kind, x, w, z, y, rows, n, eps);
+                VT_LAUNCH_CHAINED(norm_reg_kernel<2>, g, b, 0, stream, kind, x, w, z, y, rows, n, eps);
             else if (n <= 4 * per_pass)
-                hipLaunchKernelGGL(norm_reg_kernel<4>, g, b, 0, stream, kind, x, w, z, y, rows, n, eps);
+                VT_LAUNCH_CHAINED(norm_reg_kernel<4>, g, b, 0, stream, kind, x, w, z, y, rows, n, eps);
             else
-                hipLaunchKernelGGL(norm_reg_kernel<8>, g, b, 0, stream, kind, x, w, z, y, rows, n, eps);
+                VT_LAUNCH_CHAINED(norm_reg_kernel<8>, g, b, 0, stream, kind, x, w, z, y, rows, n, eps);
         } else if (n % 4 == 0 && aligned16(x)) {
-            hipLaunchKernelGGL(norm_wide_kernel<true>, dim3(row_grid(rows)), dim3(NORM_WIDE), 0, stream, kind, x, w, z,
-                               y, rows, n, eps);
+            VT_LAUNCH_CHAINED(norm_wide_kernel<true>, dim3(row_grid(rows)), dim3(NORM_WIDE), 0, stream, kind, x, w, z,
+                              y, rows, n, eps);
         } else {
-            hipLaunchKernelGGL(norm_wide_kernel<false>, dim3(row_grid(rows)), dim3(NORM_WIDE), 0, stream, kind, x, w, z,
-                               y, rows, n, eps);
+            VT_LAUNCH_CHAINED(norm_wide_kernel<false>, dim3(row_grid(rows)), dim3(NORM_WIDE), 0, stream, kind, x, w, z,
+                              y, rows, n, eps);
         }
         return hipGetLastError();
     }
-    hipLaunchKernelGGL(norm_kernel, dim3(row_grid(rows)), dim3(VT_ROCM_BLOCK), 0, stream, kind, x, w, z, y, rows, n,
-                       eps);
+    VT_LAUNCH_CHAINED(norm_kernel, dim3(row_grid(rows)), dim3(VT_ROCM_BLOCK), 0, stream, kind, x, w, z, y, rows, n,
+                      eps);
     return hipGetLastError();
 }
 
@@ -519,8 +529,8 @@ extern "C" hipError_t vt_rocm_launch_rope(const float *x, const int32_t *pos, fl
     // for 32. The table is n_rot/2 cosines and sines in shared memory (at
     // most 32 KiB).
     if (n_rot > ROPE_TABLE_MAX) {
-        hipLaunchKernelGGL(rope_elem_kernel, dim3(vt_grid_for(T * H * d, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0,
-                           stream, x, pos, y, T, H, d, n_rot, theta, neox);
+        VT_LAUNCH_CHAINED(rope_elem_kernel, dim3(vt_grid_for(T * H * d, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream,
+                          x, pos, y, T, H, d, n_rot, theta, neox);
         return hipGetLastError();
     }
     int64_t hpb = d >= VT_ROCM_BLOCK ? 1 : VT_ROCM_BLOCK / d;
@@ -528,7 +538,7 @@ extern "C" hipError_t vt_rocm_launch_rope(const float *x, const int32_t *pos, fl
         hpb = H;
     int64_t blocks = T * ((H + hpb - 1) / hpb);
     size_t shm = (size_t)(n_rot / 2 > 0 ? n_rot / 2 : 1) * 2 * sizeof(double);
-    hipLaunchKernelGGL(rope_kernel, dim3(vt_grid_for(blocks, 1)), dim3(VT_ROCM_BLOCK), shm, stream, x, pos, y, T, H, d,
-                       n_rot, theta, neox, hpb);
+    VT_LAUNCH_CHAINED(rope_kernel, dim3(vt_grid_for(blocks, 1)), dim3(VT_ROCM_BLOCK), shm, stream, x, pos, y, T, H, d,
+                      n_rot, theta, neox, hpb);
     return hipGetLastError();
 }

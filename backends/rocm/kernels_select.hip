@@ -158,6 +158,8 @@ __global__ void scan_split_kernel(const float *x, int64_t rows, int64_t n, int64
 
 __global__ void argmax_kernel(const float *x, int64_t rows, int64_t n, int32_t *out)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     __shared__ float sv[VT_ROCM_BLOCK];
     __shared__ int32_t si[VT_ROCM_BLOCK];
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -468,7 +470,7 @@ extern "C" hipError_t vt_rocm_launch_argmax(const float *x, int64_t rows, int64_
 {
     if (rows <= 0 || n <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(argmax_kernel, dim3(row_blocks(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, out);
+    VT_LAUNCH_CHAINED(argmax_kernel, dim3(row_blocks(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, out);
     return hipGetLastError();
 }
 

@@ -133,4 +133,12 @@ void vt_rocm_fill_iface_v2(vt_backend_iface *iface);
 /* The kernel table, assembled once from the family tables (rocm_kernels.c). */
 const vt_kernel *vt_rocm_kernel_table(uint32_t *n);
 
+/* How the decode path's kernels are queued (rocm_chain.h): 0 plainly, 1
+ * chained. Set once by vt_rocm_chain_init; read by the launchers. */
+extern int vt_rocm_chain_mode;
+
+/* Choose vt_rocm_chain_mode for n devices: chained on NVIDIA when every
+ * device is sm_90 or later, unless VT_ROCM_CHAIN=0. */
+void vt_rocm_chain_init(int n);
+
 #endif

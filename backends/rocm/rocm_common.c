@@ -3,8 +3,29 @@
 
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rocm_common.h"
+
+int vt_rocm_chain_mode = 0;
+
+void vt_rocm_chain_init(int n)
+{
+    vt_rocm_chain_mode = 0;
+#if defined(VT_HIP_PLATFORM_NVIDIA)
+    for (int d = 0; d < n; d++) {
+        int major = 0;
+        if (hipDeviceGetAttribute(&major, hipDeviceAttributeComputeCapabilityMajor, d) != hipSuccess || major < 9) {
+            (void)hipGetLastError();
+            return;
+        }
+    }
+    const char *e = getenv("VT_ROCM_CHAIN");
+    vt_rocm_chain_mode = e && strcmp(e, "0") == 0 ? 0 : 1;
+#else
+    (void)n;
+#endif
+}
 
 int64_t vt_rocm_elems(const vt_operand *o)
 {

@@ -15,6 +15,7 @@
 #include <vt/vt_dtype.h>
 
 #include "rocm_error.h"
+#include "rocm_chain.h"
 
 /* Record an error in a queue's error word unless one is there already
  * (the first error of the queue wins). */

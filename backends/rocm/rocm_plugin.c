@@ -43,6 +43,7 @@ static vt_status rocm_init(vt_backend_ctx **out, char *why, size_t why_size)
         return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
     }
     c->n_devices = n;
+    vt_rocm_chain_init(n);
     for (int d = 0; d < n; d++) {
         pthread_mutex_init(&c->dev[d].lock, NULL);
         char qwhy[VT_CAPS_TEXT] = "";

@@ -1,0 +1,78 @@
+/* rocm_chain.h - chained launches of the decode path's kernels: on NVIDIA
+ * sm_90 and later (programmatic dependent launch), a kernel queued with
+ * VT_LAUNCH_CHAINED may be scheduled while the kernel before it in the
+ * stream (or in the captured graph) is still running, so its blocks are
+ * resident and set up when that one ends, instead of a launch later.
+ *
+ * The rule that keeps it correct: a chained kernel calls vt_chain_wait()
+ * unconditionally, before any global memory access and before any return
+ * (only register and shared-memory setup may come first). It returns once the kernel before it has finished and its
+ * writes are visible; since that one waited in turn for its own
+ * predecessor, everything queued earlier has finished too. A kernel may
+ * then call vt_chain_open() to let the next chained kernel be scheduled
+ * (only scheduling: that kernel still waits). Elsewhere (AMD, sm_80, a
+ * kernel launched plainly) both are no-ops and VT_LAUNCH_CHAINED is a
+ * plain launch.
+ *
+ * vt_rocm_chain_mode (set by the plugin at init, rocm_plugin.c; the
+ * harnesses set their own): 1 chained (the default on sm_90 and later),
+ * 0 plain launches (VT_ROCM_CHAIN=0, or a device before sm_90). Not for
+ * the C files: device code and launchers only. */
+#ifndef VT_ROCM_CHAIN_H
+#define VT_ROCM_CHAIN_H
+
+extern "C" int vt_rocm_chain_mode;
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define VT_CHAIN_ARCH 1
+#else
+#define VT_CHAIN_ARCH 0
+#endif
+
+/* Wait for the kernel before this one (chained launch); first statement. */
+__device__ inline void vt_chain_wait()
+{
+#if VT_CHAIN_ARCH
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/* Let the next chained kernel be scheduled now. */
+__device__ inline void vt_chain_open()
+{
+#if VT_CHAIN_ARCH
+    asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+#if defined(VT_HIP_PLATFORM_NVIDIA)
+/* kernel<<<grid, block, shmem, stream>>>(args...), chained when
+ * vt_rocm_chain_mode says so; the launch status is cudaGetLastError's. */
+template <typename... P, typename... A>
+static inline void vt_launch_chained(void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+                                     A &&...args)
+{
+    if (vt_rocm_chain_mode == 0) {
+        kernel<<<grid, block, shmem, stream>>>(static_cast<A &&>(args)...);
+        return;
+    }
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = shmem;
+    cfg.stream = stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    (void)cudaLaunchKernelEx(&cfg, kernel, static_cast<A &&>(args)...);
+}
+#define VT_LAUNCH_CHAINED(kernel, grid, block, shmem, stream, ...)                                                     \
+    vt_launch_chained(kernel, dim3(grid), dim3(block), (size_t)(shmem), (stream), __VA_ARGS__)
+#else
+#define VT_LAUNCH_CHAINED(kernel, grid, block, shmem, stream, ...)                                                     \
+    hipLaunchKernelGGL(kernel, grid, block, shmem, stream, __VA_ARGS__)
+#endif
+
+#endif /* VT_ROCM_CHAIN_H */
