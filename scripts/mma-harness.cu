@@ -12,6 +12,8 @@
 //   mma-harness shapes   n = 1 timings at the 8b-shape model's MatMuls
 //   NW=8 mma-harness ... the warps per block forced
 //   RING=3|4, GRID=n     the ring depth, the most blocks (persistent grid)
+//   OLD=1                round 5's warps and grid (no balanced grid, no 16 warps
+//                        for one group per block): the A/B of that choice
 //   CHAIN=1              chained launches (backends/rocm/rocm_chain.h)
 //   NOV2=1               no v2 timings
 //   PRE=0 mma-harness ... n > 1 without the split of x into scratch
@@ -493,6 +495,8 @@ int main(int argc, char **argv)
         vt_mmv::vt_mma_ring = atoi(getenv("RING"));
     if (getenv("GRID"))
         vt_mmv::vt_mma_grid = atoi(getenv("GRID"));
+    if (getenv("OLD")) /* 1: round 5's warps and grid (the A/B of the balanced grid) */
+        vt_mmv::vt_mma_old_grid = atoi(getenv("OLD"));
 #endif
     if (getenv("PRE")) /* 0: every kernel splits its own x */
         use_pre = atoi(getenv("PRE")) != 0;

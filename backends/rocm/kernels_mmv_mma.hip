@@ -1023,6 +1023,7 @@ int vt_mma_nw_override; /* the standalone harness's warp count, when set */
 int vt_mma_flags = 1;   /* the harness's choice (mma_kernel's flags) */
 int vt_mma_ring;        /* the harness's ring depth (3, 4), when set */
 int vt_mma_grid;        /* the harness's most blocks, when set */
+int vt_mma_old_grid;    /* the harness's A/B: round 5's warps and grid (no balance, no one-group rule) */
 #else
 constexpr int vt_mma_flags = 1; /* warps take the tiles of k in turn */
 #endif
@@ -1062,6 +1063,22 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
     /* 14 warps (8 for N = 8, the launch bounds), then as few as give the
      * same longest share: measured on the H200 against 16 and 12 */
     int nw = N == 8 ? 8 : 14;
+    const int64_t groups = (m + kWarpRows - 1) / kWarpRows;
+    /* a block that gets one group of rows at most (m = 4096: 128 groups on
+     * 132 SMs) has nothing to stream behind its first tiles: up to 16
+     * warps of one tile each put all its copies in flight at once (the
+     * H200, o m = 4096 k = 4096: 9.95 us against 10.5 with 8 warps of 2) */
+    bool one_group = false;
+    if (N == 1 && tiles >= 16 && block_smem<DT, N, S>(16) <= optin) {
+        const int64_t r16 = resident_blocks<DT, N, S, false>(16, block_smem<DT, N, S>(16));
+        one_group = r16 > 0 && groups <= r16;
+    }
+#ifdef VT_MMA_HARNESS
+    if (vt_mma_old_grid)
+        one_group = false;
+#endif
+    if (one_group)
+        nw = 16;
 #ifdef VT_MMA_HARNESS
     if (vt_mma_nw_override)
         nw = vt_mma_nw_override;
@@ -1100,8 +1117,10 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
         raised[dev] = bytes;
     }
     /* persistent blocks: as many groups of 32 rows as there are, at most
-     * as many blocks as are resident at once */
-    const int64_t groups = (m + kWarpRows - 1) / kWarpRows;
+     * as many blocks as are resident at once; then as few blocks as give
+     * the same most groups per block, so that every block streams to the
+     * end (896 groups on 264 resident: 224 blocks of 4, not 104 of 4 and
+     * 160 of 3 with a last round at 104 blocks) */
     int64_t grid = use_pre ? resident_blocks<DT, N, S, P>(nw, bytes) : resident_blocks<DT, N, S, false>(nw, bytes);
 #ifdef VT_MMA_HARNESS
     if (vt_mma_grid > 0 && vt_mma_grid < grid)
@@ -1109,6 +1128,14 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
 #endif
     if (grid < 1 || grid > groups)
         grid = groups;
+    bool balance = true;
+#ifdef VT_MMA_HARNESS
+    balance = !vt_mma_old_grid;
+#endif
+    if (balance) {
+        const int64_t most = (groups + grid - 1) / grid;
+        grid = (groups + most - 1) / most;
+    }
     VT_LAUNCH_CHAINED(use_pre ? split : plain, dim3((unsigned)grid), dim3(32 * nw), bytes, stream, x, w, row_bytes, y,
                       n, m, k, vt_mma_flags, pre);
     *taken = 1;
