@@ -385,7 +385,7 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
             return;
         }
         CK(vt_rocm_launch_attention_decode(dq, dk[i % nsets], dv[i % nsets], dt, dpos, dout, T, Hq, Hkv, S, d, d, scale,
-                                           window, scratch, 0, &taken));
+                                           window, scratch, nullptr, 0, &taken));
         if (!taken) {
             fprintf(stderr, "decode attention did not take the shape\n");
             exit(2);

@@ -418,17 +418,17 @@ extern "C" uint64_t vt_rocm_attention_decode_scratch_bytes(int64_t T, int64_t Hq
 }
 
 // Attention for decode (the shapes vt_rocm_attention_decode_scratch_bytes
-// takes; scratch of that size): *taken = 0 when not taken (also when q or
-// the caches are not 16-byte aligned).
+// takes; scratch of that size; done: as attn_setup's): *taken = 0 when not
+// taken (also when q or the caches are not 16-byte aligned).
 extern "C" hipError_t vt_rocm_launch_attention_decode(const float *q, const void *k, const void *v, uint32_t kv_dtype,
                                                       const int32_t *pos, float *o, int64_t T, int64_t Hq, int64_t Hkv,
                                                       int64_t S, int64_t d, int64_t dv, float scale, int32_t window,
-                                                      void *scratch, hipStream_t stream, int *taken)
+                                                      void *scratch, uint32_t *done, hipStream_t stream, int *taken)
 {
     *taken = 0;
     if (!takes(T, Hq, Hkv, d, dv, kv_dtype) || S <= 0 || !scratch || ((uintptr_t)q | (uintptr_t)k | (uintptr_t)v) % 16)
         return hipSuccess;
     *taken = 1;
     return run_decode<kThreads, kBatch>(q, k, v, kv_dtype, pos, o, T, Hq, Hkv, S, d, dv, scale, window, scratch, stream,
-                                        kWant, NULL);
+                                        kWant, done);
 }

@@ -30,10 +30,25 @@ struct vt_backend_queue {
     bool capturing;      /* between graph_begin and graph_end */
     bool captured_check; /* a check was captured in the graph being recorded */
     void *scratch;       /* safe copies of indices, sort buffers */
+    uint32_t *counters;  /* VT_ROCM_QUEUE_COUNTERS arrival counters, zero between kernels (after err) */
     uint64_t scratch_bytes;
     vt_rocm_err reported; /* last error an event_sync already returned (device lock) */
     bool have_reported;
 };
+
+/* Arrival counters of a queue (in its error word's allocation, after the
+ * word): zeroed when the queue is made; a kernel that counts its blocks'
+ * arrivals in them (Attention decode, whose last block merges) resets
+ * them before it ends, so a step needs no memset of its own. */
+#define VT_ROCM_QUEUE_COUNTERS     4096
+#define VT_ROCM_QUEUE_COUNTERS_OFF 256 /* bytes from the word to the counters */
+
+/* q's counters when n of them are enough, else NULL (the kernel then
+ * zeroes counters of its own on the stream). */
+static inline uint32_t *vt_rocm_queue_counters(const vt_backend_queue *q, int64_t n)
+{
+    return q->counters && n > 0 && n <= VT_ROCM_QUEUE_COUNTERS ? q->counters : NULL;
+}
 
 /* An event: a HIP event and what its queue's error word said when it was
  * recorded (copied on the stream just before it). */

@@ -62,7 +62,7 @@ static vt_status k_attention(vt_backend_ctx *c, int dev, const vt_op_args *a, ch
     hipError_t e = hipSuccess;
     if (want_dec)
         e = vt_rocm_launch_attention_decode(X(0), X(1), X(2), k->dtype, X(3), Y(0), T, Hq, Hkv, S, d, dv, p->scale,
-                                            p->window, scratch, s, &taken);
+                                            p->window, scratch, vt_rocm_queue_counters(L_.q, T * Hkv), s, &taken);
     if (e == hipSuccess && !taken)
         e = vt_rocm_launch_attention(X(0), X(1), X(2), k->dtype, X(3), Y(0), T, Hq, Hkv, S, d, dv, p->scale, p->window,
                                      want ? scratch : NULL, s);

@@ -122,13 +122,15 @@ hipError_t vt_rocm_launch_attention(const float *q, const void *k, const void *v
  * {64, 128, 256} and Hq / Hkv in {1, 2, 4, 8}; each K and V row read once
  * (16-byte loads) for the query heads of its kv head. The scratch bytes are
  * 0 when it does not take the shape; *taken = 0 (nothing queued) when it
- * does not take the shape or the alignments (q, k, v 16-byte aligned). */
+ * does not take the shape or the alignments (q, k, v 16-byte aligned).
+ * done: T * Hkv zeroed counters that the kernel leaves zero (a queue's
+ * counters), or NULL: the ones in scratch, zeroed first on the stream. */
 uint64_t vt_rocm_attention_decode_scratch_bytes(int64_t T, int64_t Hq, int64_t Hkv, int64_t S, int64_t d, int64_t dv,
                                                 uint32_t kv_dtype);
 hipError_t vt_rocm_launch_attention_decode(const float *q, const void *k, const void *v, uint32_t kv_dtype,
                                            const int32_t *pos, float *o, int64_t T, int64_t Hq, int64_t Hkv, int64_t S,
                                            int64_t d, int64_t dv, float scale, int32_t window, void *scratch,
-                                           hipStream_t stream, int *taken);
+                                           uint32_t *done, hipStream_t stream, int *taken);
 
 /* DsaIndexerLogits (op 34); k dtype f32/f16/bf16. */
 hipError_t vt_rocm_launch_dsa_logits(const float *q, const void *k, uint32_t k_dtype, const float *w,

@@ -11,6 +11,8 @@
 #include "rocm_launch.h"
 
 /* The idle state of an error word. */
+_Static_assert(sizeof(vt_rocm_err) <= VT_ROCM_QUEUE_COUNTERS_OFF, "the counters follow the error word");
+
 static const vt_rocm_err idle_word = {0, 0, 0, 0, 0, 0, 0, 0, ~0ull};
 
 void vt_rocm_count_sync(vt_backend_ctx *c, int dev)
@@ -58,8 +60,8 @@ vt_status vt_rocm_queue_new(vt_backend_ctx *c, int dev, vt_backend_queue **out, 
     hipError_t e = hipStreamCreateWithFlags(&q->stream, hipStreamNonBlocking);
     if (e == hipSuccess) {
         have_stream = true;
-        step = "hipMalloc(error word)";
-        e = hipMalloc((void **)&q->err, sizeof *q->err);
+        step = "hipMalloc(error word and counters)";
+        e = hipMalloc((void **)&q->err, VT_ROCM_QUEUE_COUNTERS_OFF + VT_ROCM_QUEUE_COUNTERS * sizeof(uint32_t));
     }
     if (e == hipSuccess) {
         step = "hipHostMalloc(error word mirror)";
@@ -68,6 +70,11 @@ vt_status vt_rocm_queue_new(vt_backend_ctx *c, int dev, vt_backend_queue **out, 
     if (e == hipSuccess) {
         step = "hipMemcpyAsync(error word)";
         e = hipMemcpyAsync(q->err, &idle_word, sizeof idle_word, hipMemcpyHostToDevice, q->stream);
+    }
+    if (e == hipSuccess) {
+        step = "hipMemsetAsync(counters)";
+        q->counters = (uint32_t *)(void *)((char *)q->err + VT_ROCM_QUEUE_COUNTERS_OFF);
+        e = hipMemsetAsync(q->counters, 0, VT_ROCM_QUEUE_COUNTERS * sizeof(uint32_t), q->stream);
     }
     if (e == hipSuccess) {
         step = "hipStreamSynchronize";
