@@ -190,6 +190,8 @@ __global__ __launch_bounds__(GDR_NT) void gdr_decode_kernel(const float *q, cons
                                                             int l2norm, vt_rocm_err *err, uint32_t op, int64_t B,
                                                             int64_t N)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     constexpr int TX = SW / 4, TY = GDR_NT / TX, R = DK / TY, NG = GDR_NT / 32;
     static_assert(DK % TY == 0 && DK % 32 == 0 && DK <= GDR_NT && 32 % TX == 0, "gdr_decode_kernel shape");
     __shared__ float qs[DK], ks[DK], red1[NG][3], red2[NG][SW][2];
@@ -783,14 +785,14 @@ hipError_t launch_decode(int sw, const float *q, const float *k, const float *v,
 {
     const dim3 grid((unsigned)(B * HV * ((dv + sw - 1) / sw)));
     if (sw == 32)
-        hipLaunchKernelGGL((gdr_decode_kernel<128, 32>), grid, dim3(GDR_NT), 0, stream, q, k, v, g, beta, slots,
-                           accepted, per_token, o, state, T, H, HV, dv, l2norm, err, op, B, N);
+        VT_LAUNCH_CHAINED((gdr_decode_kernel<128, 32>), grid, dim3(GDR_NT), 0, stream, q, k, v, g, beta, slots,
+                          accepted, per_token, o, state, T, H, HV, dv, l2norm, err, op, B, N);
     else if (sw == 16)
-        hipLaunchKernelGGL((gdr_decode_kernel<128, 16>), grid, dim3(GDR_NT), 0, stream, q, k, v, g, beta, slots,
-                           accepted, per_token, o, state, T, H, HV, dv, l2norm, err, op, B, N);
+        VT_LAUNCH_CHAINED((gdr_decode_kernel<128, 16>), grid, dim3(GDR_NT), 0, stream, q, k, v, g, beta, slots,
+                          accepted, per_token, o, state, T, H, HV, dv, l2norm, err, op, B, N);
     else
-        hipLaunchKernelGGL((gdr_decode_kernel<128, 8>), grid, dim3(GDR_NT), 0, stream, q, k, v, g, beta, slots,
-                           accepted, per_token, o, state, T, H, HV, dv, l2norm, err, op, B, N);
+        VT_LAUNCH_CHAINED((gdr_decode_kernel<128, 8>), grid, dim3(GDR_NT), 0, stream, q, k, v, g, beta, slots, accepted,
+                          per_token, o, state, T, H, HV, dv, l2norm, err, op, B, N);
     return hipGetLastError();
 }
 

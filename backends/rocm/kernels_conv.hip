@@ -120,6 +120,8 @@ __global__ void conv_prefill_w4_kernel(const float *x, const float *w, const flo
 __global__ void conv_update_kernel(const float *x, const float *w, const float *bias, const int32_t *slots, float *y,
                                    float *state, int64_t B, int64_t D, int64_t T, int64_t W, int silu)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t bd = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; bd < B * D; bd += stride) {
         int64_t b = bd / D, d = bd % D;
@@ -154,6 +156,8 @@ __global__ void conv_update_kernel(const float *x, const float *w, const float *
 __global__ void conv_update_w4t1_kernel(const float *x, const float *w, const float *bias, const int32_t *slots,
                                         float *y, float *state, uint32_t B, uint32_t D, int silu)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     const uint32_t bd = blockIdx.x * blockDim.x + threadIdx.x;
     if (bd >= B * D)
         return;
@@ -222,11 +226,11 @@ extern "C" hipError_t vt_rocm_launch_conv_update(const float *x, const float *w,
         return hipSuccess;
     if (W == 4 && T == 1 && B * D < ((int64_t)1 << 31) && ((uintptr_t)w & 15) == 0) {
         const int nt = 128; // more, smaller blocks: the whole call is one round trip to memory
-        hipLaunchKernelGGL(conv_update_w4t1_kernel, dim3((unsigned)((B * D + nt - 1) / nt)), dim3(nt), 0, stream, x, w,
-                           bias, slots, y, state, (uint32_t)B, (uint32_t)D, silu);
+        VT_LAUNCH_CHAINED(conv_update_w4t1_kernel, dim3((unsigned)((B * D + nt - 1) / nt)), dim3(nt), 0, stream, x, w,
+                          bias, slots, y, state, (uint32_t)B, (uint32_t)D, silu);
         return hipGetLastError();
     }
-    hipLaunchKernelGGL(conv_update_kernel, dim3(vt_grid_for(B * D, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, x,
-                       w, bias, slots, y, state, B, D, T, W, silu);
+    VT_LAUNCH_CHAINED(conv_update_kernel, dim3(vt_grid_for(B * D, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, x, w,
+                      bias, slots, y, state, B, D, T, W, silu);
     return hipGetLastError();
 }

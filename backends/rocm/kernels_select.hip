@@ -44,6 +44,8 @@ __device__ inline int64_t block_min(int64_t v, int64_t *shm)
 __global__ void scan_kernel(const float *x, int64_t rows, int64_t n, int sampling, vt_rocm_err *err, uint32_t op,
                             uint32_t name)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     __shared__ int64_t shm[VT_ROCM_BLOCK];
     __shared__ bool last;
     unsigned long long first = ~0ull;
@@ -103,6 +105,8 @@ __global__ void scan_kernel(const float *x, int64_t rows, int64_t n, int samplin
 __global__ void scan_split_kernel(const float *x, int64_t rows, int64_t n, int64_t nb, int sampling, uint8_t *fin,
                                   vt_rocm_err *err, uint32_t op, uint32_t name)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     __shared__ int64_t shm[VT_ROCM_BLOCK];
     __shared__ bool last;
     int64_t r = blockIdx.x / nb, b = blockIdx.x % nb, per = (n + nb - 1) / nb;
@@ -196,6 +200,8 @@ __global__ void argmax_kernel(const float *x, int64_t rows, int64_t n, int32_t *
 __global__ void argmax_split_kernel(const float *x, int64_t rows, int64_t n, int64_t nb, cand *part, int32_t *out,
                                     vt_rocm_err *err, uint32_t op, uint32_t name)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     __shared__ float sv[VT_ROCM_BLOCK];
     __shared__ int32_t si[VT_ROCM_BLOCK];
     __shared__ int64_t shm[VT_ROCM_BLOCK];
@@ -273,6 +279,8 @@ __global__ void argmax_split_kernel(const float *x, int64_t rows, int64_t n, int
 // entries that come after every real one), one block per row.
 __global__ void sort_kernel(const float *x, int64_t rows, int64_t n, int64_t p, cand *scratch)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         cand *c = scratch + r * p;
         for (int64_t i = threadIdx.x; i < p; i += blockDim.x)
@@ -307,6 +315,8 @@ __global__ void sort_kernel(const float *x, int64_t rows, int64_t n, int64_t p, 
 __global__ void slice_topk_kernel(const float *x, const cand *in, int64_t m, int64_t sl, int64_t kk, int64_t nslices,
                                   cand *out)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     extern __shared__ cand sc[]; // sl
     int64_t row = blockIdx.x / nslices, base = (blockIdx.x % nslices) * sl;
     for (int64_t i = threadIdx.x; i < sl; i += blockDim.x) {
@@ -336,6 +346,8 @@ __global__ void slice_topk_kernel(const float *x, const cand *in, int64_t m, int
 __global__ void topk_out_kernel(const cand *scratch, int64_t rows, int64_t p, int64_t k, float *values,
                                 int32_t *indices)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     int64_t total = rows * k, stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
         cand c = scratch[(e / k) * p + e % k];
@@ -349,6 +361,8 @@ __global__ void topk_out_kernel(const cand *scratch, int64_t rows, int64_t p, in
 __global__ void sample_kernel(const cand *scratch, int64_t rows, int64_t n, int64_t p, vt_params_sample sp,
                               double *prob, int32_t *tokens)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += stride) {
         const cand *c = scratch + r * p;
@@ -389,6 +403,8 @@ __global__ void sample_kernel(const cand *scratch, int64_t rows, int64_t n, int6
 __global__ void router_kernel(const float *logits, const float *bias, int64_t T, int64_t E, int32_t k, int32_t score,
                               int32_t renorm, float routed_scale, int32_t *ids, float *weights)
 {
+    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
+    vt_chain_open();
     float sc[VT_ROCM_ROUTER_MAX_E], key[VT_ROCM_ROUTER_MAX_E];
     unsigned char taken[VT_ROCM_ROUTER_MAX_E];
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
@@ -450,8 +466,8 @@ extern "C" hipError_t vt_rocm_launch_scan(const float *x, int64_t rows, int64_t 
 {
     if (rows <= 0 || n <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(scan_kernel, dim3(row_blocks(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, sampling, err,
-                       op, name);
+    VT_LAUNCH_CHAINED(scan_kernel, dim3(row_blocks(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, sampling, err,
+                      op, name);
     return hipGetLastError();
 }
 
@@ -461,8 +477,8 @@ extern "C" hipError_t vt_rocm_launch_scan_split(const float *x, int64_t rows, in
 {
     if (rows <= 0 || n <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(scan_split_kernel, dim3((unsigned)(rows * nb)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, nb,
-                       sampling, (uint8_t *)fin, err, op, name);
+    VT_LAUNCH_CHAINED(scan_split_kernel, dim3((unsigned)(rows * nb)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, nb,
+                      sampling, (uint8_t *)fin, err, op, name);
     return hipGetLastError();
 }
 
@@ -487,8 +503,8 @@ extern "C" hipError_t vt_rocm_launch_argmax_checked(const float *x, int64_t rows
 {
     if (rows <= 0 || n <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(argmax_split_kernel, dim3((unsigned)(rows * nb)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, nb,
-                       (cand *)part, out, err, op, name);
+    VT_LAUNCH_CHAINED(argmax_split_kernel, dim3((unsigned)(rows * nb)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, nb,
+                      (cand *)part, out, err, op, name);
     return hipGetLastError();
 }
 
@@ -497,8 +513,8 @@ extern "C" hipError_t vt_rocm_launch_sort_rows(const float *x, int64_t rows, int
 {
     if (rows <= 0 || n <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(sort_kernel, dim3(row_blocks(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, p,
-                       (cand *)scratch);
+    VT_LAUNCH_CHAINED(sort_kernel, dim3(row_blocks(rows)), dim3(VT_ROCM_BLOCK), 0, stream, x, rows, n, p,
+                      (cand *)scratch);
     return hipGetLastError();
 }
 
@@ -508,8 +524,8 @@ extern "C" hipError_t vt_rocm_launch_slice_topk(const float *x, const void *in, 
     int64_t nslices = (m + sl - 1) / sl;
     if (rows <= 0 || m <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(slice_topk_kernel, dim3((unsigned)(rows * nslices)), dim3(VT_ROCM_BLOCK),
-                       (size_t)sl * sizeof(cand), stream, x, (const cand *)in, m, sl, kk, nslices, (cand *)out);
+    VT_LAUNCH_CHAINED(slice_topk_kernel, dim3((unsigned)(rows * nslices)), dim3(VT_ROCM_BLOCK),
+                      (size_t)sl * sizeof(cand), stream, x, (const cand *)in, m, sl, kk, nslices, (cand *)out);
     return hipGetLastError();
 }
 
@@ -518,8 +534,8 @@ extern "C" hipError_t vt_rocm_launch_topk_out(const void *scratch, int64_t rows,
 {
     if (rows <= 0 || k <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(topk_out_kernel, dim3(vt_grid_for(rows * k, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream,
-                       (const cand *)scratch, rows, p, k, values, indices);
+    VT_LAUNCH_CHAINED(topk_out_kernel, dim3(vt_grid_for(rows * k, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream,
+                      (const cand *)scratch, rows, p, k, values, indices);
     return hipGetLastError();
 }
 
@@ -528,8 +544,8 @@ extern "C" hipError_t vt_rocm_launch_sample(const void *scratch, int64_t rows, i
 {
     if (rows <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(sample_kernel, dim3(vt_grid_for(rows, 64)), dim3(64), 0, stream, (const cand *)scratch, rows, n,
-                       p, *sp, (double *)prob, tokens);
+    VT_LAUNCH_CHAINED(sample_kernel, dim3(vt_grid_for(rows, 64)), dim3(64), 0, stream, (const cand *)scratch, rows, n,
+                      p, *sp, (double *)prob, tokens);
     return hipGetLastError();
 }
 
@@ -539,7 +555,7 @@ extern "C" hipError_t vt_rocm_launch_router(const float *logits, const float *bi
 {
     if (T <= 0)
         return hipSuccess;
-    hipLaunchKernelGGL(router_kernel, dim3(vt_grid_for(T, 64)), dim3(64), 0, stream, logits, bias, T, E, k, score,
-                       renormalize, routed_scale, ids, weights);
+    VT_LAUNCH_CHAINED(router_kernel, dim3(vt_grid_for(T, 64)), dim3(64), 0, stream, logits, bias, T, E, k, score,
+                      renormalize, routed_scale, ids, weights);
     return hipGetLastError();
 }
