@@ -12,8 +12,7 @@ namespace
 
 __global__ void kv_write_kernel(const float *k, const int32_t *slots, void *cache, uint32_t dtype, int64_t T, int64_t n)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     int64_t total = T * n, stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
         int64_t t = e / n, i = e % n;
@@ -33,8 +32,7 @@ __global__ void kv_write_checked_kernel(vt_rocm_err *err, uint32_t op, const int
                                         const float *k, const float *v, void *kc, void *vc, uint32_t dtype, int64_t T,
                                         int64_t nk, int64_t nv)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     __shared__ int64_t shm[VT_ROCM_BLOCK];
     const int64_t first = vt_slots_first_out_of_range(slots, T, limit, shm);
     if (first < T) {

@@ -146,8 +146,7 @@ __global__ void __launch_bounds__(NT)
                        float *part_o, float *part_ml, uint32_t *done, int64_t Hq, int64_t Hkv, int64_t S, float scale,
                        int32_t window, int64_t n_split)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin();                     /* chained launch: before any memory access (rocm_chain.h) */
     constexpr int L = D / 8, NG = NT / L; // lanes per key row; groups per block
     __shared__ float sm_ml[NG][2 * G], sm_w[NG][G];
     __shared__ float sm_o[NG][D];

@@ -190,8 +190,7 @@ __global__ __launch_bounds__(GDR_NT) void gdr_decode_kernel(const float *q, cons
                                                             int l2norm, vt_rocm_err *err, uint32_t op, int64_t B,
                                                             int64_t N)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     constexpr int TX = SW / 4, TY = GDR_NT / TX, R = DK / TY, NG = GDR_NT / 32;
     static_assert(DK % TY == 0 && DK % 32 == 0 && DK <= GDR_NT && 32 % TX == 0, "gdr_decode_kernel shape");
     __shared__ float qs[DK], ks[DK], red1[NG][3], red2[NG][SW][2];

@@ -35,8 +35,7 @@ __device__ inline void st(void *v, int wide, int64_t i, int64_t x)
 __global__ void check_range_kernel(vt_rocm_err *err, uint32_t op, uint32_t name, const void *v, int wide, int64_t n,
                                    int64_t hi, int64_t dim, void *safe)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     __shared__ int64_t shm[VT_ROCM_BLOCK];
     int64_t f = vt_block_first(
         n,
@@ -54,8 +53,7 @@ __global__ void check_range_kernel(vt_rocm_err *err, uint32_t op, uint32_t name,
 __global__ void check_slots_kernel(vt_rocm_err *err, uint32_t op, uint32_t name, const int32_t *s, int64_t n,
                                    int64_t limit, int unique, const int32_t *acc, int64_t acc_max, int32_t *safe)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     __shared__ int64_t shm[VT_ROCM_BLOCK];
     auto twice = [&](int64_t i) {
         for (int64_t j = 0; j < i; j++)
@@ -92,8 +90,7 @@ __global__ void check_slots_kernel(vt_rocm_err *err, uint32_t op, uint32_t name,
 __global__ void check_gdr_kernel(vt_rocm_err *err, uint32_t op, const int32_t *s, const int32_t *acc, int per_token,
                                  int64_t B, int64_t T, int64_t N, int32_t *safe_s, int32_t *safe_acc)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     const bool bad = vt_gdr_check(err, true, op, s, acc, per_token, B, T, N);
     const int64_t n = per_token ? B * T : B;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x)

@@ -120,8 +120,7 @@ __global__ void conv_prefill_w4_kernel(const float *x, const float *w, const flo
 __global__ void conv_update_kernel(const float *x, const float *w, const float *bias, const int32_t *slots, float *y,
                                    float *state, int64_t B, int64_t D, int64_t T, int64_t W, int silu)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t bd = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; bd < B * D; bd += stride) {
         int64_t b = bd / D, d = bd % D;
@@ -156,8 +155,7 @@ __global__ void conv_update_kernel(const float *x, const float *w, const float *
 __global__ void conv_update_w4t1_kernel(const float *x, const float *w, const float *bias, const int32_t *slots,
                                         float *y, float *state, uint32_t B, uint32_t D, int silu)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     const uint32_t bd = blockIdx.x * blockDim.x + threadIdx.x;
     if (bd >= B * D)
         return;

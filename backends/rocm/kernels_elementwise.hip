@@ -9,8 +9,7 @@ namespace
 
 __global__ void unary_kernel(int kind, const float *x, float *y, int64_t n, float s)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         float v = x[i];
@@ -31,8 +30,7 @@ __global__ void unary_kernel(int kind, const float *x, float *y, int64_t n, floa
 
 __global__ void mul_kernel(const float *a, const float *b, float *y, int64_t n, int64_t nb)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
         y[i] = a[i] * b[i % nb];
@@ -40,8 +38,7 @@ __global__ void mul_kernel(const float *a, const float *b, float *y, int64_t n, 
 
 __global__ void swiglu_kernel(const float *g, const float *u, float *y, int64_t n)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
         y[i] = vt_silu(g[i]) * u[i];
@@ -56,8 +53,7 @@ __device__ inline float softplus(float v)
 __global__ void gdn_gate_kernel(const float *a, const float *dt_bias, const float *A, const float *b, float *g,
                                 float *beta, int64_t n, int64_t H)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         int64_t h = i % H;
@@ -68,8 +64,7 @@ __global__ void gdn_gate_kernel(const float *a, const float *dt_bias, const floa
 
 __global__ void moe_combine_kernel(const float *h, const float *w, float *y, int64_t T, int64_t K, int64_t m)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < T * m; o += stride) {
         int64_t t = o / m, j = o % m;
@@ -82,8 +77,7 @@ __global__ void moe_combine_kernel(const float *h, const float *w, float *y, int
 
 __global__ void add_f32_kernel(const float *a, const float *b, float *y, int64_t n, int64_t nb)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
         y[i] = a[i] + b[i % nb];
@@ -94,8 +88,7 @@ __global__ void add_f32_kernel(const float *a, const float *b, float *y, int64_t
 // one float4 per thread, no index modulo. OP: 0 add, 1 mul, 2 swiglu.
 template <int OP> __global__ void binary4_kernel(const float4 *a, const float4 *b, float4 *y, int64_t n4)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += stride) {
         float4 u = a[i], v = b[i], r;

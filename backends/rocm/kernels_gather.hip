@@ -13,8 +13,7 @@ namespace
 __global__ void get_rows_kernel(const void *table, uint32_t tt, int be, int bb, const int32_t *idx, void *dst,
                                 uint32_t dt, int64_t n_idx, int64_t n)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     int64_t total = n_idx * n, stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
         int64_t i = e / n, col = e % n;
@@ -26,8 +25,7 @@ template <typename W>
 __global__ void index_select_kernel(const W *src, const void *idx, int wide, W *dst, int64_t outer, int64_t n_src,
                                     int64_t n_idx, int64_t row_words)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     int64_t total = outer * n_idx * row_words, stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
         int64_t w = e % row_words, j = (e / row_words) % n_idx, o = e / (row_words * n_idx);

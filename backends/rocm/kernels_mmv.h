@@ -441,8 +441,7 @@ template <uint32_t DT, int N, int R>
 __global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
     mmv_kernel(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k, bool aligned)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     __shared__ Smem<DT, N, R> sm;
     const int wv = (int)threadIdx.x / VT_MMV_WAVE, nw = (int)blockDim.x / VT_MMV_WAVE;
     const int64_t row0 = (int64_t)blockIdx.x * R;
@@ -473,8 +472,7 @@ __global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
     moe_mmv_kernel(const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes, const int32_t *ids, float *y,
                    int K, int TK, int64_t m, int64_t k, bool aligned)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     __shared__ Smem<DT, N, R> sm;
     const int s = (int)blockIdx.y, e = ids[s];
     for (int p = 0; p < s; p++)

@@ -563,8 +563,7 @@ template <uint32_t DT>
 __global__ void __launch_bounds__(256)
     split_kernel(const float *x, int64_t k, int64_t n, uint2 *bs, float *pw, float *xs)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     const int lane = (int)threadIdx.x & 31;
     const int64_t chunks = k / 128, p = (int64_t)blockIdx.x * 8 + ((int)threadIdx.x >> 5);
     if (p >= n * chunks)
@@ -783,8 +782,7 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
 
     /* chained launch (rocm_chain.h): the setup above overlaps the end of
      * the kernel before this one; no global access before the wait */
-    vt_chain_wait();
-    vt_chain_open();
+    vt_chain_begin();
 
     float acc[2][2][T] = {};
     /* x of the next chunk, loaded one chunk ahead */
@@ -1000,13 +998,10 @@ template <uint32_t DT, int N, int S> constexpr size_t block_smem(int nw)
            (size_t)nw * S * sizeof(uint64_t);
 }
 
-// The most dynamic shared memory a block may have on the current device.
-size_t smem_optin()
+// The most dynamic shared memory a block may have on device dev (0..63).
+size_t smem_optin(int dev)
 {
     static int cached[64];
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64)
-        return 0;
     if (!cached[dev]) {
         int v = 0, major = 0;
         if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess || major < 8)
@@ -1029,14 +1024,13 @@ constexpr int vt_mma_flags = 1; /* warps take the tiles of k in turn */
 #endif
 
 // The blocks of kernel with nw warps and `bytes` of shared memory that
-// are resident at once on the current device (all its SMs), 0 when
+// are resident at once on device dev (all its SMs), 0 when
 // unknown; asked of the runtime once per device and warp count (a kernel
 // is launched with one `bytes` per warp count).
-template <uint32_t DT, int N, int S, bool PRE> int64_t resident_blocks(int nw, size_t bytes)
+template <uint32_t DT, int N, int S, bool PRE> int64_t resident_blocks(int dev, int nw, size_t bytes)
 {
     static int64_t cached[64][17]; /* per instantiation */
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 || nw < 1 || nw > 16)
+    if (nw < 1 || nw > 16)
         return 0;
     if (cached[dev][nw] == 0) {
         int sms = 0, per = 0;
@@ -1049,16 +1043,16 @@ template <uint32_t DT, int N, int S, bool PRE> int64_t resident_blocks(int nw, s
     return cached[dev][nw];
 }
 
-// Queue mma_kernel for n <= N columns with a ring of S tiles; *taken = 0
-// when the device cannot.
+// Queue mma_kernel for n <= N columns with a ring of S tiles on device dev
+// (0..63, the current one); *taken = 0 when the device cannot.
 template <uint32_t DT, int N, int S>
 hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k,
-                      const Pre &pre, hipStream_t stream, int *taken)
+                      const Pre &pre, int dev, hipStream_t stream, int *taken)
 {
     /* the split of the call (N > 1) or the kernel's own (N = 1) */
     constexpr bool P = N > 1;
     const bool use_pre = P && pre.bs != nullptr;
-    const size_t optin = smem_optin();
+    const size_t optin = smem_optin(dev);
     const int64_t tiles = k / kTile;
     /* 14 warps (8 for N = 8, the launch bounds), then as few as give the
      * same longest share: measured on the H200 against 16 and 12 */
@@ -1070,7 +1064,7 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
      * H200, o m = 4096 k = 4096: 9.95 us against 10.5 with 8 warps of 2) */
     bool one_group = false;
     if (N == 1 && tiles >= 16 && block_smem<DT, N, S>(16) <= optin) {
-        const int64_t r16 = resident_blocks<DT, N, S, false>(16, block_smem<DT, N, S>(16));
+        const int64_t r16 = resident_blocks<DT, N, S, false>(dev, 16, block_smem<DT, N, S>(16));
         one_group = r16 > 0 && groups <= r16;
     }
 #ifdef VT_MMA_HARNESS
@@ -1103,11 +1097,6 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
     auto split = mma_kernel<DT, N, P, S>;
     /* the kernel's opt-in per device, raised once to the most a call needs */
     static size_t raised[64];
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {
-        *taken = 0;
-        return hipSuccess;
-    }
     if (bytes > 48 * 1024 && bytes > raised[dev]) {
         cudaError_t e = cudaFuncSetAttribute(plain, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
         if (e == cudaSuccess && P)
@@ -1121,7 +1110,8 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
      * the same most groups per block, so that every block streams to the
      * end (896 groups on 264 resident: 224 blocks of 4, not 104 of 4 and
      * 160 of 3 with a last round at 104 blocks) */
-    int64_t grid = use_pre ? resident_blocks<DT, N, S, P>(nw, bytes) : resident_blocks<DT, N, S, false>(nw, bytes);
+    int64_t grid =
+        use_pre ? resident_blocks<DT, N, S, P>(dev, nw, bytes) : resident_blocks<DT, N, S, false>(dev, nw, bytes);
 #ifdef VT_MMA_HARNESS
     if (vt_mma_grid > 0 && vt_mma_grid < grid)
         grid = vt_mma_grid;
@@ -1145,15 +1135,15 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
 // launch_mma with the plugin's ring depth (the harness: its choice).
 template <uint32_t DT, int N>
 hipError_t launch_ring(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k,
-                       const Pre &pre, hipStream_t stream, int *taken)
+                       const Pre &pre, int dev, hipStream_t stream, int *taken)
 {
 #ifdef VT_MMA_HARNESS
     if (vt_mma_ring == 3)
-        return launch_mma<DT, N, 3>(x, w, row_bytes, y, n, m, k, pre, stream, taken);
+        return launch_mma<DT, N, 3>(x, w, row_bytes, y, n, m, k, pre, dev, stream, taken);
     if (vt_mma_ring == 4)
-        return launch_mma<DT, N, 4>(x, w, row_bytes, y, n, m, k, pre, stream, taken);
+        return launch_mma<DT, N, 4>(x, w, row_bytes, y, n, m, k, pre, dev, stream, taken);
 #endif
-    return launch_mma<DT, N, kRing>(x, w, row_bytes, y, n, m, k, pre, stream, taken);
+    return launch_mma<DT, N, kRing>(x, w, row_bytes, y, n, m, k, pre, dev, stream, taken);
 }
 
 // MatMul of DT over n columns, 8 at a time.
@@ -1163,8 +1153,14 @@ template <uint32_t DT>
 hipError_t mma_cols(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int64_t n, int64_t m, int64_t k,
                     void *scratch, hipStream_t stream, int *taken)
 {
+    /* the device, asked once per call: the launches' caches are per device */
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {
+        *taken = 0;
+        return hipSuccess;
+    }
     Pre all = {nullptr, nullptr, nullptr, k / 128};
-    if (scratch != nullptr && n > 1 && smem_optin() > 0) {
+    if (scratch != nullptr && n > 1 && smem_optin(dev) > 0) {
         uint2 *bs = (uint2 *)scratch;
         float *pw = (float *)(void *)(bs + n * all.chunks * 64), *xs = pw + n * all.chunks * 4;
         const int64_t warps = n * all.chunks;
@@ -1184,13 +1180,13 @@ hipError_t mma_cols(const float *x, const uint8_t *w, int64_t row_bytes, float *
             pre.bs += j0 * all.chunks * 64, pre.pw += j0 * all.chunks * 4, pre.xs += j0 * all.chunks * 4;
         hipError_t e;
         if (nc == 1)
-            e = launch_ring<DT, 1>(xj, w, row_bytes, yj, nc, m, k, pre, stream, taken);
+            e = launch_ring<DT, 1>(xj, w, row_bytes, yj, nc, m, k, pre, dev, stream, taken);
         else if (nc == 2)
-            e = launch_ring<DT, 2>(xj, w, row_bytes, yj, nc, m, k, pre, stream, taken);
+            e = launch_ring<DT, 2>(xj, w, row_bytes, yj, nc, m, k, pre, dev, stream, taken);
         else if (nc <= 4)
-            e = launch_ring<DT, 4>(xj, w, row_bytes, yj, nc, m, k, pre, stream, taken);
+            e = launch_ring<DT, 4>(xj, w, row_bytes, yj, nc, m, k, pre, dev, stream, taken);
         else
-            e = launch_ring<DT, 8>(xj, w, row_bytes, yj, nc, m, k, pre, stream, taken);
+            e = launch_ring<DT, 8>(xj, w, row_bytes, yj, nc, m, k, pre, dev, stream, taken);
         if (e != hipSuccess || !*taken)
             return e; /* a refusal can only come with the first launch (the same shape each time) */
     }

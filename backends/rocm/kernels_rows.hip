@@ -12,8 +12,7 @@ namespace
 __global__ void norm_kernel(int kind, const float *x, const float *w, const float *z, float *y, int64_t rows, int64_t n,
                             float eps)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     __shared__ float shm[VT_ROCM_BLOCK];
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         const float *xr = x + r * n;
@@ -41,8 +40,7 @@ template <bool VEC>
 __global__ void norm_wide_kernel(int kind, const float *x, const float *w, const float *z, float *y, int64_t rows,
                                  int64_t n, float eps)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     __shared__ float shm[NORM_WIDE];
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         const float *xr = x + r * n;
@@ -115,8 +113,7 @@ template <int NV>
 __global__ void norm_reg_kernel(int kind, const float *x, const float *w, const float *z, float *y, int64_t rows,
                                 int64_t n, float eps)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     __shared__ float part[VT_ROCM_BLOCK / ROWS_WAVE];
     const int64_t n4 = n / 4;
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -363,8 +360,7 @@ __global__ void softmax_apply_kernel(const float *x, const float *mask, int64_t 
 __global__ void rope_elem_kernel(const float *x, const int32_t *pos, float *y, int64_t T, int64_t H, int64_t d,
                                  int32_t n_rot, float theta, int neox)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     int64_t total = T * H * d, stride = (int64_t)gridDim.x * blockDim.x;
     int64_t half = n_rot / 2;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
@@ -392,8 +388,7 @@ __global__ void rope_elem_kernel(const float *x, const int32_t *pos, float *y, i
 __global__ void rope_kernel(const float *x, const int32_t *pos, float *y, int64_t T, int64_t H, int64_t d,
                             int32_t n_rot, float theta, int neox, int64_t heads_per_block)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin();                 /* chained launch: before any memory access (rocm_chain.h) */
     extern __shared__ double cs_sn[]; // cs[half], then sn[half]
     const int64_t half = n_rot / 2, groups = (H + heads_per_block - 1) / heads_per_block;
     double *cs = cs_sn, *sn = cs_sn + half;

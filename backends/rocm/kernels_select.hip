@@ -44,8 +44,7 @@ __device__ inline int64_t block_min(int64_t v, int64_t *shm)
 __global__ void scan_kernel(const float *x, int64_t rows, int64_t n, int sampling, vt_rocm_err *err, uint32_t op,
                             uint32_t name)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     __shared__ int64_t shm[VT_ROCM_BLOCK];
     __shared__ bool last;
     unsigned long long first = ~0ull;
@@ -105,8 +104,7 @@ __global__ void scan_kernel(const float *x, int64_t rows, int64_t n, int samplin
 __global__ void scan_split_kernel(const float *x, int64_t rows, int64_t n, int64_t nb, int sampling, uint8_t *fin,
                                   vt_rocm_err *err, uint32_t op, uint32_t name)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     __shared__ int64_t shm[VT_ROCM_BLOCK];
     __shared__ bool last;
     int64_t r = blockIdx.x / nb, b = blockIdx.x % nb, per = (n + nb - 1) / nb;
@@ -162,8 +160,7 @@ __global__ void scan_split_kernel(const float *x, int64_t rows, int64_t n, int64
 
 __global__ void argmax_kernel(const float *x, int64_t rows, int64_t n, int32_t *out)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     __shared__ float sv[VT_ROCM_BLOCK];
     __shared__ int32_t si[VT_ROCM_BLOCK];
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -200,8 +197,7 @@ __global__ void argmax_kernel(const float *x, int64_t rows, int64_t n, int32_t *
 __global__ void argmax_split_kernel(const float *x, int64_t rows, int64_t n, int64_t nb, cand *part, int32_t *out,
                                     vt_rocm_err *err, uint32_t op, uint32_t name)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     __shared__ float sv[VT_ROCM_BLOCK];
     __shared__ int32_t si[VT_ROCM_BLOCK];
     __shared__ int64_t shm[VT_ROCM_BLOCK];
@@ -279,8 +275,7 @@ __global__ void argmax_split_kernel(const float *x, int64_t rows, int64_t n, int
 // entries that come after every real one), one block per row.
 __global__ void sort_kernel(const float *x, int64_t rows, int64_t n, int64_t p, cand *scratch)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         cand *c = scratch + r * p;
         for (int64_t i = threadIdx.x; i < p; i += blockDim.x)
@@ -315,8 +310,7 @@ __global__ void sort_kernel(const float *x, int64_t rows, int64_t n, int64_t p, 
 __global__ void slice_topk_kernel(const float *x, const cand *in, int64_t m, int64_t sl, int64_t kk, int64_t nslices,
                                   cand *out)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin();            /* chained launch: before any memory access (rocm_chain.h) */
     extern __shared__ cand sc[]; // sl
     int64_t row = blockIdx.x / nslices, base = (blockIdx.x % nslices) * sl;
     for (int64_t i = threadIdx.x; i < sl; i += blockDim.x) {
@@ -346,8 +340,7 @@ __global__ void slice_topk_kernel(const float *x, const cand *in, int64_t m, int
 __global__ void topk_out_kernel(const cand *scratch, int64_t rows, int64_t p, int64_t k, float *values,
                                 int32_t *indices)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     int64_t total = rows * k, stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
         cand c = scratch[(e / k) * p + e % k];
@@ -361,8 +354,7 @@ __global__ void topk_out_kernel(const cand *scratch, int64_t rows, int64_t p, in
 __global__ void sample_kernel(const cand *scratch, int64_t rows, int64_t n, int64_t p, vt_params_sample sp,
                               double *prob, int32_t *tokens)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += stride) {
         const cand *c = scratch + r * p;
@@ -403,8 +395,7 @@ __global__ void sample_kernel(const cand *scratch, int64_t rows, int64_t n, int6
 __global__ void router_kernel(const float *logits, const float *bias, int64_t T, int64_t E, int32_t k, int32_t score,
                               int32_t renorm, float routed_scale, int32_t *ids, float *weights)
 {
-    vt_chain_wait(); /* chained launch: before any memory access (rocm_chain.h) */
-    vt_chain_open();
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     float sc[VT_ROCM_ROUTER_MAX_E], key[VT_ROCM_ROUTER_MAX_E];
     unsigned char taken[VT_ROCM_ROUTER_MAX_E];
     int64_t stride = (int64_t)gridDim.x * blockDim.x;

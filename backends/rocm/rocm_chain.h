@@ -10,7 +10,7 @@
  * writes are visible; since that one waited in turn for its own
  * predecessor, everything queued earlier has finished too. A kernel may
  * then call vt_chain_open() to let the next chained kernel be scheduled
- * (only scheduling: that kernel still waits). Elsewhere (AMD, sm_80, a
+ * (only scheduling: that kernel still waits); vt_chain_begin() does both. Elsewhere (AMD, sm_80, a
  * kernel launched plainly) both are no-ops and VT_LAUNCH_CHAINED is a
  * plain launch.
  *
@@ -43,6 +43,13 @@ __device__ inline void vt_chain_open()
 #if VT_CHAIN_ARCH
     asm volatile("griddepcontrol.launch_dependents;" :::);
 #endif
+}
+
+/* The first statement of a chained kernel: the wait, then the open. */
+__device__ inline void vt_chain_begin()
+{
+    vt_chain_wait();
+    vt_chain_open();
 }
 
 #if defined(VT_HIP_PLATFORM_NVIDIA)

@@ -10,9 +10,9 @@
 #include "rocm_backend.h"
 #include "rocm_launch.h"
 
-/* The idle state of an error word. */
 _Static_assert(sizeof(vt_rocm_err) <= VT_ROCM_QUEUE_COUNTERS_OFF, "the counters follow the error word");
 
+/* The idle state of an error word. */
 static const vt_rocm_err idle_word = {0, 0, 0, 0, 0, 0, 0, 0, ~0ull};
 
 void vt_rocm_count_sync(vt_backend_ctx *c, int dev)
