@@ -402,7 +402,7 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
     auto run_prev = [&](int i) {
         int taken = 0;
         CK(prev_attn::prev_launch_attention_decode(dq, dk[i % nsets], dv[i % nsets], dt, dpos, dout, T, Hq, Hkv, S, d,
-                                                   d, scale, window, scratch_prev, 0, &taken));
+                                                   d, scale, window, scratch_prev, nullptr, 0, &taken));
         if (!taken) {
             fprintf(stderr, "the previous decode attention did not take the shape\n");
             exit(2);

@@ -9,17 +9,21 @@
 // block's groups merge in shared memory into the chunk's (max, sum,
 // unnormalised output), and the last block of a (query, kv head) to arrive
 // (a counter in scratch, zeroed before the launch and reset by that block)
-// merges the chunks in chunk order into the output.
-#include "rocm_device.h"
-#include "rocm_launch.h"
+// merges the chunks in chunk order into the output (merge_last,
+// kernels_attention_decode.h). An f16 cache with d = 64 or 128 on NVIDIA
+// sm_80 and later takes kernels_attention_decode_mma.hip's kernel instead
+// (same chunks, scratch and merge; scores and values on matrix
+// instructions).
+#include "kernels_attention_decode.h"
 
 namespace
 {
 
+using namespace vt_attn;
+
 constexpr int kThreads = 256; // per block
 constexpr int kBatch = 4;     // keys per group per batch
 constexpr int kWant = 132;    // blocks wanted (one per H200 SM)
-constexpr int kMaxSplit = 64; // chunks per (query, kv head) at most
 
 template <uint32_t DT> __device__ inline void unpack8(const uint4 &u, float (&f)[8])
 {
@@ -34,21 +38,6 @@ template <uint32_t DT> __device__ inline void unpack8(const uint4 &u, float (&f)
             f[2 * i + 1] = __uint_as_float(w[i] & 0xFFFF0000u);
         }
     }
-}
-
-// The visible keys [lo, hi] of a query at position p (lo > hi: none).
-__device__ inline void visible(int64_t p, int64_t S, int32_t window, int64_t &lo, int64_t &hi)
-{
-    lo = window > 0 ? p - window + 1 : 0;
-    if (lo < 0)
-        lo = 0;
-    hi = p < S - 1 ? p : S - 1;
-}
-
-// A float written by another block of the same launch (read past L1).
-__device__ inline float ld_other(const float *p)
-{
-    return *(const volatile float *)p;
 }
 
 // One group's running state: G heads' max, sum and 8 output elements.
@@ -150,15 +139,11 @@ __global__ void __launch_bounds__(NT)
     constexpr int L = D / 8, NG = NT / L; // lanes per key row; groups per block
     __shared__ float sm_ml[NG][2 * G], sm_w[NG][G];
     __shared__ float sm_o[NG][D];
-    __shared__ float sm_cm[G * kMaxSplit], sm_cl[G * kMaxSplit], sm_cw[G * kMaxSplit]; // the last block's
-    __shared__ int sm_last;
     const int64_t split = blockIdx.x, kvh = blockIdx.y, t = blockIdx.z;
     const int lane = (int)threadIdx.x % L, grp = (int)threadIdx.x / L;
     // this block's share of the visible keys: [s0, s1]
-    int64_t lo, hi;
-    visible(pos[t], S, window, lo, hi);
-    const int64_t nvis = hi >= lo ? hi - lo + 1 : 0, per_block = (nvis + n_split - 1) / n_split;
-    const int64_t s0 = lo + split * per_block, s1 = s0 + per_block - 1 < hi ? s0 + per_block - 1 : hi;
+    int64_t s0, s1;
+    chunk_keys(pos[t], S, window, split, n_split, s0, s1);
     const int64_t row_stride = Hkv * D; // elements between consecutive keys
     const uint16_t *kb = k + kvh * D + lane * 8, *vb = v + kvh * D + lane * 8;
     const int64_t n = s1 - s0 + 1, per = n > 0 ? (n + NG - 1) / NG : 0; // batches of the group: per / KB
@@ -242,59 +227,8 @@ __global__ void __launch_bounds__(NT)
             part_o[((row0 + h) * n_split + split) * D + j] = o;
         }
     }
-    // the last block of (query, kv head) to arrive merges the chunks in
-    // chunk order: o = sum_i e^(m_i - M) o_i / sum_i e^(m_i - M) l_i (zeros
-    // when no key is visible; a chunk without one has m_i = -inf, weight 0,
-    // o_i = l_i = 0). The chunks' (m, l) are staged in shared memory with
-    // all loads in flight at once, and each output element's loads go out 8
-    // at a time.
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0)
-        sm_last = atomicAdd(&done[t * Hkv + kvh], 1u) == (uint32_t)(n_split - 1);
-    __syncthreads();
-    if (!sm_last)
-        return;
-    __threadfence();
-    const int ns = (int)n_split, ne = G * ns;
-    for (int e = (int)threadIdx.x; e < ne; e += NT) {
-        const float *pml = part_ml + (row0 * n_split + e) * 2; // head e / ns, chunk e % ns
-        sm_cm[e] = ld_other(pml);
-        sm_cl[e] = ld_other(pml + 1);
-    }
-    __syncthreads();
-    for (int e = (int)threadIdx.x; e < ne; e += NT) {
-        const int h = e / ns;
-        float M = -INFINITY;
-        for (int i = 0; i < ns; i++)
-            M = fmaxf(M, sm_cm[h * ns + i]);
-        sm_cw[e] = sm_cm[e] == -INFINITY ? 0.0f : expf(sm_cm[e] - M);
-    }
-    __syncthreads();
-    for (int e = (int)threadIdx.x; e < G * D; e += NT) {
-        const int h = e / D, j = e % D;
-        const float *po = part_o + (row0 + h) * n_split * D + j, *w = sm_cw + h * ns, *l = sm_cl + h * ns;
-        float a = 0.0f, sum = 0.0f;
-        int i = 0;
-        for (; i + 8 <= ns; i += 8) {
-            float x[8];
-#pragma unroll
-            for (int b = 0; b < 8; b++)
-                x[b] = ld_other(po + (int64_t)(i + b) * D);
-#pragma unroll
-            for (int b = 0; b < 8; b++) {
-                a = fmaf(w[i + b], x[b], a);
-                sum = fmaf(w[i + b], l[i + b], sum);
-            }
-        }
-        for (; i < ns; i++) {
-            a = fmaf(w[i], ld_other(po + (int64_t)i * D), a);
-            sum = fmaf(w[i], l[i], sum);
-        }
-        out[(row0 + h) * D + j] = sum > 0.0f ? a / sum : 0.0f;
-    }
-    if (threadIdx.x == 0)
-        done[t * Hkv + kvh] = 0; // ready for the next launch (graph replay)
+    // the last block of (query, kv head) to arrive merges the chunks
+    merge_last<G, D, NT>(part_o, part_ml, done + t * Hkv + kvh, out, row0, n_split);
 }
 
 // Chunks per (query, kv head): about want blocks in all, at most the keys
@@ -319,19 +253,6 @@ bool takes(int64_t T, int64_t Hq, int64_t Hkv, int64_t d, int64_t dv, uint32_t k
     return (kv_dtype == VT_F16 || kv_dtype == VT_BF16) && (d == 64 || d == 128 || d == 256) &&
            (G == 1 || G == 2 || G == 4 || G == 8);
 }
-
-// The kernel's arguments past its template parameters.
-struct AttnArgs {
-    const float *q;
-    const uint16_t *k, *v;
-    const int32_t *pos;
-    float *o, *po, *pml;
-    uint32_t *done;
-    int64_t Hq, Hkv, S;
-    float scale;
-    int32_t window;
-    int64_t n_split;
-};
 
 template <uint32_t DT, int D, int G, int NT, int KB> void launch_g(dim3 grid, hipStream_t stream, const AttnArgs &a)
 {
@@ -386,17 +307,25 @@ hipError_t attn_setup(const float *q, const void *k, const void *v, const int32_
 }
 
 // The kernel of NT threads and KB keys per group per batch over about want
-// blocks (done: as setup's). The shape is one takes() accepts.
+// blocks (done: as setup's), or with mma the f16 kernel on matrix
+// instructions where it takes the shape and device. The shape is one
+// takes() accepts.
 template <int NT, int KB>
 hipError_t run_decode(const float *q, const void *k, const void *v, uint32_t kv_dtype, const int32_t *pos, float *o,
                       int64_t T, int64_t Hq, int64_t Hkv, int64_t S, int64_t d, int64_t dv, float scale, int32_t window,
-                      void *scratch, hipStream_t stream, int64_t want, uint32_t *done)
+                      void *scratch, hipStream_t stream, int64_t want, uint32_t *done, bool mma = false)
 {
     AttnArgs a;
     dim3 grid;
     hipError_t e = attn_setup(q, k, v, pos, o, T, Hq, Hkv, S, dv, scale, window, scratch, stream, want, done, a, grid);
     if (e != hipSuccess)
         return e;
+    if (mma && kv_dtype == VT_F16) {
+        int took = 0;
+        e = launch_mma(a, d, Hq / Hkv, grid, stream, &took);
+        if (took)
+            return e;
+    }
     if (kv_dtype == VT_F16)
         launch_dt<VT_F16, NT, KB>(d, Hq / Hkv, grid, stream, a);
     else
@@ -429,5 +358,5 @@ extern "C" hipError_t vt_rocm_launch_attention_decode(const float *q, const void
         return hipSuccess;
     *taken = 1;
     return run_decode<kThreads, kBatch>(q, k, v, kv_dtype, pos, o, T, Hq, Hkv, S, d, dv, scale, window, scratch, stream,
-                                        kWant, done);
+                                        kWant, done, true);
 }

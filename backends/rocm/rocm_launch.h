@@ -120,7 +120,8 @@ hipError_t vt_rocm_launch_attention(const float *q, const void *k, const void *v
 /* Attention for decode (kernels_attention_decode.hip): up to
  * VT_ROCM_ATTN_SPLIT_MAX_T queries over an f16/bf16 cache with d = dv in
  * {64, 128, 256} and Hq / Hkv in {1, 2, 4, 8}; each K and V row read once
- * (16-byte loads) for the query heads of its kv head. The scratch bytes are
+ * (16-byte loads) for the query heads of its kv head (f16, d 64 or 128 on
+ * NVIDIA sm_80+: on matrix instructions). The scratch bytes are
  * 0 when it does not take the shape; *taken = 0 (nothing queued) when it
  * does not take the shape or the alignments (q, k, v 16-byte aligned).
  * done: T * Hkv zeroed counters that the kernel leaves zero (a queue's

@@ -1,0 +1,397 @@
+// kernels_attention_decode_mma.hip - Attention (op 30) for decode over an
+// f16 KV cache on NVIDIA's matrix instructions (mma.sync m16n8k16: f16
+// inputs, f32 accumulators; sm_80 and later), d = dv in {64, 128}. Other
+// targets and shapes keep kernels_attention_decode.hip's kernel
+// (launch_mma answers *taken = 0).
+//
+// Blocks and chunks as kernels_attention_decode.hip's: block (chunk, kv
+// head, query) takes an equal share of the query's visible keys for the G
+// query heads of its kv head, and the last block to arrive merges the
+// chunks (merge_last). Within a block each of kWarps warps takes every
+// kWarps-th tile of 16 keys; the K and V rows of its tiles stream into the
+// warp's own ring of shared memory (cp.async, kStages - 1 tiles ahead), so
+// the loads in flight do not depend on the arithmetic.
+//
+// Scores: S = Q K^T with A = the G query rows, each split into hi =
+// f16(q * 2^e) and lo = f16(q * 2^e - hi) (rows h and 8 + h; 2^e a power
+// of two per head putting its largest |q| in [128, 256)), B = the K rows
+// as they lie in the cache (f16: exact), so hi + lo carries 22 significant
+// bits of every q and a score is c(h) + c(8 + h) times 2^-e. Online
+// softmax per tile (the running max per head, the rescale of the
+// accumulators only when a max grows). Values: O += P V with A = the
+// probabilities times 2^10 split the same way (hi in row h, lo in 8 + h:
+// exactly the layout the scores' accumulators have, so P never leaves the
+// registers) and B = the V rows (ldmatrix.trans). Activations stay f32 to
+// within 2^-22 of each q and p: the cpu oracle's values, summed in another
+// order, within SPEC 7's Attention tolerance.
+#include "kernels_attention_decode.h"
+
+namespace vt_attn
+{
+
+#if defined(VT_HIP_PLATFORM_NVIDIA)
+} // namespace vt_attn
+#include <cuda_fp16.h>
+namespace vt_attn
+{
+
+namespace
+{
+
+constexpr int kWarps = 4;     // per block
+constexpr int kTileKeys = 16; // keys per tile (one mma k step of P V)
+constexpr int kStages = 4;    // ring slots per warp
+constexpr unsigned kFull = 0xffffffffu;
+
+// Bytes of one K or V row in shared memory: padded by 16 so that the eight
+// rows of an ldmatrix fall in different banks.
+template <int D> __host__ __device__ constexpr int row_bytes()
+{
+    return 2 * D + 16;
+}
+// Bytes of one ring slot (16 K rows, then 16 V rows).
+template <int D> __host__ __device__ constexpr int slot_bytes()
+{
+    return 2 * kTileKeys * row_bytes<D>();
+}
+// Dynamic shared memory of a block: the warps' rings (reused for the
+// warps' merge once every copy has landed).
+template <int D> constexpr size_t block_smem()
+{
+    return (size_t)kWarps * kStages * slot_bytes<D>();
+}
+
+__device__ inline uint32_t smem_u32(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+// 16 bytes global -> shared without registers; src_bytes 0 writes zeros.
+__device__ inline void cp16(uint32_t dst, const void *src, int src_bytes)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+#else
+    (void)dst, (void)src, (void)src_bytes;
+    __trap();
+#endif
+}
+
+__device__ inline void cp_commit()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Until at most N of this lane's groups are in flight, then every lane's
+// copies are visible to the warp.
+template <int N> __device__ inline void cp_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+    __syncwarp();
+}
+
+// Four 8x8 f16 matrices from shared memory (lane l gives a row address of
+// matrix l / 8); .trans delivers them transposed.
+__device__ inline void ldsm4(uint32_t (&r)[4], uint32_t addr)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+#else
+    (void)addr;
+    r[0] = r[1] = r[2] = r[3] = 0;
+#endif
+}
+__device__ inline void ldsm4t(uint32_t (&r)[4], uint32_t addr)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+#else
+    (void)addr;
+    r[0] = r[1] = r[2] = r[3] = 0;
+#endif
+}
+
+// d += A B (m16n8k16, f16 inputs, f32 accumulators).
+__device__ inline void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+    (void)d, (void)a, (void)b0, (void)b1;
+    __trap();
+#endif
+}
+
+// x split into f16 hi + lo (x already scaled into f16's range): the
+// f16x2 words {hi(x0), hi(x1)} and {lo(x0), lo(x1)}.
+__device__ inline void split2(float x0, float x1, uint32_t &hi, uint32_t &lo)
+{
+    const __half h0 = __float2half_rn(x0), h1 = __float2half_rn(x1);
+    const __half l0 = __float2half_rn(x0 - __half2float(h0)), l1 = __float2half_rn(x1 - __half2float(h1));
+    hi = (uint32_t)__half_as_ushort(h0) | ((uint32_t)__half_as_ushort(h1) << 16);
+    lo = (uint32_t)__half_as_ushort(l0) | ((uint32_t)__half_as_ushort(l1) << 16);
+}
+
+// Queues the K and V rows of tile `tile` (keys s0 + 16 tile ..) into ring
+// slot at shared address dst; keys past s1 are zeros.
+template <int D>
+__device__ inline void load_tile(uint32_t dst, const uint16_t *kb, const uint16_t *vb, int64_t row_stride, int64_t s0,
+                                 int64_t s1, int64_t tile, int lane)
+{
+    constexpr int kChunks = D / 8; // 16-byte pieces per row
+#pragma unroll
+    for (int i = 0; i < kTileKeys * kChunks / 32; i++) {
+        const int c = lane + 32 * i, r = c / kChunks, col = c % kChunks;
+        const int64_t s = s0 + kTileKeys * tile + r;
+        const bool ok = s <= s1;
+        const int64_t off = ok ? s * row_stride + col * 8 : 0;
+        const uint32_t at = dst + (uint32_t)(r * row_bytes<D>() + col * 16);
+        cp16(at, kb + off, ok ? 16 : 0);
+        cp16(at + (uint32_t)(kTileKeys * row_bytes<D>()), vb + off, ok ? 16 : 0);
+    }
+}
+
+template <int D, int G>
+__global__ void __launch_bounds__(kWarps * 32)
+    attn_mma_kernel(const float *q, const uint16_t *k, const uint16_t *v, const int32_t *pos, float *out, float *part_o,
+                    float *part_ml, uint32_t *done, int64_t Hq, int64_t Hkv, int64_t S, float scale, int32_t window,
+                    int64_t n_split)
+{
+    vt_chain_begin();          /* chained launch: before any memory access (rocm_chain.h) */
+    constexpr int KC = D / 16; // k steps of the scores
+    constexpr int DT = D / 8;  // n tiles of the values
+    extern __shared__ uint4 attn_mma_smem[];
+    uint8_t *smem = (uint8_t *)attn_mma_smem;
+    const int64_t split = blockIdx.x, kvh = blockIdx.y, t = blockIdx.z;
+    const int lane = (int)threadIdx.x % 32, w = (int)threadIdx.x / 32, g = lane / 4, c2 = 2 * (lane % 4);
+    int64_t s0, s1;
+    chunk_keys(pos[t], S, window, split, n_split, s0, s1);
+    const int64_t n = s1 - s0 + 1, ntiles = n > 0 ? (n + kTileKeys - 1) / kTileKeys : 0;
+    const int64_t mine = ntiles > w ? (ntiles - w + kWarps - 1) / kWarps : 0; // this warp's tiles: w, w + kWarps, ..
+    const int64_t row_stride = Hkv * D;
+    const uint16_t *kb = k + kvh * D, *vb = v + kvh * D;
+    const uint32_t ring = smem_u32(smem + (size_t)w * kStages * slot_bytes<D>());
+#pragma unroll
+    for (int j = 0; j < kStages - 1; j++) {
+        if (j < mine)
+            load_tile<D>(ring + j * slot_bytes<D>(), kb, vb, row_stride, s0, s1, w + (int64_t)kWarps * j, lane);
+        cp_commit();
+    }
+    // the A fragments of the queries: lane holds row g (hi) and 8 + g (lo)
+    // of head g, k positions c2, c2 + 1 and 8 + c2, 9 + c2 of each step
+    const int64_t row0 = t * Hq + kvh * G; // first query head of the block
+    float qf[KC][4];
+    float amax = 0.0f;
+#pragma unroll
+    for (int kc = 0; kc < KC; kc++) {
+        if (g < G) {
+            const float *qp = q + (row0 + g) * D + kc * 16 + c2;
+            const float2 a = *(const float2 *)qp, b = *(const float2 *)(qp + 8);
+            qf[kc][0] = a.x * scale, qf[kc][1] = a.y * scale, qf[kc][2] = b.x * scale, qf[kc][3] = b.y * scale;
+        } else {
+            qf[kc][0] = qf[kc][1] = qf[kc][2] = qf[kc][3] = 0.0f;
+        }
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            amax = fmaxf(amax, fabsf(qf[kc][i]));
+    }
+    amax = fmaxf(amax, __shfl_xor_sync(kFull, amax, 1));
+    amax = fmaxf(amax, __shfl_xor_sync(kFull, amax, 2));
+    int ex = 0;
+    (void)frexpf(amax, &ex); // amax = f 2^ex, f in [0.5, 1) (0: ex = 0)
+    const float up = ldexpf(1.0f, 8 - ex), down = ldexpf(1.0f, ex - 8);
+    uint32_t qa[KC][4];
+#pragma unroll
+    for (int kc = 0; kc < KC; kc++) {
+        split2(qf[kc][0] * up, qf[kc][1] * up, qa[kc][0], qa[kc][1]);
+        split2(qf[kc][2] * up, qf[kc][3] * up, qa[kc][2], qa[kc][3]);
+    }
+    float acc[DT][4];
+#pragma unroll
+    for (int j = 0; j < DT; j++)
+        acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+    float m = -INFINITY, l = 0.0f; // head g's running max, this lane's share of the sum
+    // the lane's ldmatrix rows: K (keys 8 (l / 16) + l % 8, d 8 ((l / 8) % 2))
+    // and V transposed (keys 8 ((l / 8) % 2) + l % 8, d 8 (l / 16))
+    const uint32_t k_off = (uint32_t)((8 * (lane / 16) + lane % 8) * row_bytes<D>() + 16 * ((lane / 8) % 2));
+    const uint32_t v_off =
+        (uint32_t)(kTileKeys * row_bytes<D>() + (8 * ((lane / 8) % 2) + lane % 8) * row_bytes<D>() + 16 * (lane / 16));
+    for (int64_t j = 0; j < mine; j++) {
+        cp_wait<kStages - 2>();
+        const uint32_t slot = ring + (uint32_t)((j % kStages) * slot_bytes<D>());
+        float sc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+#pragma unroll
+        for (int kc = 0; kc < KC; kc++) {
+            uint32_t b[4];
+            ldsm4(b, slot + k_off + 32 * kc);
+            mma(sc[0], qa[kc], b[0], b[1]);
+            mma(sc[1], qa[kc], b[2], b[3]);
+        }
+        // head g's scores of keys c2, c2 + 1 (tile 0) and 8 + c2, 9 + c2
+        const int64_t key0 = (int64_t)kTileKeys * (w + (int64_t)kWarps * j);
+        float s[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int kk = 8 * (i / 2) + c2 + (i % 2);
+            s[i] = (sc[i / 2][i % 2] + sc[i / 2][2 + i % 2]) * down;
+            if (g >= G || key0 + kk >= n)
+                s[i] = -INFINITY;
+        }
+        float tm = fmaxf(fmaxf(s[0], s[1]), fmaxf(s[2], s[3]));
+        tm = fmaxf(tm, __shfl_xor_sync(kFull, tm, 1));
+        tm = fmaxf(tm, __shfl_xor_sync(kFull, tm, 2));
+        const float mn = fmaxf(m, tm);
+        if (__any_sync(kFull, mn > m)) {
+            const float corr = mn == -INFINITY ? 1.0f : __expf(m - mn); // m = -inf: 0
+            l *= corr;
+#pragma unroll
+            for (int jt = 0; jt < DT; jt++)
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    acc[jt][i] *= corr;
+            m = mn;
+        }
+        float p[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            p[i] = s[i] == -INFINITY ? 0.0f : __expf(s[i] - m);
+            l += p[i];
+        }
+        uint32_t pa[4];
+        split2(p[0] * 1024.0f, p[1] * 1024.0f, pa[0], pa[1]);
+        split2(p[2] * 1024.0f, p[3] * 1024.0f, pa[2], pa[3]);
+#pragma unroll
+        for (int dc = 0; dc < D / 16; dc++) {
+            uint32_t b[4];
+            ldsm4t(b, slot + v_off + 32 * dc);
+            mma(acc[2 * dc], pa, b[0], b[1]);
+            mma(acc[2 * dc + 1], pa, b[2], b[3]);
+        }
+        __syncwarp(); // every lane has read the slot before it is refilled
+        if (j + kStages - 1 < mine)
+            load_tile<D>(ring + (uint32_t)(((j + kStages - 1) % kStages) * slot_bytes<D>()), kb, vb, row_stride, s0, s1,
+                         w + (int64_t)kWarps * (j + kStages - 1), lane);
+        cp_commit();
+    }
+    cp_wait<0>();
+    l += __shfl_xor_sync(kFull, l, 1);
+    l += __shfl_xor_sync(kFull, l, 2);
+    // the warps meet (the rings' memory, now idle): per head the chunk max
+    // M, the warps' weights e^(m_w - M) and the chunk's sum and output
+    __syncthreads();
+    float *sm_m = (float *)smem, *sm_l = sm_m + kWarps * G, *sm_o = sm_l + kWarps * G; // sm_o [kWarps][G][D]
+    if (g < G) {
+        if (lane % 4 == 0) {
+            sm_m[w * G + g] = m;
+            sm_l[w * G + g] = l;
+        }
+        float *o = sm_o + (w * G + g) * D + c2;
+#pragma unroll
+        for (int jt = 0; jt < DT; jt++) {
+            o[8 * jt] = (acc[jt][0] + acc[jt][2]) * (1.0f / 1024.0f);
+            o[8 * jt + 1] = (acc[jt][1] + acc[jt][3]) * (1.0f / 1024.0f);
+        }
+    }
+    __syncthreads();
+    for (int e = (int)threadIdx.x; e < G * D; e += kWarps * 32) {
+        const int h = e / D, jd = e % D;
+        float M = -INFINITY;
+#pragma unroll
+        for (int i = 0; i < kWarps; i++)
+            M = fmaxf(M, sm_m[i * G + h]);
+        float o = 0.0f, sum = 0.0f;
+#pragma unroll
+        for (int i = 0; i < kWarps; i++) {
+            const float mw = sm_m[i * G + h], wt = mw == -INFINITY ? 0.0f : __expf(mw - M);
+            o = fmaf(wt, sm_o[(i * G + h) * D + jd], o);
+            sum = fmaf(wt, sm_l[i * G + h], sum);
+        }
+        part_o[((row0 + h) * n_split + split) * D + jd] = o;
+        if (jd == 0) {
+            part_ml[((row0 + h) * n_split + split) * 2] = M;
+            part_ml[((row0 + h) * n_split + split) * 2 + 1] = sum;
+        }
+    }
+    merge_last<G, D, kWarps * 32>(part_o, part_ml, done + t * Hkv + kvh, out, row0, n_split);
+}
+
+// The most dynamic shared memory a block may have on device dev (0..63),
+// 0 before sm_80 (no mma.sync m16n8k16 with f32 accumulators).
+size_t smem_optin(int dev)
+{
+    static int cached[64];
+    if (dev < 0 || dev >= 64)
+        return 0;
+    if (!cached[dev]) {
+        int v = 0, major = 0;
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess || major < 8 ||
+            cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
+            v = -1;
+        cached[dev] = v;
+    }
+    return cached[dev] > 0 ? (size_t)cached[dev] : 0;
+}
+
+template <int D, int G> hipError_t launch_dg(const AttnArgs &a, dim3 grid, hipStream_t stream, int dev)
+{
+    static bool opted[64]; // the shared-memory opt-in, once per device
+    if (!opted[dev]) {
+        const cudaError_t e = cudaFuncSetAttribute(attn_mma_kernel<D, G>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   (int)block_smem<D>());
+        if (e != cudaSuccess)
+            return e;
+        opted[dev] = true;
+    }
+    VT_LAUNCH_CHAINED((attn_mma_kernel<D, G>), grid, dim3(kWarps * 32), block_smem<D>(), stream, a.q, a.k, a.v, a.pos,
+                      a.o, a.po, a.pml, a.done, a.Hq, a.Hkv, a.S, a.scale, a.window, a.n_split);
+    return hipGetLastError();
+}
+
+template <int D> hipError_t launch_d(const AttnArgs &a, int64_t G, dim3 grid, hipStream_t stream, int dev)
+{
+    switch (G) {
+    case 1: return launch_dg<D, 1>(a, grid, stream, dev);
+    case 2: return launch_dg<D, 2>(a, grid, stream, dev);
+    case 4: return launch_dg<D, 4>(a, grid, stream, dev);
+    default: return launch_dg<D, 8>(a, grid, stream, dev);
+    }
+}
+
+} // namespace
+
+hipError_t launch_mma(const AttnArgs &a, int64_t d, int64_t G, dim3 grid, hipStream_t stream, int *taken)
+{
+    *taken = 0;
+    int dev = 0;
+    if ((d != 64 && d != 128) || (G != 1 && G != 2 && G != 4 && G != 8) || hipGetDevice(&dev) != hipSuccess)
+        return hipSuccess;
+    const size_t need = d == 64 ? block_smem<64>() : block_smem<128>();
+    if (smem_optin(dev) < need)
+        return hipSuccess;
+    *taken = 1;
+    return d == 64 ? launch_d<64>(a, G, grid, stream, dev) : launch_d<128>(a, G, grid, stream, dev);
+}
+
+#else /* AMD: the vector kernel of kernels_attention_decode.hip */
+
+hipError_t launch_mma(const AttnArgs &a, int64_t d, int64_t G, dim3 grid, hipStream_t stream, int *taken)
+{
+    (void)a, (void)d, (void)G, (void)grid, (void)stream;
+    *taken = 0;
+    return hipSuccess;
+}
+
+#endif
+
+} // namespace vt_attn
