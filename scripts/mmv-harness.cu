@@ -389,6 +389,14 @@ template <uint32_t DT> static void variants_of(const float *dx, float *dy, doubl
     variant<DT, 4, 4>(Wt, dx, dy, m, k, rb, copy, w.size());
     variant<DT, 8, 2>(Wt, dx, dy, m, k, rb, copy, w.size());
     variant<DT, 8, 4>(Wt, dx, dy, m, k, rb, copy, w.size());
+    if constexpr (DT == VT_F16) { // the dense kernels' n = 2..8 geometries
+        variant<DT, 8, 1>(Wt, dx, dy, m, k, rb, copy, w.size());
+        variant<DT, 4, 1>(Wt, dx, dy, m, k, rb, copy, w.size());
+        variant<DT, 2, 2>(Wt, dx, dy, m, k, rb, copy, w.size());
+        variant<DT, 2, 4>(Wt, dx, dy, m, k, rb, copy, w.size());
+        variant<DT, 8, 8>(Wt, dx, dy, m, k, rb, copy, w.size());
+        variant<DT, 4, 8>(Wt, dx, dy, m, k, rb, copy, w.size());
+    }
     CK(cudaFree(Wt.d));
 }
 
