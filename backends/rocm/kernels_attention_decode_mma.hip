@@ -31,12 +31,22 @@ namespace vt_attn
 
 #if defined(VT_HIP_PLATFORM_NVIDIA)
 } // namespace vt_attn
+#include "rocm_mma.h"
 #include <cuda_fp16.h>
 namespace vt_attn
 {
 
 namespace
 {
+
+using vt_mma::cp16;
+using vt_mma::cp_commit;
+using vt_mma::cp_wait;
+using vt_mma::ldsm4;
+using vt_mma::ldsm4t;
+using vt_mma::mma16816;
+using vt_mma::smem_optin;
+using vt_mma::smem_u32;
 
 constexpr int kWarps = 4;     // per block
 constexpr int kTileKeys = 16; // keys per tile (one mma k step of P V)
@@ -59,78 +69,6 @@ template <int D> __host__ __device__ constexpr int slot_bytes()
 template <int D> constexpr size_t block_smem()
 {
     return (size_t)kWarps * kStages * slot_bytes<D>();
-}
-
-__device__ inline uint32_t smem_u32(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
-
-// 16 bytes global -> shared without registers; src_bytes 0 writes zeros.
-__device__ inline void cp16(uint32_t dst, const void *src, int src_bytes)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-#else
-    (void)dst, (void)src, (void)src_bytes;
-    __trap();
-#endif
-}
-
-__device__ inline void cp_commit()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-// Until at most N of this lane's groups are in flight, then every lane's
-// copies are visible to the warp.
-template <int N> __device__ inline void cp_wait()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-    __syncwarp();
-}
-
-// Four 8x8 f16 matrices from shared memory (lane l gives a row address of
-// matrix l / 8); .trans delivers them transposed.
-__device__ inline void ldsm4(uint32_t (&r)[4], uint32_t addr)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-#else
-    (void)addr;
-    r[0] = r[1] = r[2] = r[3] = 0;
-#endif
-}
-__device__ inline void ldsm4t(uint32_t (&r)[4], uint32_t addr)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-#else
-    (void)addr;
-    r[0] = r[1] = r[2] = r[3] = 0;
-#endif
-}
-
-// d += A B (m16n8k16, f16 inputs, f32 accumulators).
-__device__ inline void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-    (void)d, (void)a, (void)b0, (void)b1;
-    __trap();
-#endif
 }
 
 // x split into f16 hi + lo (x already scaled into f16's range): the
@@ -229,14 +167,15 @@ __global__ void __launch_bounds__(kWarps * 32)
         (uint32_t)(kTileKeys * row_bytes<D>() + (8 * ((lane / 8) % 2) + lane % 8) * row_bytes<D>() + 16 * (lane / 16));
     for (int64_t j = 0; j < mine; j++) {
         cp_wait<kStages - 2>();
+        __syncwarp(); /* every lane's copies of the slot visible to the warp */
         const uint32_t slot = ring + (uint32_t)((j % kStages) * slot_bytes<D>());
         float sc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
 #pragma unroll
         for (int kc = 0; kc < KC; kc++) {
             uint32_t b[4];
             ldsm4(b, slot + k_off + 32 * kc);
-            mma(sc[0], qa[kc], b[0], b[1]);
-            mma(sc[1], qa[kc], b[2], b[3]);
+            mma16816(sc[0], qa[kc], b[0], b[1]);
+            mma16816(sc[1], qa[kc], b[2], b[3]);
         }
         // head g's scores of keys c2, c2 + 1 (tile 0) and 8 + c2, 9 + c2
         const int64_t key0 = (int64_t)kTileKeys * (w + (int64_t)kWarps * j);
@@ -275,8 +214,8 @@ __global__ void __launch_bounds__(kWarps * 32)
         for (int dc = 0; dc < D / 16; dc++) {
             uint32_t b[4];
             ldsm4t(b, slot + v_off + 32 * dc);
-            mma(acc[2 * dc], pa, b[0], b[1]);
-            mma(acc[2 * dc + 1], pa, b[2], b[3]);
+            mma16816(acc[2 * dc], pa, b[0], b[1]);
+            mma16816(acc[2 * dc + 1], pa, b[2], b[3]);
         }
         __syncwarp(); // every lane has read the slot before it is refilled
         if (j + kStages - 1 < mine)
@@ -285,6 +224,7 @@ __global__ void __launch_bounds__(kWarps * 32)
         cp_commit();
     }
     cp_wait<0>();
+    __syncwarp();
     l += __shfl_xor_sync(kFull, l, 1);
     l += __shfl_xor_sync(kFull, l, 2);
     // the warps meet (the rings' memory, now idle): per head the chunk max
@@ -324,23 +264,6 @@ __global__ void __launch_bounds__(kWarps * 32)
         }
     }
     merge_last<G, D, kWarps * 32>(part_o, part_ml, done + t * Hkv + kvh, out, row0, n_split);
-}
-
-// The most dynamic shared memory a block may have on device dev (0..63),
-// 0 before sm_80 (no mma.sync m16n8k16 with f32 accumulators).
-size_t smem_optin(int dev)
-{
-    static int cached[64];
-    if (dev < 0 || dev >= 64)
-        return 0;
-    if (!cached[dev]) {
-        int v = 0, major = 0;
-        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess || major < 8 ||
-            cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
-            v = -1;
-        cached[dev] = v;
-    }
-    return cached[dev] > 0 ? (size_t)cached[dev] : 0;
 }
 
 template <int D, int G> hipError_t launch_dg(const AttnArgs &a, dim3 grid, hipStream_t stream, int dev)

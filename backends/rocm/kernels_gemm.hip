@@ -35,6 +35,7 @@
 #include <vt/vt_dtype.h>
 
 #if defined(VT_HIP_PLATFORM_NVIDIA)
+#include "rocm_mma.h"
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #endif
@@ -60,78 +61,23 @@ constexpr int kWF16 = 1;
 constexpr int kWQ40 = 2;
 constexpr int kWQ80 = 3;
 
-__device__ __forceinline__ uint32_t smem_addr(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
+using vt_mma::cp16;
+using vt_mma::cp_commit;
+using vt_mma::cp_wait;
+using vt_mma::ldsm4;
+using vt_mma::mma16816;
+using vt_mma::smem_u32;
 
-__device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_bytes)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(src_bytes));
-#else
-    (void)dst;
-    (void)src;
-    (void)src_bytes;
-#endif
-}
-
+// 4 bytes global -> shared without registers (the first src_bytes of src,
+// zeros for the rest).
 __device__ __forceinline__ void cp_async4(void *dst, const void *src, int src_bytes)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(src_bytes));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(src_bytes));
 #else
     (void)dst;
     (void)src;
     (void)src_bytes;
-#endif
-}
-
-__device__ __forceinline__ void cp_async_commit()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-
-// Wait until at most N groups of this thread are in flight.
-template <int N> __device__ __forceinline__ void cp_async_wait()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-#endif
-}
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const void *p)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(p)));
-#else
-    (void)p;
-    r[0] = r[1] = r[2] = r[3] = 0;
-#endif
-}
-
-// d += a * b, m16n8k16, f32 sums; F16: the operands are f16, else bf16.
-template <bool F16> __device__ __forceinline__ void mma16816(float d[4], const uint32_t a[4], const uint32_t b[2])
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if (F16)
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                     "{%0,%1,%2,%3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    else
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                     "{%0,%1,%2,%3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-    (void)d;
-    (void)a;
-    (void)b;
 #endif
 }
 
@@ -217,8 +163,8 @@ __device__ __forceinline__ void load_x(uint16_t *hs, uint16_t *ls, float *sxs, c
         const int64_t gr = row0 + row;
         const bool ok = gr < n;
         const uint16_t *src = part ? lo : hi;
-        cp_async16((part ? ls : hs) + row * kLd + c, ok ? (const void *)(src + gr * kp + k0 + c) : (const void *)src,
-                   ok ? 16 : 0);
+        cp16(smem_u32((part ? ls : hs) + row * kLd + c),
+             ok ? (const void *)(src + gr * kp + k0 + c) : (const void *)src, ok ? 16 : 0);
     }
     if (SCALED && threadIdx.x < kBM) {
         const int64_t gr = row0 + threadIdx.x;
@@ -237,7 +183,7 @@ __device__ __forceinline__ void load_w_plain(uint16_t *ws, const uint16_t *w, in
         const int idx = threadIdx.x + kThreads * i, row = idx >> 2, c = 8 * (idx & 3);
         const int64_t gr = m0 + row, gc = k0 + c;
         const bool ok = gr < m && gc < k;
-        cp_async16(ws + row * kLd + c, ok ? (const void *)(w + gr * k + gc) : (const void *)w, ok ? 16 : 0);
+        cp16(smem_u32(ws + row * kLd + c), ok ? (const void *)(w + gr * k + gc) : (const void *)w, ok ? 16 : 0);
     }
 }
 
@@ -325,7 +271,7 @@ __device__ __forceinline__ void compute_stage(float (&acc)[4][4][4], const uint1
         for (int j = 0; j < 2; j++) {
             uint32_t r[4];
             const int mrow = wm * 32 + 16 * j + (lane & 7) + ((lane >> 4) << 3), kc = kk + ((lane >> 3) & 1) * 8;
-            ldmatrix_x4(r, ws + mrow * kLd + kc);
+            ldsm4(r, smem_u32(ws + mrow * kLd + kc));
             b[2 * j][0] = r[0];
             b[2 * j][1] = r[1];
             b[2 * j + 1][0] = r[2];
@@ -338,10 +284,10 @@ __device__ __forceinline__ void compute_stage(float (&acc)[4][4][4], const uint1
             for (int i = 0; i < 4; i++) {
                 uint32_t a[4];
                 const int nrow = wn * 64 + 16 * i + (lane & 15), kc = kk + (lane >> 4) * 8;
-                ldmatrix_x4(a, xs + nrow * kLd + kc);
+                ldsm4(a, smem_u32(xs + nrow * kLd + kc));
 #pragma unroll
                 for (int j = 0; j < 4; j++)
-                    mma16816<F16>(dst[i][j], a, b[j]);
+                    mma16816<F16>(dst[i][j], a, b[j][0], b[j][1]);
             }
         }
     }
@@ -398,7 +344,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             if (PLAIN_W)
                 load_w_plain(st + 2 * kTile, (const uint16_t *)w, m, k, m0, kt * kBK);
         }
-        cp_async_commit();
+        cp_commit();
     };
     WRegs wr;
     if (!PLAIN_W) {
@@ -410,7 +356,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         issue(s);
 
     for (int64_t kt = 0; kt < kt_n; kt++) {
-        cp_async_wait<kStages - 2>();
+        cp_wait<kStages - 2>();
         __syncthreads();
         issue(kt + kStages - 1);
         const int slot = (int)(kt % kStages);
@@ -425,7 +371,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             store_w_block<WK>(wr, smem + ns * kStage + 2 * kTile, scales + ns * kScales + kBM);
         }
     }
-    cp_async_wait<0>();
+    cp_wait<0>();
 
     const int g = lane >> 2, t = lane & 3;
     const bool pairs = (m & 1) == 0 && ((uintptr_t)y & 7) == 0;
@@ -725,14 +671,14 @@ template <int PASSES, int BN> struct WgLoader {
             const bool col = kcol < k;
 #pragma unroll
             for (int i = 0; i < 4; i++) {
-                cp_async16(st + dst + i * 32 * kWgBK, x[i], xbytes[i]);
+                cp16(smem_u32(st + dst + i * 32 * kWgBK), x[i], xbytes[i]);
                 if (PASSES > 1)
-                    cp_async16(st + kWgTile + dst + i * 32 * kWgBK, x[i] + lo_off, xbytes[i]);
+                    cp16(smem_u32(st + kWgTile + dst + i * 32 * kWgBK), x[i] + lo_off, xbytes[i]);
             }
 #pragma unroll
             for (int i = 0; i < WC; i++) {
                 const bool ok = wrow[i] && col;
-                cp_async16(st + 2 * kWgTile + dst + i * 32 * kWgBK, ok ? w[i] : x[0], ok ? 16 : 0);
+                cp16(smem_u32(st + 2 * kWgTile + dst + i * 32 * kWgBK), ok ? w[i] : x[0], ok ? 16 : 0);
             }
         }
 #pragma unroll
@@ -789,7 +735,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 {
     constexpr int S = wg_stages<BN>(), AHEAD = S - 2, SLOT = (2 * 128 + BN) * kWgBK;
     extern __shared__ __align__(16) uint16_t smem_raw[];
-    const uint32_t raw = smem_addr(smem_raw), base = (raw + 1023) & ~1023u;
+    const uint32_t raw = smem_u32(smem_raw), base = (raw + 1023) & ~1023u;
     uint16_t *smem = smem_raw + (base - raw) / 2;
     const int wg = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
     const int64_t row0 = (int64_t)blockIdx.y * 128, m0 = (int64_t)blockIdx.x * BN;
@@ -811,7 +757,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     auto issue = [&](int64_t kt) {
         ld.load(smem + ld_slot * SLOT, kt < kt_n);
         ld_slot = ld_slot + 1 == S ? 0 : ld_slot + 1;
-        cp_async_commit();
+        cp_commit();
     };
     // descriptors: the start address field (bits 0-13, 16 bytes) steps
     // without carry (shared memory is below 256 KiB)
@@ -820,7 +766,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int s = 0; s < AHEAD; s++)
         issue(s);
     for (int64_t kt = 0; kt < kt_n; kt++) {
-        cp_async_wait<AHEAD - 1>();
+        cp_wait<AHEAD - 1>();
         fence_async_smem();
         __syncthreads();
         issue(kt + AHEAD);
@@ -844,7 +790,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int i = 0; i < BN / 2; i++)
         wg_keep(acc[i]);
-    cp_async_wait<0>();
+    cp_wait<0>();
     if constexpr (SPLIT == 2) {
         float *red = (float *)smem;
         cluster_sync(); // both blocks are past their rings
@@ -1086,7 +1032,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                              int64_t m, int64_t k, int64_t kp)
 {
     extern __shared__ __align__(16) uint16_t smem_raw[];
-    const uint32_t raw = smem_addr(smem_raw), base = (raw + 1023) & ~1023u;
+    const uint32_t raw = smem_u32(smem_raw), base = (raw + 1023) & ~1023u;
     uint16_t *smem = smem_raw + (base - raw) / 2;
     float *scales = (float *)(smem + kWgStages * kWgStage); // [slot][sx 2 x 128, sw 2 x 128]
     const int wg = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
@@ -1113,7 +1059,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (kt < kt_n)
             cp_async4(scales + slot * kWgScales + threadIdx.x, sxp, sxbytes);
         sxp += 2 * n;
-        cp_async_commit();
+        cp_commit();
     };
     WgBlockReader<WK == kWF16 ? kWQ40 : WK> rd(w, m, kb_row, m0);
     WgBlock<WK == kWF16 ? kWQ40 : WK> blk;
@@ -1124,7 +1070,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     issue(0);
     issue(1);
     for (int64_t kt = 0; kt < kt_n; kt++) {
-        cp_async_wait<1>();
+        cp_wait<1>();
         fence_async_smem();
         __syncthreads();
         issue(kt + 2);
@@ -1154,7 +1100,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     if (!lead && kt_n > 0)
         wg_fold<WK>(acc, sum, scales + ((kt_n - 1) % kWgStages) * kWgScales, 1, wg, warp, lane);
-    cp_async_wait<0>();
+    cp_wait<0>();
 
     const int g = lane >> 2, t = lane & 3;
     const bool pairs = (m & 1) == 0 && ((uintptr_t)y & 7) == 0;
