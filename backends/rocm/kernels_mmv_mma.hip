@@ -1,14 +1,18 @@
 // kernels_mmv_mma.hip - the decode MatMul (n = 1..8 columns of f32 x against
 // block-format weights read once) on NVIDIA's matrix instructions
-// (mma.sync m16n8k16: f16 A and B, f32 accumulators), for q4_0, q8_0,
-// iq4_nl, q4_k and q6_k (rows of a multiple of 16 bytes). Other targets
-// and formats keep kernels_mmv.h's kernels (run_mma answers *taken = 0).
+// (mma.sync m16n8k16: f16 A and B, f32 accumulators), for q4_0, q4_1,
+// q5_0, q5_1, q8_0, q4_k, q5_k, q6_k, iq4_nl, iq4_xs and mxfp4 (rows of a
+// multiple of 16 bytes). Other targets and formats (q2_k, q3_k) keep
+// kernels_mmv.h's kernels (run_mma answers *taken = 0).
 //
-// A: the weight codes of 32-element blocks (q4_k: sub-blocks) as f16, which
-// are exact (q4_0: q - 8, q8_0: the int8, iq4_nl: the book value, q4_k: the
-// nibble, q6_k: the 6-bit code - 32), built from the packed words with a
-// few integer instructions. q6_k's 16-element scale groups get separate
-// accumulators (the lanes of one step share a group).
+// A: the weight codes of 32-element blocks (k-quants: sub-blocks) as f16,
+// which are exact (q4_0: q - 8, q5_0: q - 16, q4_1, q5_1, q4_k, q5_k: the
+// code, q8_0: the int8, iq4_nl, iq4_xs: the book value, mxfp4: the doubled
+// E2M1 value, q6_k: the 6-bit code - 32), built from the packed words with
+// a few integer instructions. A block's value is dw * code - mw, mw times
+// the block's sum of x (q4_1, q5_1: mw = -m; q4_k, q5_k: dmin * min). q6_k's
+// 16-element scale groups get separate accumulators (the lanes of one step
+// share a group).
 // B: each block of each column of x split into hi = f16(x * 2^-e) and
 // lo = f16(x * 2^-e - hi) with a power of two 2^e per block and column that
 // puts the block's largest magnitude in [2^14, 2^15): hi + lo carries 22
@@ -49,6 +53,7 @@
 #include "rocm_mmv.h"
 
 #if defined(VT_HIP_PLATFORM_NVIDIA)
+#include "rocm_mma.h"
 #include <cuda_fp16.h>
 
 namespace vt_mmv
@@ -56,23 +61,47 @@ namespace vt_mmv
 namespace
 {
 
+using vt_mma::mma16816;
+using vt_mma::smem_optin;
+
 constexpr int kWarpRows = 32; // rows per warp: two 16-row mma tiles
 constexpr int kTile = 256;    // elements of k per staged tile
 constexpr unsigned kFull = 0xffffffffu;
 
+// The formats this kernel decodes (vt_dtype ids): q4_0, q4_1, q5_0, q5_1,
+// q8_0, q4_k, q5_k, q6_k, iq4_nl, iq4_xs and mxfp4.
+__host__ __device__ constexpr bool mma_format(uint32_t dt)
+{
+    return dt == 2 || dt == 3 || dt == 6 || dt == 7 || dt == 8 || dt == 12 || dt == 13 || dt == 14 || dt == 20 ||
+           dt == 23 || dt == 39;
+}
+// Whether DT's values carry a minimum (value = dw * code - mw per block
+// of 32, mw times the block's sum of x): q4_1, q5_1, q4_k, q5_k.
+template <uint32_t DT> __host__ __device__ constexpr bool has_min()
+{
+    return DT == 3 || DT == 7 || DT == 12 || DT == 13;
+}
 // Bytes of one row's 256-element tile of dtype DT in memory.
 template <uint32_t DT> __host__ __device__ constexpr int tile_src_bytes()
 {
-    return DT == 8 ? 272 : DT == 14 ? 210 : 144;
+    return 256 / blk_elems(DT) * blk_bytes(DT);
 }
-// Bytes of one row's staged tile in shared memory: the 16-byte pieces that
-// cover it (q6_k: a tile starts at an even byte of a 16-byte piece, 14
-// pieces from the piece holding its first byte cover it; the last tile of
-// a row, whose row ends on a 16-byte boundary, starts at byte 14 of its
-// first piece, so no piece reaches past the row).
+// The largest byte of a 16-byte piece a tile can start at: tiles start at
+// multiples of the tile's bytes, so at multiples of their greatest common
+// divisor with 16 (q6_k's 210 bytes: even bytes, 14 at most).
+template <uint32_t DT> __host__ __device__ constexpr int tile_max_start()
+{
+    return (tile_src_bytes<DT>() & 15) == 0 ? 0 : 16 - (tile_src_bytes<DT>() & -tile_src_bytes<DT>() & 15);
+}
+// Bytes of one row's staged tile in shared memory: the 16-byte pieces from
+// the one holding its first byte that cover it from any start (q6_k: 14
+// pieces; iq4_xs, mxfp4: 9). The last tile of a row that ends on a 16-byte
+// boundary starts at 16 - (bytes % 16) of its first piece; where that is
+// the largest start no piece reaches past the row (the static_assert in
+// mma_kernel: not so for q3_k's 110 bytes, which this kernel leaves out).
 template <uint32_t DT> __host__ __device__ constexpr int tile_row_bytes()
 {
-    return DT == 14 ? 224 : tile_src_bytes<DT>();
+    return (tile_max_start<DT>() + tile_src_bytes<DT>() + 15) / 16 * 16;
 }
 // Staged tiles per warp (the ring's depth S): S - 1 tiles are in flight
 // while the warp decodes one. Two measured best on the H200 for every
@@ -125,13 +154,43 @@ __device__ inline float sh_f16(const uint8_t *b, int o)
 // The group of 4 elements of a block that run r (elements 4r..4r+3) is in
 // the A registers, and how the pair registers hold them: adjacent
 // ((0,1), (2,3)) or interleaved ((0,2), (1,3)).
+// The 32-element formats and iq4_xs keep a block's elements as nibbles
+// (0..15 low, 16..31 high) or bytes in order; q8_0 as bytes, q4_k, q5_k
+// and q6_k as runs of 32 in order.
 template <uint32_t DT> __device__ constexpr int group_of_run(int r)
 {
-    return (DT == 2 || DT == 20) ? 2 * (r & 3) + (r >> 2) : r;
+    return (DT == 2 || DT == 3 || DT == 6 || DT == 7 || DT == 20 || DT == 23 || DT == 39) ? 2 * (r & 3) + (r >> 2) : r;
 }
 template <uint32_t DT> __host__ __device__ constexpr bool adjacent_pairs()
 {
-    return DT == 20;
+    return DT == 20 || DT == 23 || DT == 39;
+}
+
+// Bits 0..3 of b at bit 4 of bytes 0..3 (q5's fifth bits beside the nibbles).
+__device__ inline uint32_t bits_to_bytes4(uint32_t b)
+{
+    return ((b & 0xFu) * 0x00204081u & 0x01010101u) << 4;
+}
+
+// Bytes 0, 2 (sel 0x4240) or 1, 3 (0x4341) of v as f16 1024 + byte, less
+// the f16 pair z (1024 + the format's zero code): the codes as f16x2.
+__device__ inline uint32_t bytes_to_h2(uint32_t v, uint32_t sel, uint32_t z)
+{
+    return h2_sub(__byte_perm(v, 0x64646464u, sel), z);
+}
+
+// The nibbles of word w as code-book bytes plus 128 (two 8-entry books per
+// 8 bytes: lo for nibbles 0..7, hi for 8..15): t[0] elements 4u, 4u + 16,
+// 4u + 1, 4u + 17, t[1] 4u + 2, 4u + 18, 4u + 3, 4u + 19 of word u.
+__device__ inline void book_bytes(uint32_t w, uint32_t lo0, uint32_t lo1, uint32_t hi0, uint32_t hi1, uint32_t (&t)[2])
+{
+    const uint32_t q = w & 0x77777777u, sel = 0x32103210u | ((w & 0x88888888u) >> 1);
+#pragma unroll
+    for (int s = 0; s < 2; s++) {
+        const uint32_t lo = __byte_perm(lo0, lo1, q >> (16 * s));
+        const uint32_t hi = __byte_perm(hi0, hi1, q >> (16 * s));
+        t[s] = __byte_perm(lo, hi, sel >> (16 * s));
+    }
 }
 
 // A registers of groups 2u0 .. 2(u0 + U) - 1 of block b (0..3) of chunk h
@@ -143,38 +202,83 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
                                   float &mw)
 {
     mw = 0.0f;
-    if (DT == 2 || DT == 20) { /* q4_0 / iq4_nl: unit u = qs word u: low nibbles group 2u, high 2u + 1 */
+    if (DT == 2) { /* q4_0: unit u = qs word u: low nibbles group 2u, high 2u + 1 */
         const int o = 18 * (4 * h + b);
         dw = sh_f16(row, o);
         uint32_t w[U];
         sh_words<U>(row, o + 2 + 4 * u0, w);
 #pragma unroll
         for (int i = 0; i < U; i++) {
-            if (DT == 2) {
-                const uint32_t wh = w[i] >> 8;
-                const uint32_t l0 = (w[i] & 0x000F000Fu) | 0x64006400u, l1 = (wh & 0x000F000Fu) | 0x64006400u;
-                const uint32_t h0 = (w[i] & 0x00F000F0u) | 0x64006400u, h1 = (wh & 0x00F000F0u) | 0x64006400u;
-                /* 1024 + q - 1032; (1024 + 16 q) / 16 - 72 */
-                a[2 * i][0] = h2_sub(l0, 0x64086408u);
-                a[2 * i][1] = h2_sub(l1, 0x64086408u);
-                a[2 * i + 1][0] = h2_fma(h0, 0x2C002C00u, 0xD480D480u);
-                a[2 * i + 1][1] = h2_fma(h1, 0x2C002C00u, 0xD480D480u);
-            } else {
-                /* the book plus 128 as bytes: nibble -> byte with two permutes of 8 */
-                const uint32_t q = w[i] & 0x77777777u, sel = 0x32103210u | ((w[i] & 0x88888888u) >> 1);
-                uint32_t t[2];
+            const uint32_t wh = w[i] >> 8;
+            const uint32_t l0 = (w[i] & 0x000F000Fu) | 0x64006400u, l1 = (wh & 0x000F000Fu) | 0x64006400u;
+            const uint32_t h0 = (w[i] & 0x00F000F0u) | 0x64006400u, h1 = (wh & 0x00F000F0u) | 0x64006400u;
+            /* 1024 + q - 1032; (1024 + 16 q) / 16 - 72 */
+            a[2 * i][0] = h2_sub(l0, 0x64086408u);
+            a[2 * i][1] = h2_sub(l1, 0x64086408u);
+            a[2 * i + 1][0] = h2_fma(h0, 0x2C002C00u, 0xD480D480u);
+            a[2 * i + 1][1] = h2_fma(h1, 0x2C002C00u, 0xD480D480u);
+        }
+    } else if (DT == 3 || DT == 6 || DT == 7) {
+        /* q4_1 (d, m, qs), q5_0 (d, qh, qs), q5_1 (d, m, qh, qs): q4_0's
+         * units, each nibble with its bit of qh (element l: bit l) at bit 4;
+         * q4_1 and q5_1: value = d code + m (mw = -m) */
+        constexpr int BB = blk_bytes(DT), QS = DT == 3 ? 4 : DT == 6 ? 6 : 8;
+        constexpr uint32_t z = DT == 6 ? 0x64106410u : 0x64006400u; /* 1024 + 16 (q5_0), 1024 */
+        const int o = BB * (4 * h + b);
+        dw = sh_f16(row, o);
+        if (DT != 6)
+            mw = -sh_f16(row, o + 2);
+        uint32_t w[U], qh[1] = {0u};
+        sh_words<U>(row, o + QS + 4 * u0, w);
+        if (DT != 3)
+            sh_words<1>(row, o + QS - 4, qh);
 #pragma unroll
-                for (int s = 0; s < 2; s++) {
-                    const uint32_t lo = __byte_perm(0x3F2D1801u, 0x766A5D4Fu, q >> (16 * s));
-                    const uint32_t hi = __byte_perm(0xA6998D81u, 0xF1D9C5B5u, q >> (16 * s));
-                    t[s] = __byte_perm(lo, hi, sel >> (16 * s));
-                }
-                /* t[0]: elements 4u, 4u+16, 4u+1, 4u+17; t[1]: 4u+2, 4u+18, 4u+3, 4u+19; f16 1024 + byte - 1152 */
-                a[2 * i][0] = h2_sub(__byte_perm(t[0], 0x64646464u, 0x4240), 0x64806480u);
-                a[2 * i][1] = h2_sub(__byte_perm(t[1], 0x64646464u, 0x4240), 0x64806480u);
-                a[2 * i + 1][0] = h2_sub(__byte_perm(t[0], 0x64646464u, 0x4341), 0x64806480u);
-                a[2 * i + 1][1] = h2_sub(__byte_perm(t[1], 0x64646464u, 0x4341), 0x64806480u);
+        for (int i = 0; i < U; i++) {
+            uint32_t lo = w[i] & 0x0F0F0F0Fu, hi = (w[i] >> 4) & 0x0F0F0F0Fu;
+            if (DT != 3) {
+                lo |= bits_to_bytes4(qh[0] >> (4 * (u0 + i)));
+                hi |= bits_to_bytes4(qh[0] >> (16 + 4 * (u0 + i)));
             }
+            a[2 * i][0] = bytes_to_h2(lo, 0x4240, z);
+            a[2 * i][1] = bytes_to_h2(lo, 0x4341, z);
+            a[2 * i + 1][0] = bytes_to_h2(hi, 0x4240, z);
+            a[2 * i + 1][1] = bytes_to_h2(hi, 0x4341, z);
+        }
+    } else if (DT == 20 || DT == 23 || DT == 39) {
+        /* iq4_nl (d, qs), iq4_xs (sub-block s = 4h + b of the tile's d,
+         * scales_h, scales_l, qs: qs at 8 + 16 s, scale d (ls - 32)), mxfp4
+         * (E8M0 exponent, qs): the code books plus 128 as bytes, a nibble to
+         * a byte with two permutes of 8 */
+        int o;
+        if (DT == 20) {
+            o = 18 * (4 * h + b);
+            dw = sh_f16(row, o);
+            o += 2;
+        } else if (DT == 39) {
+            o = ob + 17 * (4 * h + b);
+            dw = vt_blk_e8m0_half(row[o]);
+            o += 1;
+        } else {
+            const int sb = 4 * h + b;
+            const int sh = row[ob + 2] | (row[ob + 3] << 8);
+            const int ls = ((row[ob + 4 + (sb >> 1)] >> (4 * (sb & 1))) & 0xF) | (((sh >> (2 * sb)) & 3) << 4);
+            dw = sh_f16(row, ob) * (float)(ls - 32);
+            o = ob + 8 + 16 * sb;
+        }
+        uint32_t w[U];
+        sh_words<U>(row, o + 4 * u0, w);
+#pragma unroll
+        for (int i = 0; i < U; i++) {
+            uint32_t t[2];
+            if (DT == 39) /* 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 */
+                book_bytes(w[i], 0x83828180u, 0x8C888684u, 0x7D7E7F80u, 0x74787A7Cu, t);
+            else /* -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113 */
+                book_bytes(w[i], 0x3F2D1801u, 0x766A5D4Fu, 0xA6998D81u, 0xF1D9C5B5u, t);
+            /* f16 1024 + byte - 1152 */
+            a[2 * i][0] = bytes_to_h2(t[0], 0x4240, 0x64806480u);
+            a[2 * i][1] = bytes_to_h2(t[1], 0x4240, 0x64806480u);
+            a[2 * i + 1][0] = bytes_to_h2(t[0], 0x4341, 0x64806480u);
+            a[2 * i + 1][1] = bytes_to_h2(t[1], 0x4341, 0x64806480u);
         }
     } else if (DT == 8) { /* q8_0: unit u = qs words 2u, 2u + 1, one group each */
         const int o = 34 * (4 * h + b);
@@ -233,7 +337,8 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
             a[i][0] = h2_sub(__byte_perm(v, 0x64646464u, 0x4240), 0x64206420u);
             a[i][1] = h2_sub(__byte_perm(v, 0x64646464u, 0x4341), 0x64206420u);
         }
-    } else { /* q4_k: sub-block s = 4h + b: nibble half s % 2 of qs bytes 32 (s / 2) .. + 31 */
+    } else { /* q4_k: sub-block s = 4h + b: nibble half s % 2 of qs bytes 32 (s / 2) .. + 31;
+              * q5_k: the same at 48, with bit s of qh[l] (at 16) over nibble l */
         const int s = 4 * h + b;
         const float d = sh_f16(row, 0), dmin = sh_f16(row, 2);
         const uint8_t *sc = row + 4;
@@ -248,29 +353,26 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
         dw = d * (float)scv;
         mw = dmin * (float)mv;
         uint32_t w[2 * U];
-        sh_words<2 * U>(row, 16 + 32 * (s >> 1) + 8 * u0, w);
+        sh_words<2 * U>(row, (DT == 12 ? 16 : 48) + 32 * (s >> 1) + 8 * u0, w);
         const int ns = 4 * (s & 1);
+        if (DT == 12) {
 #pragma unroll
-        for (int i = 0; i < 2 * U; i++) {
-            const uint32_t x = w[i] >> ns, xh = w[i] >> (ns + 8);
-            a[i][0] = h2_sub((x & 0x000F000Fu) | 0x64006400u, 0x64006400u);
-            a[i][1] = h2_sub((xh & 0x000F000Fu) | 0x64006400u, 0x64006400u);
+            for (int i = 0; i < 2 * U; i++) {
+                const uint32_t x = w[i] >> ns, xh = w[i] >> (ns + 8);
+                a[i][0] = h2_sub((x & 0x000F000Fu) | 0x64006400u, 0x64006400u);
+                a[i][1] = h2_sub((xh & 0x000F000Fu) | 0x64006400u, 0x64006400u);
+            }
+        } else {
+            uint32_t qh[2 * U];
+            sh_words<2 * U>(row, 16 + 8 * u0, qh);
+#pragma unroll
+            for (int i = 0; i < 2 * U; i++) {
+                const uint32_t v = ((w[i] >> ns) & 0x0F0F0F0Fu) | (((qh[i] >> s) & 0x01010101u) << 4);
+                a[i][0] = bytes_to_h2(v, 0x4240, 0x64006400u);
+                a[i][1] = bytes_to_h2(v, 0x4341, 0x64006400u);
+            }
         }
     }
-}
-
-// d += A * B (m16n8k16, f16 inputs, f32 accumulators).
-__device__ inline void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-    (void)d, (void)a, (void)b0, (void)b1;
-    __trap();
-#endif
 }
 
 // Whether MatMul of DT at N columns takes the integer matrix instructions
@@ -529,7 +631,7 @@ __device__ inline void split_x(const float4 (&xv)[N], int lane, uint2 *bs, float
         const int base = ((j * 4 + b) * 2) * 8 + q;
         bs[base] = make_uint2(h2_bits(h0), h2_bits(h1));
         bs[base + 8] = make_uint2(h2_bits(l0), h2_bits(l1));
-        if (DT == 12) {
+        if (has_min<DT>()) {
             float s = (v.x + v.y) + (v.z + v.w);
             s += __shfl_xor_sync(kFull, s, 1);
             s += __shfl_xor_sync(kFull, s, 2);
@@ -714,6 +816,10 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
 {
     extern __shared__ __align__(16) uint8_t smem[];
     constexpr int TB = tile_row_bytes<DT>();
+    /* a row's last tile (the row ends on a 16-byte boundary) is staged
+     * from the piece holding its first byte without reaching past the row */
+    static_assert((tile_src_bytes<DT>() & 15) == 0 || 16 - (tile_src_bytes<DT>() & 15) == tile_max_start<DT>(),
+                  "a staged tile would reach past its row");
     constexpr int T = N == 8 ? 2 : 1;               /* mma tiles of 8 columns */
     constexpr int BV = N == 1 ? 1 : N == 2 ? 2 : 4; /* blocks a lane visits per chunk */
     constexpr int U = 4 / BV;                       /* units (2 groups) per visit */
@@ -921,7 +1027,7 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                             const int jj = j < n ? j : n - 1;
                             const int64_t pi = (jj * pre.chunks + chunk) * 4 + blk; /* PRE: in the split */
                             const float p = PRE ? __ldg(pre.pw + pi) : pw[j * 4 + blk];
-                            const float xsb = DT != 12 ? 0.0f : PRE ? __ldg(pre.xs + pi) : xsum[j * 4 + blk];
+                            const float xsb = !has_min<DT>() ? 0.0f : PRE ? __ldg(pre.xs + pi) : xsum[j * 4 + blk];
                             if (DT == 14) { /* c0: scale da (db), c1: ma (mb) */
                                 const float a0 = (c0[0] + c0[1]) * p, a1 = (c1[0] + c1[1]) * p;
                                 const float b0 = (c0[2] + c0[3]) * p, b1 = (c1[2] + c1[3]) * p;
@@ -931,7 +1037,7 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                             }
                             float ya = (c0[0] + c1[0]) + (c0[1] + c1[1]), yb = (c0[2] + c1[2]) + (c0[3] + c1[3]);
                             ya *= p, yb *= p;
-                            if (DT == 12) {
+                            if (has_min<DT>()) {
                                 ya = fmaf(ma, -xsb, da * ya);
                                 yb = fmaf(mb, -xsb, db * yb);
                                 acc[rt][0][tau] += ya;
@@ -996,21 +1102,6 @@ template <uint32_t DT, int N, int S> constexpr size_t block_smem(int nw)
 {
     return (size_t)nw * WarpSmem<DT, N, S>::bytes + 2 * (size_t)nw * kWarpRows * N * sizeof(float) +
            (size_t)nw * S * sizeof(uint64_t);
-}
-
-// The most dynamic shared memory a block may have on device dev (0..63).
-size_t smem_optin(int dev)
-{
-    static int cached[64];
-    if (!cached[dev]) {
-        int v = 0, major = 0;
-        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess || major < 8)
-            v = -1; /* no mma.sync m16n8k16 f32 before sm_80 */
-        else if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
-            v = -1;
-        cached[dev] = v;
-    }
-    return cached[dev] > 0 ? (size_t)cached[dev] : 0;
 }
 
 #ifdef VT_MMA_HARNESS
@@ -1205,11 +1296,20 @@ hipError_t run_mma_scratch(uint32_t dt, const Args &a, void *scratch, int *taken
         (uintptr_t)a.x % 16 != 0 || a.row_bytes % 16 != 0)
         return hipSuccess;
     switch (dt) {
-    case 2: return mma_cols<2>(a.x, a.w, a.row_bytes, a.y, a.T, a.m, a.k, scratch, a.stream, taken);
-    case 8: return mma_cols<8>(a.x, a.w, a.row_bytes, a.y, a.T, a.m, a.k, scratch, a.stream, taken);
-    case 12: return mma_cols<12>(a.x, a.w, a.row_bytes, a.y, a.T, a.m, a.k, scratch, a.stream, taken);
-    case 14: return mma_cols<14>(a.x, a.w, a.row_bytes, a.y, a.T, a.m, a.k, scratch, a.stream, taken);
-    case 20: return mma_cols<20>(a.x, a.w, a.row_bytes, a.y, a.T, a.m, a.k, scratch, a.stream, taken);
+#define VT_MMA_CASE(id)                                                                                                \
+    case id: return mma_cols<id>(a.x, a.w, a.row_bytes, a.y, a.T, a.m, a.k, scratch, a.stream, taken);
+        VT_MMA_CASE(2)
+        VT_MMA_CASE(3)
+        VT_MMA_CASE(6)
+        VT_MMA_CASE(7)
+        VT_MMA_CASE(8)
+        VT_MMA_CASE(12)
+        VT_MMA_CASE(13)
+        VT_MMA_CASE(14)
+        VT_MMA_CASE(20)
+        VT_MMA_CASE(23)
+        VT_MMA_CASE(39)
+#undef VT_MMA_CASE
     }
     return hipSuccess;
 }
@@ -1224,8 +1324,7 @@ hipError_t run_mma(uint32_t dt, const Args &a, int *taken)
 // kernels: n = 1, or a dtype or k it does not take).
 int64_t mma_scratch_bytes(uint32_t dt, int64_t n, int64_t k)
 {
-    const bool fits = dt == 2 || dt == 8 || dt == 12 || dt == 14 || dt == 20;
-    return fits && n > 1 && k > 0 && k % kTile == 0 ? pre_bytes(n, k) : 0;
+    return mma_format(dt) && n > 1 && k > 0 && k % kTile == 0 ? pre_bytes(n, k) : 0;
 }
 
 } // namespace vt_mmv
