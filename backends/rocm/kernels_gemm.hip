@@ -1226,7 +1226,7 @@ extern "C" hipError_t vt_rocm_launch_gemm(const float *x, const void *w, uint32_
         return launch<kWQ80>(x, w, y, n, m, k, scratch, stream);
     }
 #else
-    (void)x, (void)w, (void)y, (void)n, (void)m, (void)k, (void)scratch, (void)stream;
+    (void)x, (void)w, (void)w_dtype, (void)y, (void)n, (void)m, (void)k, (void)scratch, (void)stream;
 #endif
     return hipErrorInvalidValue;
 }
