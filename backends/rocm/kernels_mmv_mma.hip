@@ -1,18 +1,18 @@
 // kernels_mmv_mma.hip - the decode MatMul (n = 1..8 columns of f32 x against
 // block-format weights read once) on NVIDIA's matrix instructions
-// (mma.sync m16n8k16: f16 A and B, f32 accumulators), for q4_0, q4_1,
-// q5_0, q5_1, q8_0, q4_k, q5_k, q6_k, iq4_nl, iq4_xs and mxfp4 (rows of a
-// multiple of 16 bytes). Other targets and formats (q2_k, q3_k) keep
+// (mma.sync m16n8k16: f16 A and B, f32 accumulators), for every block
+// format of SPEC 7 (rows of a multiple of 16 bytes). Other targets keep
 // kernels_mmv.h's kernels (run_mma answers *taken = 0).
 //
 // A: the weight codes of 32-element blocks (k-quants: sub-blocks) as f16,
 // which are exact (q4_0: q - 8, q5_0: q - 16, q4_1, q5_1, q4_k, q5_k: the
 // code, q8_0: the int8, iq4_nl, iq4_xs: the book value, mxfp4: the doubled
-// E2M1 value, q6_k: the 6-bit code - 32), built from the packed words with
-// a few integer instructions. A block's value is dw * code - mw, mw times
-// the block's sum of x (q4_1, q5_1: mw = -m; q4_k, q5_k: dmin * min). q6_k's
-// 16-element scale groups get separate accumulators (the lanes of one step
-// share a group).
+// E2M1 value, q2_k: the 2-bit code, q3_k: the 3-bit code - 4, q6_k: the
+// 6-bit code - 32), built from the packed words with a few integer
+// instructions. A block's value is dw * code - mw, mw times the block's
+// sum of x (q4_1, q5_1: mw = -m; q4_k, q5_k: dmin * min). The 16-element
+// scale groups of q2_k, q3_k and q6_k get separate accumulators (the lanes
+// of one step share a group); q2_k's mins go with each group's sum of x.
 // B: each block of each column of x split into hi = f16(x * 2^-e) and
 // lo = f16(x * 2^-e - hi) with a power of two 2^e per block and column that
 // puts the block's largest magnitude in [2^14, 2^15): hi + lo carries 22
@@ -69,17 +69,24 @@ constexpr int kTile = 256;    // elements of k per staged tile
 constexpr unsigned kFull = 0xffffffffu;
 
 // The formats this kernel decodes (vt_dtype ids): q4_0, q4_1, q5_0, q5_1,
-// q8_0, q4_k, q5_k, q6_k, iq4_nl, iq4_xs and mxfp4.
+// q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs and mxfp4: all of
+// SPEC 7's.
 __host__ __device__ constexpr bool mma_format(uint32_t dt)
 {
-    return dt == 2 || dt == 3 || dt == 6 || dt == 7 || dt == 8 || dt == 12 || dt == 13 || dt == 14 || dt == 20 ||
-           dt == 23 || dt == 39;
+    return dt == 2 || dt == 3 || dt == 6 || dt == 7 || dt == 8 || dt == 10 || dt == 11 || dt == 12 || dt == 13 ||
+           dt == 14 || dt == 20 || dt == 23 || dt == 39;
 }
-// Whether DT's values carry a minimum (value = dw * code - mw per block
-// of 32, mw times the block's sum of x): q4_1, q5_1, q4_k, q5_k.
+// Whether DT's values carry a minimum, times a sum of x: q4_1, q5_1, q4_k,
+// q5_k (value = dw * code - mw per block of 32) and q2_k (a minimum per
+// 16-element group, q2k_mins).
 template <uint32_t DT> __host__ __device__ constexpr bool has_min()
 {
-    return DT == 3 || DT == 7 || DT == 12 || DT == 13;
+    return DT == 3 || DT == 7 || DT == 10 || DT == 12 || DT == 13;
+}
+// Sums of x per block of 32 that the split keeps: q2_k's two groups of 16.
+template <uint32_t DT> __host__ __device__ constexpr int xs_per_block()
+{
+    return DT == 10 ? 2 : 1;
 }
 // Bytes of one row's 256-element tile of dtype DT in memory.
 template <uint32_t DT> __host__ __device__ constexpr int tile_src_bytes()
@@ -95,13 +102,33 @@ template <uint32_t DT> __host__ __device__ constexpr int tile_max_start()
 }
 // Bytes of one row's staged tile in shared memory: the 16-byte pieces from
 // the one holding its first byte that cover it from any start (q6_k: 14
-// pieces; iq4_xs, mxfp4: 9). The last tile of a row that ends on a 16-byte
-// boundary starts at 16 - (bytes % 16) of its first piece; where that is
-// the largest start no piece reaches past the row (the static_assert in
-// mma_kernel: not so for q3_k's 110 bytes, which this kernel leaves out).
+// pieces; iq4_xs, mxfp4: 9), and one more where the rows would lie a
+// multiple of 128 bytes apart (q3_k: 9, not 8), which puts the same word
+// of every row in the same shared-memory bank (ncu on the H200: q3_k at
+// 128 bytes issued 20% of its slots, 56 us).
 template <uint32_t DT> __host__ __device__ constexpr int tile_row_bytes()
 {
-    return (tile_max_start<DT>() + tile_src_bytes<DT>() + 15) / 16 * 16;
+    return (tile_max_start<DT>() + tile_src_bytes<DT>() + 15) / 16 * 16 +
+           ((tile_max_start<DT>() + tile_src_bytes<DT>() + 15) / 16 % 8 == 0 ? 16 : 0);
+}
+// Whether the staged bytes of the last tile of a row that ends on a 16-byte
+// boundary, from the piece holding its first byte (its byte
+// (16 - bytes % 16) % 16), would reach past the row: not where that is
+// the largest start and no piece is added (q6_k, iq4_xs, mxfp4), but so
+// for q3_k. Such a tile is staged from the row's last tile_row_bytes
+// instead (tile_window).
+template <uint32_t DT> __host__ __device__ constexpr bool tile_clamped()
+{
+    return tile_row_bytes<DT>() > tile_src_bytes<DT>() + (16 - (tile_src_bytes<DT>() & 15)) % 16;
+}
+// The byte of a row of row_bytes (a multiple of 16, at least
+// tile_row_bytes) from which its tile t is staged: the 16-byte piece that
+// holds the tile's first byte, or (tile_clamped) the row's last staged
+// bytes where those pieces would reach past the row.
+template <uint32_t DT> __device__ inline int64_t tile_window(int64_t t, int64_t row_bytes)
+{
+    const int64_t s = (t * tile_src_bytes<DT>()) & ~(int64_t)15;
+    return tile_clamped<DT>() && s + tile_row_bytes<DT>() > row_bytes ? row_bytes - tile_row_bytes<DT>() : s;
 }
 // Staged tiles per warp (the ring's depth S): S - 1 tiles are in flight
 // while the warp decodes one. Two measured best on the H200 for every
@@ -190,6 +217,40 @@ __device__ inline void book_bytes(uint32_t w, uint32_t lo0, uint32_t lo1, uint32
         const uint32_t lo = __byte_perm(lo0, lo1, q >> (16 * s));
         const uint32_t hi = __byte_perm(hi0, hi1, q >> (16 * s));
         t[s] = __byte_perm(lo, hi, sel >> (16 * s));
+    }
+}
+
+// The formats of 16-element scale groups (q2_k, q3_k, q6_k): their words go so
+// that every lane of a step is in the same group, and the groups of a
+// block get separate accumulators.
+template <uint32_t DT> __host__ __device__ constexpr bool sixteen_groups()
+{
+    return DT == 10 || DT == 11 || DT == 14;
+}
+
+// The 2U words of a 32-byte run at byte o of row (word w: elements 4w..)
+// that a lane takes in such a format: U = 4 (a lane per block): words
+// 0..7; U = 2 (two lanes per block): words 2i + u0 / 2; U = 1 (four lanes
+// per block): words 4i + u0. The words of the block's first 16-element
+// group come first.
+template <int U> __device__ inline void step_words(const uint8_t *row, int o, int u0, uint32_t (&q)[2 * U])
+{
+    if (U == 4) {
+        sh_words<2 * U>(row, o, q);
+    } else if (U == 2) {
+        uint32_t w8[8];
+        sh_words<8>(row, o, w8);
+        const bool odd = (u0 >> 1) != 0;
+#pragma unroll
+        for (int i = 0; i < 2 * U; i++)
+            q[i] = odd ? w8[2 * i + 1] : w8[2 * i];
+    } else {
+#pragma unroll
+        for (int i = 0; i < 2 * U; i++) {
+            uint32_t w1[1];
+            sh_words<1>(row, o + 16 * i + 4 * u0, w1);
+            q[i] = w1[0];
+        }
     }
 }
 
@@ -304,31 +365,9 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
         const int8_t *sc = (const int8_t *)(const void *)(row + ob + 192 + 2 * s);
         dw = d * (float)sc[0];
         mw = d * (float)sc[1];
-        const int qlo = ob + 64 * h + 32 * (b & 1), qho = ob + 128 + 32 * h;
         uint32_t ql[2 * U], qh[2 * U];
-        if (U == 4) {
-            sh_words<2 * U>(row, qlo, ql);
-            sh_words<2 * U>(row, qho, qh);
-        } else if (U == 2) {
-            uint32_t l8[8], h8[8];
-            sh_words<8>(row, qlo, l8);
-            sh_words<8>(row, qho, h8);
-            const bool odd = (u0 >> 1) != 0;
-#pragma unroll
-            for (int i = 0; i < 2 * U; i++) {
-                ql[i] = odd ? l8[2 * i + 1] : l8[2 * i];
-                qh[i] = odd ? h8[2 * i + 1] : h8[2 * i];
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < 2 * U; i++) {
-                uint32_t w1[1];
-                sh_words<1>(row, qlo + 16 * i + 4 * u0, w1);
-                ql[i] = w1[0];
-                sh_words<1>(row, qho + 16 * i + 4 * u0, w1);
-                qh[i] = w1[0];
-            }
-        }
+        step_words<U>(row, ob + 64 * h + 32 * (b & 1), u0, ql);
+        step_words<U>(row, ob + 128 + 32 * h, u0, qh);
         const int ns = 4 * (b >> 1), hs = 2 * b;
 #pragma unroll
         for (int i = 0; i < 2 * U; i++) {
@@ -336,6 +375,37 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
             /* f16 1024 + code - 1056 */
             a[i][0] = h2_sub(__byte_perm(v, 0x64646464u, 0x4240), 0x64206420u);
             a[i][1] = h2_sub(__byte_perm(v, 0x64646464u, 0x4341), 0x64206420u);
+        }
+    } else if (DT == 10 || DT == 11) {
+        /* group s = 4h + b, the words in q6_k's order (step_words), scales
+         * 2s and 2s + 1 of its 16-element groups: dw = d * the first, mw =
+         * d * the second. q2_k: two bits from qs[32h + l] (at 16) at shift
+         * 2b; 4-bit scales (the low nibbles of bytes 0..15), d at 80, the
+         * mins apart (q2k_mins). q3_k: the same two bits at 32, the third
+         * from hmask[l] (at 0) bit s, minus 4; signed 6-bit scales at 96,
+         * d at 108. */
+        const int s = 4 * h + b;
+        uint32_t ql[2 * U], qm[2 * U];
+        if (DT == 10) {
+            const float d = sh_f16(row, ob + 80);
+            dw = d * (float)(row[ob + 2 * s] & 0xF);
+            mw = d * (float)(row[ob + 2 * s + 1] & 0xF);
+            step_words<U>(row, ob + 16 + 32 * h, u0, ql);
+        } else {
+            const float d = sh_f16(row, ob + 108);
+            dw = d * (float)vt_blk_q3k_scale(row + ob + 96, 2 * s);
+            mw = d * (float)vt_blk_q3k_scale(row + ob + 96, 2 * s + 1);
+            step_words<U>(row, ob + 32 + 32 * h, u0, ql);
+            step_words<U>(row, ob, u0, qm);
+        }
+#pragma unroll
+        for (int i = 0; i < 2 * U; i++) {
+            uint32_t v = (ql[i] >> (2 * b)) & 0x03030303u;
+            if (DT == 11)
+                v |= ((qm[i] >> s) & 0x01010101u) << 2;
+            /* f16 1024 + code less 1024 (q2_k) or 1028 (q3_k) */
+            a[i][0] = bytes_to_h2(v, 0x4240, DT == 10 ? 0x64006400u : 0x64046404u);
+            a[i][1] = bytes_to_h2(v, 0x4341, DT == 10 ? 0x64006400u : 0x64046404u);
         }
     } else { /* q4_k: sub-block s = 4h + b: nibble half s % 2 of qs bytes 32 (s / 2) .. + 31;
               * q5_k: the same at 48, with bit s of qh[l] (at 16) over nibble l */
@@ -373,6 +443,17 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
             }
         }
     }
+}
+
+// q2_k's minimum coefficients of group s = 4h + b of the tile at ob in a
+// staged row: dmin (at 82) times the high nibbles of scale bytes 2s and
+// 2s + 1 (values less n[0] (n[1]) for the group's first (second) 16).
+__device__ inline void q2k_mins(const uint8_t *row, int ob, int h, int b, float (&n)[2])
+{
+    const int s = 4 * h + b;
+    const float dmin = sh_f16(row, ob + 82);
+    n[0] = dmin * (float)(row[ob + 2 * s] >> 4);
+    n[1] = dmin * (float)(row[ob + 2 * s + 1] >> 4);
 }
 
 // Whether MatMul of DT at N columns takes the integer matrix instructions
@@ -601,12 +682,14 @@ __device__ inline void int_chunk(const uint8_t *cur, int h, const float4 &xnext,
 template <uint32_t DT, int N, int S> struct WarpSmem {
     static constexpr int ring = S * kWarpRows * tile_row_bytes<DT>();
     static constexpr int bs = N * 4 * 2 * 8 * 8;
-    static constexpr int bytes = ring + (int_path<DT, N>() ? 2 * kDigitBytes : bs + 2 * N * 4 * 4);
+    static constexpr int bytes =
+        ring + (int_path<DT, N>() ? 2 * kDigitBytes : bs + N * 4 * 4 + N * 4 * 4 * xs_per_block<DT>());
 };
 
 // Split this lane's 4 elements xv (elements 4 lane.. of a 128-element
 // chunk) of each of the N columns into shared memory
-// (bs, pw: 2^e per (column, block), xsum: sum of x per (column, block)).
+// (bs, pw: 2^e per (column, block), xsum: sum of x per (column, block),
+// q2_k: per (column, block, 16-element group)).
 template <uint32_t DT, int N>
 __device__ inline void split_x(const float4 (&xv)[N], int lane, uint2 *bs, float *pw, float *xsum)
 {
@@ -632,12 +715,14 @@ __device__ inline void split_x(const float4 (&xv)[N], int lane, uint2 *bs, float
         bs[base] = make_uint2(h2_bits(h0), h2_bits(h1));
         bs[base + 8] = make_uint2(h2_bits(l0), h2_bits(l1));
         if (has_min<DT>()) {
+            constexpr int XS = xs_per_block<DT>();
             float s = (v.x + v.y) + (v.z + v.w);
             s += __shfl_xor_sync(kFull, s, 1);
             s += __shfl_xor_sync(kFull, s, 2);
-            s += __shfl_xor_sync(kFull, s, 4);
-            if (r == 0)
-                xsum[j * 4 + b] = s;
+            if (XS == 1)
+                s += __shfl_xor_sync(kFull, s, 4);
+            if ((r & (8 / XS - 1)) == 0)
+                xsum[(j * 4 + b) * XS + r / (8 / XS)] = s;
         }
         if (r == 0)
             pw[j * 4 + b] = __uint_as_float((uint32_t)(127 - sh) << 23);
@@ -646,17 +731,17 @@ __device__ inline void split_x(const float4 (&xv)[N], int lane, uint2 *bs, float
 
 // x split once per call for every column (the PRE kernels): per column j
 // and 128-element chunk c, at j * chunks + c: bs (64 pairs, split_x's
-// layout of one column), pw and xs (4 floats each).
+// layout of one column), pw (4 floats) and xs (4 xs_per_block floats).
 struct Pre {
     const uint2 *bs;
     const float *pw, *xs;
     int64_t chunks;
 };
 
-// Bytes of the split of n columns of k elements.
-inline int64_t pre_bytes(int64_t n, int64_t k)
+// Bytes of the split of n columns of k elements (xs floats per block).
+inline int64_t pre_bytes(int64_t n, int64_t k, int xs)
 {
-    return n * (k / 128) * (64 * 8 + 2 * 4 * 4);
+    return n * (k / 128) * (64 * 8 + 4 * 4 + 4 * 4 * xs);
 }
 
 // The split of chunk c of column j, by warp j * chunks + c: split_x's
@@ -672,7 +757,7 @@ __global__ void __launch_bounds__(256)
         return;
     const int64_t j = p / chunks, c = p % chunks;
     const float4 xv[1] = {__ldg((const float4 *)(x + j * k + c * 128) + lane)};
-    split_x<DT, 1>(xv, lane, bs + p * 64, pw + p * 4, xs + p * 4);
+    split_x<DT, 1>(xv, lane, bs + p * 64, pw + p * 4, xs + p * 4 * xs_per_block<DT>());
 }
 
 // 16 bytes global -> shared without registers, with L2 told to fetch the
@@ -736,7 +821,7 @@ __device__ inline void stage(uint8_t *dst, const uint8_t *w0, int64_t row_bytes,
                              unsigned bar, int flags, const int (&offs)[tile_row_bytes<DT>() / 16], bool small)
 {
     constexpr int TB = tile_row_bytes<DT>();
-    const uint8_t *src = w0 + ((t * tile_src_bytes<DT>()) & ~(int64_t)15);
+    const uint8_t *src = w0 + tile_window<DT>(t, row_bytes);
     if constexpr (bulk_copies<DT>()) {
 #if VT_MMA_BULK_ARCH
         if (lane == 0)
@@ -816,10 +901,6 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
 {
     extern __shared__ __align__(16) uint8_t smem[];
     constexpr int TB = tile_row_bytes<DT>();
-    /* a row's last tile (the row ends on a 16-byte boundary) is staged
-     * from the piece holding its first byte without reaching past the row */
-    static_assert((tile_src_bytes<DT>() & 15) == 0 || 16 - (tile_src_bytes<DT>() & 15) == tile_max_start<DT>(),
-                  "a staged tile would reach past its row");
     constexpr int T = N == 8 ? 2 : 1;               /* mma tiles of 8 columns */
     constexpr int BV = N == 1 ? 1 : N == 2 ? 2 : 4; /* blocks a lane visits per chunk */
     constexpr int U = 4 / BV;                       /* units (2 groups) per visit */
@@ -922,8 +1003,8 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
     for (int64_t it = 0; it < total; it++) {
         const int64_t tt = f + cj * st, ttn = f + (cj + 1 == cnt ? 0 : cj + 1) * st;
         uint8_t *cur = ring + cs * kWarpRows * TB;
-        /* where the tile starts in its staged rows (q6_k: 0..14, even) */
-        const int ob = (int)((tt * tile_src_bytes<DT>()) & 15);
+        /* where the tile starts in its staged rows (q6_k: 0..14, even; q3_k: 0..34, even) */
+        const int ob = (int)(tt * tile_src_bytes<DT>() - tile_window<DT>(tt, row_bytes));
         /* the slot of tile it - 1, which every lane has read */
         if (it + S - 1 < total)
             issue();
@@ -982,7 +1063,7 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                         const int jj = j < n ? j : n - 1;
                         const uint2 *src = PRE ? pre.bs + (jj * pre.chunks + chunk) * 64 + (blk * 2 + (g & 1)) * 8
                                                : bs + ((j * 4 + blk) * 2 + (g & 1)) * 8;
-                        if (DT == 14 && N > 1) {
+                        if (sixteen_groups<DT>() && N > 1) {
                             /* q6_k's word order (block_regs): steps s, s + 1 take
                              * groups 2 (s % 4) + t % 2 and the next but one (N = 2),
                              * t and t + 4 (N >= 4) */
@@ -1012,6 +1093,11 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                         float da, db, ma, mb;
                         block_regs<DT, U>(ra, ob, h, blk, u0, aa, da, ma);
                         block_regs<DT, U>(rb, ob, h, blk, u0, ab, db, mb);
+                        float na[2] = {0.0f, 0.0f}, nb[2] = {0.0f, 0.0f}; /* q2_k's mins */
+                        if (DT == 10) {
+                            q2k_mins(ra, ob, h, blk, na);
+                            q2k_mins(rb, ob, h, blk, nb);
+                        }
 #pragma unroll
                         for (int tau = 0; tau < T; tau++) {
                             float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, c1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -1020,21 +1106,27 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                                 const int s = v * 2 * U + i;
                                 const uint32_t af[4] = {aa[i][0], ab[i][0], aa[i][1], ab[i][1]};
                                 /* two chains; q6_k: one per 16-element scale group */
-                                const bool second = DT == 14 ? i >= U : (i & 1) != 0;
+                                const bool second = sixteen_groups<DT>() ? i >= U : (i & 1) != 0;
                                 mma16816(second ? c1 : c0, af, bf[tau][s][0], bf[tau][s][1]);
                             }
                             const int j = N == 1 ? 0 : N == 2 ? (t & 1) : 4 * tau + t;
                             const int jj = j < n ? j : n - 1;
                             const int64_t pi = (jj * pre.chunks + chunk) * 4 + blk; /* PRE: in the split */
                             const float p = PRE ? __ldg(pre.pw + pi) : pw[j * 4 + blk];
-                            const float xsb = !has_min<DT>() ? 0.0f : PRE ? __ldg(pre.xs + pi) : xsum[j * 4 + blk];
-                            if (DT == 14) { /* c0: scale da (db), c1: ma (mb) */
+                            if (sixteen_groups<DT>()) { /* c0: scale da (db), c1: ma (mb) */
                                 const float a0 = (c0[0] + c0[1]) * p, a1 = (c1[0] + c1[1]) * p;
                                 const float b0 = (c0[2] + c0[3]) * p, b1 = (c1[2] + c1[3]) * p;
                                 acc[rt][0][tau] = fmaf(ma, a1, fmaf(da, a0, acc[rt][0][tau]));
                                 acc[rt][1][tau] = fmaf(mb, b1, fmaf(db, b0, acc[rt][1][tau]));
+                                if (DT == 10) { /* less the mins times the groups' sums of x */
+                                    const float x0 = PRE ? __ldg(pre.xs + 2 * pi) : xsum[(j * 4 + blk) * 2];
+                                    const float x1 = PRE ? __ldg(pre.xs + 2 * pi + 1) : xsum[(j * 4 + blk) * 2 + 1];
+                                    acc[rt][0][tau] -= fmaf(na[0], x0, na[1] * x1);
+                                    acc[rt][1][tau] -= fmaf(nb[0], x0, nb[1] * x1);
+                                }
                                 continue;
                             }
+                            const float xsb = !has_min<DT>() ? 0.0f : PRE ? __ldg(pre.xs + pi) : xsum[j * 4 + blk];
                             float ya = (c0[0] + c1[0]) + (c0[1] + c1[1]), yb = (c0[2] + c1[2]) + (c0[3] + c1[3]);
                             ya *= p, yb *= p;
                             if (has_min<DT>()) {
@@ -1238,15 +1330,16 @@ hipError_t launch_ring(const float *x, const uint8_t *w, int64_t row_bytes, floa
 }
 
 // MatMul of DT over n columns, 8 at a time.
-// With scratch (n > 1; pre_bytes(n, k), 16-byte aligned) x is split once
+// With scratch (n > 1; mma_scratch_bytes, 16-byte aligned) x is split once
 // for all columns first.
 template <uint32_t DT>
 hipError_t mma_cols(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int64_t n, int64_t m, int64_t k,
                     void *scratch, hipStream_t stream, int *taken)
 {
-    /* the device, asked once per call: the launches' caches are per device */
+    /* the device, asked once per call: the launches' caches are per device;
+     * rows of at least one staged tile (tile_window) */
     int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {
+    if (row_bytes < tile_row_bytes<DT>() || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {
         *taken = 0;
         return hipSuccess;
     }
@@ -1268,7 +1361,8 @@ hipError_t mma_cols(const float *x, const uint8_t *w, int64_t row_bytes, float *
         float *yj = y + j0 * m;
         Pre pre = all;
         if (all.bs != nullptr)
-            pre.bs += j0 * all.chunks * 64, pre.pw += j0 * all.chunks * 4, pre.xs += j0 * all.chunks * 4;
+            pre.bs += j0 * all.chunks * 64, pre.pw += j0 * all.chunks * 4,
+                pre.xs += j0 * all.chunks * 4 * xs_per_block<DT>();
         hipError_t e;
         if (nc == 1)
             e = launch_ring<DT, 1>(xj, w, row_bytes, yj, nc, m, k, pre, dev, stream, taken);
@@ -1303,6 +1397,8 @@ hipError_t run_mma_scratch(uint32_t dt, const Args &a, void *scratch, int *taken
         VT_MMA_CASE(6)
         VT_MMA_CASE(7)
         VT_MMA_CASE(8)
+        VT_MMA_CASE(10)
+        VT_MMA_CASE(11)
         VT_MMA_CASE(12)
         VT_MMA_CASE(13)
         VT_MMA_CASE(14)
@@ -1324,7 +1420,7 @@ hipError_t run_mma(uint32_t dt, const Args &a, int *taken)
 // kernels: n = 1, or a dtype or k it does not take).
 int64_t mma_scratch_bytes(uint32_t dt, int64_t n, int64_t k)
 {
-    return mma_format(dt) && n > 1 && k > 0 && k % kTile == 0 ? pre_bytes(n, k) : 0;
+    return mma_format(dt) && n > 1 && k > 0 && k % kTile == 0 ? pre_bytes(n, k, dt == 10 ? 2 : 1) : 0;
 }
 
 } // namespace vt_mmv
