@@ -43,7 +43,6 @@ using vt_mma::cp16;
 using vt_mma::cp_commit;
 using vt_mma::cp_wait;
 using vt_mma::ldsm4;
-using vt_mma::ldsm4t;
 using vt_mma::mma16816;
 using vt_mma::smem_optin;
 using vt_mma::smem_u32;
@@ -213,7 +212,7 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
         for (int dc = 0; dc < D / 16; dc++) {
             uint32_t b[4];
-            ldsm4t(b, slot + v_off + 32 * dc);
+            ldsm4<true>(b, slot + v_off + 32 * dc);
             mma16816(acc[2 * dc], pa, b[0], b[1]);
             mma16816(acc[2 * dc + 1], pa, b[2], b[3]);
         }

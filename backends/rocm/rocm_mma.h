@@ -61,24 +61,18 @@ template <int N> __device__ __forceinline__ void cp_wait()
 }
 
 // Four 8x8 16-bit matrices from shared memory (lane l gives the address of
-// a row of matrix l / 8); ldsm4t delivers them transposed.
-__device__ __forceinline__ void ldsm4(uint32_t (&r)[4], uint32_t addr)
+// a row of matrix l / 8); TRANS delivers them transposed.
+template <bool TRANS = false> __device__ __forceinline__ void ldsm4(uint32_t (&r)[4], uint32_t addr)
 {
 #if VT_MMA_SM80
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-#else
-    (void)addr;
-    r[0] = r[1] = r[2] = r[3] = 0;
-#endif
-}
-__device__ __forceinline__ void ldsm4t(uint32_t (&r)[4], uint32_t addr)
-{
-#if VT_MMA_SM80
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
+    if (TRANS)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(addr));
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(addr));
 #else
     (void)addr;
     r[0] = r[1] = r[2] = r[3] = 0;
