@@ -22,6 +22,10 @@
 #include "rocm_launch.h"
 #include "rocm_quant.h"
 
+#if defined(VT_HIP_PLATFORM_NVIDIA)
+#include "rocm_mma.h"
+#endif
+
 // cp.async (global -> shared without registers): NVIDIA sm_80 and later.
 #if defined(VT_HIP_PLATFORM_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define VT_MMV_CP_ASYNC 1
@@ -109,8 +113,7 @@ __device__ inline float sh_half(const uint8_t *b, int o)
 __device__ inline void copy16(void *dst, const void *src)
 {
 #if VT_MMV_CP_ASYNC
-    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+    vt_mma::cp16(vt_mma::smem_u32(dst), src);
 #else
     *(uint4 *)dst = *(const uint4 *)src;
 #endif
@@ -120,7 +123,7 @@ __device__ inline void copy16(void *dst, const void *src)
 __device__ inline void stage_commit()
 {
 #if VT_MMV_CP_ASYNC
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    vt_mma::cp_commit();
 #endif
 }
 
@@ -129,7 +132,7 @@ __device__ inline void stage_commit()
 template <int pending> __device__ inline void stage_wait()
 {
 #if VT_MMV_CP_ASYNC
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
+    vt_mma::cp_wait<pending>();
     __syncwarp();
 #elif defined(VT_HIP_PLATFORM_NVIDIA)
     __syncwarp();

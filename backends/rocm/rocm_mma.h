@@ -1,6 +1,6 @@
 // rocm_mma.h - the NVIDIA device instructions that the matrix-instruction
 // kernels share (the decode MatMul, the prefill GEMM and the decode
-// Attention): shared-memory addresses, cp.async 16-byte copies and their
+// Attention; kernels_mmv.h's staging on NVIDIA too): shared-memory addresses, cp.async 16-byte copies and their
 // groups, ldmatrix, mma.sync m16n8k16 with f32 accumulators, and the
 // opt-in shared memory of a device. Included by .hip files of the NVIDIA
 // build only. The instructions need sm_80: compiled for an older target
@@ -32,8 +32,17 @@ __device__ __forceinline__ uint32_t smem_u32(const void *p)
     return (uint32_t)__cvta_generic_to_shared(p);
 }
 
-// 16 bytes from global src to shared dst without registers: the first
-// src_bytes (0 or 16) of src, zeros for the rest (0: src is not read).
+// 16 bytes from global src to shared dst without registers; with
+// src_bytes (0 or 16) the first src_bytes of src, zeros for the rest (0:
+// src is not read).
+__device__ __forceinline__ void cp16(uint32_t dst, const void *src)
+{
+#if VT_MMA_SM80
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+#else
+    (void)dst, (void)src;
+#endif
+}
 __device__ __forceinline__ void cp16(uint32_t dst, const void *src, int src_bytes)
 {
 #if VT_MMA_SM80
