@@ -84,9 +84,9 @@ template <uint32_t DT> __host__ __device__ constexpr bool has_min()
     return DT == 3 || DT == 7 || DT == 10 || DT == 12 || DT == 13;
 }
 // Sums of x per block of 32 that the split keeps: q2_k's two groups of 16.
-template <uint32_t DT> __host__ __device__ constexpr int xs_per_block()
+__host__ __device__ constexpr int xs_per_block(uint32_t dt)
 {
-    return DT == 10 ? 2 : 1;
+    return dt == 10 ? 2 : 1;
 }
 // Bytes of one row's 256-element tile of dtype DT in memory.
 template <uint32_t DT> __host__ __device__ constexpr int tile_src_bytes()
@@ -683,7 +683,7 @@ template <uint32_t DT, int N, int S> struct WarpSmem {
     static constexpr int ring = S * kWarpRows * tile_row_bytes<DT>();
     static constexpr int bs = N * 4 * 2 * 8 * 8;
     static constexpr int bytes =
-        ring + (int_path<DT, N>() ? 2 * kDigitBytes : bs + N * 4 * 4 + N * 4 * 4 * xs_per_block<DT>());
+        ring + (int_path<DT, N>() ? 2 * kDigitBytes : bs + N * 4 * 4 + N * 4 * 4 * xs_per_block(DT));
 };
 
 // Split this lane's 4 elements xv (elements 4 lane.. of a 128-element
@@ -715,7 +715,7 @@ __device__ inline void split_x(const float4 (&xv)[N], int lane, uint2 *bs, float
         bs[base] = make_uint2(h2_bits(h0), h2_bits(h1));
         bs[base + 8] = make_uint2(h2_bits(l0), h2_bits(l1));
         if (has_min<DT>()) {
-            constexpr int XS = xs_per_block<DT>();
+            constexpr int XS = xs_per_block(DT);
             float s = (v.x + v.y) + (v.z + v.w);
             s += __shfl_xor_sync(kFull, s, 1);
             s += __shfl_xor_sync(kFull, s, 2);
@@ -757,7 +757,7 @@ __global__ void __launch_bounds__(256)
         return;
     const int64_t j = p / chunks, c = p % chunks;
     const float4 xv[1] = {__ldg((const float4 *)(x + j * k + c * 128) + lane)};
-    split_x<DT, 1>(xv, lane, bs + p * 64, pw + p * 4, xs + p * 4 * xs_per_block<DT>());
+    split_x<DT, 1>(xv, lane, bs + p * 64, pw + p * 4, xs + p * 4 * xs_per_block(DT));
 }
 
 // 16 bytes global -> shared without registers, with L2 told to fetch the
@@ -1362,7 +1362,7 @@ hipError_t mma_cols(const float *x, const uint8_t *w, int64_t row_bytes, float *
         Pre pre = all;
         if (all.bs != nullptr)
             pre.bs += j0 * all.chunks * 64, pre.pw += j0 * all.chunks * 4,
-                pre.xs += j0 * all.chunks * 4 * xs_per_block<DT>();
+                pre.xs += j0 * all.chunks * 4 * xs_per_block(DT);
         hipError_t e;
         if (nc == 1)
             e = launch_ring<DT, 1>(xj, w, row_bytes, yj, nc, m, k, pre, dev, stream, taken);
@@ -1420,7 +1420,7 @@ hipError_t run_mma(uint32_t dt, const Args &a, int *taken)
 // kernels: n = 1, or a dtype or k it does not take).
 int64_t mma_scratch_bytes(uint32_t dt, int64_t n, int64_t k)
 {
-    return mma_format(dt) && n > 1 && k > 0 && k % kTile == 0 ? pre_bytes(n, k, dt == 10 ? 2 : 1) : 0;
+    return mma_format(dt) && n > 1 && k > 0 && k % kTile == 0 ? pre_bytes(n, k, xs_per_block(dt)) : 0;
 }
 
 } // namespace vt_mmv
