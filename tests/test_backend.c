@@ -482,6 +482,22 @@ static unsigned check_each_kernel(vt_device *d, kernel_check check, vt_rng *r)
     return checked;
 }
 
+/* check over every kernel of every device with one seed, printing
+ * "<device>: <what> over N block formats" and asserting N > 0. */
+static void check_block_formats(kernel_check check, uint64_t seed, const char *what)
+{
+    fixture f;
+    fixture_open(&f);
+    vt_rng r;
+    vt_rng_init(&r, seed);
+    for (size_t i = 0; i < f.n; i++) {
+        unsigned checked = check_each_kernel(f.dev[i], check, &r);
+        fprintf(stderr, "%s: %s over %u block formats\n", vt_device_id(f.dev[i]), what, checked);
+        ck_assert_uint_gt(checked, 0);
+    }
+    vt_registry_close(f.reg);
+}
+
 /* The decode products over block formats at every width n = 1..9, rows not
  * a multiple of the kernels' row tiles, and k a multiple of 256 elements
  * (the rocm backend's matrix-instruction kernels on NVIDIA) or not (its
@@ -510,16 +526,120 @@ static bool check_qmatmul_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
 
 START_TEST(quantized_matmul_decode_shapes)
 {
-    fixture f;
-    fixture_open(&f);
-    vt_rng r;
-    vt_rng_init(&r, 47);
-    for (size_t i = 0; i < f.n; i++) {
-        unsigned checked = check_each_kernel(f.dev[i], check_qmatmul_kernel, &r);
-        fprintf(stderr, "%s: MatMul over %u block formats at n = 1..9\n", vt_device_id(f.dev[i]), checked);
-        ck_assert_uint_gt(checked, 0);
-    }
-    vt_registry_close(f.reg);
+    check_block_formats(check_qmatmul_kernel, 47, "MatMul at n = 1..9");
+}
+END_TEST
+
+/* MoeExpertMatMul of T tokens' K slots over E experts of m rows of
+ * block-format weights wt (x [T, k], or [T, K, k] when per_slot), against a
+ * double reference of the decoded weights, output poisoned first. */
+static void check_qmoe_shape(vt_device *d, vt_dtype wt, int64_t T, int64_t K, int64_t E, int64_t m, int64_t k,
+                             int per_slot, vt_rng *r)
+{
+    const vt_dtype_info *ti = vt_dtype_get(wt);
+    const int64_t be = ti->block_elems, bb = ti->block_bytes, nx = per_slot ? T * K : T;
+    int64_t sx3[3] = {T, K, k}, sx2[2] = {T, k}, sw[3] = {E, m, k}, si[2] = {T, K}, sy[3] = {T, K, m};
+    float *x = random_values(r, VT_F32, nx * k, -1, 1);
+    uint8_t *w = random_blocks(r, wt, E * m * k / be);
+    int32_t *ids = malloc((size_t)(T * K) * sizeof *ids);
+    for (int64_t p = 0; p < T * K; p++)
+        ids[p] = (int32_t)vt_rng_below(r, (uint64_t)E);
+    vt_tensor *tx = per_slot ? make(d, VT_F32, 3, sx3) : make(d, VT_F32, 2, sx2);
+    vt_tensor *tw = make(d, wt, 3, sw), *tids = make(d, VT_I32, 2, si), *ty = make(d, VT_F32, 3, sy);
+    put(tx, x);
+    put(tw, w);
+    put(tids, ids);
+    poison(ty);
+    const vt_tensor *in[3] = {tx, tw, tids};
+    vt_tensor *out[1] = {ty};
+    ck_assert_msg(vt_op_run(d, VT_OP_MOE_EXPERT_MATMUL, in, 3, out, 1, NULL, 0) == VT_OK, "MoeExpertMatMul: %s",
+                  vt_last_error());
+    float *y = malloc((size_t)(T * K * m) * 4);
+    double *ref = calloc((size_t)(T * K * m), sizeof *ref);
+    double *row = malloc((size_t)k * sizeof *row);
+    get(ty, y);
+    for (int64_t e = 0; e < E; e++)
+        for (int64_t j = 0; j < m; j++) {
+            for (int64_t l = 0; l < k; l++)
+                row[l] = vt_block_value(wt, w + ((e * m + j) * k + l) / be * bb, (int)(l % be));
+            for (int64_t p = 0; p < T * K; p++) {
+                if (ids[p] != e)
+                    continue;
+                const float *xp = x + (per_slot ? p : p / K) * k;
+                for (int64_t l = 0; l < k; l++)
+                    ref[p * m + j] += (double)xp[l] * row[l];
+            }
+        }
+    double tol = k >= 1024 ? 1e-4 : 1e-5;
+    double err = vt_rel_l2(y, ref, (size_t)(T * K * m));
+    ck_assert_msg(err <= tol,
+                  "MoeExpertMatMul (f32, %s) on %s, T=%lld K=%lld E=%lld m=%lld k=%lld x%s: rel err %g > %g",
+                  vt_dtype_name(wt), vt_device_id(d), (long long)T, (long long)K, (long long)E, (long long)m,
+                  (long long)k, per_slot ? "[T,K,k]" : "[T,k]", err, tol);
+    free(x);
+    free(w);
+    free(ids);
+    free(y);
+    free(ref);
+    free(row);
+    vt_tensor_destroy(tx);
+    vt_tensor_destroy(tw);
+    vt_tensor_destroy(tids);
+    vt_tensor_destroy(ty);
+}
+
+/* A bad expert id at one token is named (op, position, value, range). */
+static void check_qmoe_bad_id(vt_device *d, vt_dtype wt, int64_t k, vt_rng *r)
+{
+    const vt_dtype_info *ti = vt_dtype_get(wt);
+    const int64_t K = 8, E = 5, m = 64;
+    int64_t sx[2] = {1, k}, sw[3] = {E, m, k}, si[2] = {1, K}, sy[3] = {1, K, m};
+    float *x = random_values(r, VT_F32, k, -1, 1);
+    uint8_t *w = random_blocks(r, wt, E * m * k / ti->block_elems);
+    int32_t ids[8] = {0, 1, 2, 3, 4, 9, 1, -2};
+    vt_tensor *tx = make(d, VT_F32, 2, sx), *tw = make(d, wt, 3, sw), *tids = make(d, VT_I32, 2, si);
+    vt_tensor *ty = make(d, VT_F32, 3, sy);
+    put(tx, x);
+    put(tw, w);
+    put(tids, ids);
+    const vt_tensor *in[3] = {tx, tw, tids};
+    vt_tensor *out[1] = {ty};
+    ck_assert_int_eq(vt_op_run(d, VT_OP_MOE_EXPERT_MATMUL, in, 3, out, 1, NULL, 0), VT_E_INVALID_ARG);
+    const char *msg = vt_last_error();
+    ck_assert_msg(strstr(msg, "MoeExpertMatMul (23)") && strstr(msg, "5] = 9") && strstr(msg, "[0, 5)"),
+                  "%s (%s): names op, first bad position, value and range: %s", vt_dtype_name(wt), vt_device_id(d),
+                  msg);
+    free(x);
+    free(w);
+    vt_tensor_destroy(tx);
+    vt_tensor_destroy(tw);
+    vt_tensor_destroy(tids);
+    vt_tensor_destroy(ty);
+}
+
+/* MoeExpertMatMul over block formats: one token (the rocm backend's
+ * matrix-instruction kernel where k is a multiple of 256 and the rows of
+ * 16 bytes: k = 4096 in every format), x per token or per slot, rows not a
+ * multiple of 32, k not a whole tile, several tokens (grouped kernels). */
+static bool check_qmoe_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
+{
+    const vt_dtype_info *ti = vt_dtype_get(k->sig.dtype[1]);
+    if (k->op != VT_OP_MOE_EXPERT_MATMUL || !ti || !ti->quantized)
+        return false;
+    const vt_dtype wt = k->sig.dtype[1];
+    const int64_t k_odd = ti->block_elems == 32 ? 1376 : 768;
+    check_qmoe_shape(d, wt, 1, 8, 5, 67, 4096, 0, r);
+    check_qmoe_shape(d, wt, 1, 6, 4, 96, 4096, 1, r);
+    check_qmoe_shape(d, wt, 1, 4, 3, 40, 1280, 1, r);
+    check_qmoe_shape(d, wt, 1, 3, 3, 45, k_odd, 0, r);
+    check_qmoe_shape(d, wt, 3, 4, 6, 33, 4096, 1, r);
+    check_qmoe_bad_id(d, wt, 4096, r);
+    return true;
+}
+
+START_TEST(quantized_moe_decode_shapes)
+{
+    check_block_formats(check_qmoe_kernel, 53, "MoeExpertMatMul");
 }
 END_TEST
 
@@ -759,6 +879,7 @@ int main(int argc, char **argv)
     if (!strcmp(backend, "cpu") || !strcmp(backend, "rocm")) {
         tcase_add_test(tc, every_signature_passes_the_conformance_strict);
         tcase_add_test(tc, quantized_matmul_decode_shapes);
+        tcase_add_test(tc, quantized_moe_decode_shapes);
         tcase_add_test(tc, hiding_a_kernel_fails_the_conformance);
         tcase_add_test(tc, softmax_refuses_plus_inf_by_name);
     }

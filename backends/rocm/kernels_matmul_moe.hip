@@ -336,10 +336,12 @@ extern "C" hipError_t vt_rocm_launch_moe_grouped(const float *x, int x_per_slot,
 
 // MoeExpertMatMul at one token with the id check folded in (ids [1, K] as
 // the caller passed them, E experts): *taken = 0 (nothing queued) unless
-// T = 1 and the weight type is q4_0, q8_0, q4_k or q6_k with the tile
-// decoder's alignments. H200 (BENCHMARKS.md), this kernel against the check
-// kernel then kernels_mmv*: q4_0 7.75 / 11.23 us, q8_0 10.64 / 11.05, q4_k
-// 9.50 / 10.30, q6_k 10.47 / 11.32; f16 12.63 / 10.40 keeps the old path.
+// T = 1 and the weight type is a block format with the matrix-instruction
+// kernel's shapes (kernels_mmv_mma.hip, every format), or q4_0, q8_0, q4_k
+// or q6_k with the tile decoder's alignments. H200 (BENCHMARKS.md), the
+// tile decoder against the check kernel then kernels_mmv*: q4_0 7.75 /
+// 11.23 us, q8_0 10.64 / 11.05, q4_k 9.50 / 10.30, q6_k 10.47 / 11.32; f16
+// 12.63 / 10.40 keeps the old path.
 extern "C" hipError_t vt_rocm_launch_moe_one_checked(vt_rocm_err *err, uint32_t op, const float *x, int x_per_slot,
                                                      const void *w, uint32_t w_dtype, const int32_t *ids, int64_t E,
                                                      float *y, int64_t T, int64_t K, int64_t m, int64_t k,
@@ -354,6 +356,9 @@ extern "C" hipError_t vt_rocm_launch_moe_one_checked(vt_rocm_err *err, uint32_t 
     const bool al = (uintptr_t)w % 16 == 0 && rb % 16 == 0;
     const uint8_t *wb = (const uint8_t *)w;
     const int TK = (int)K;
+    const hipError_t em = run_mma_moe_one(w_dtype, x, x_per_slot, wb, rb, ids, K, E, err, op, y, m, k, stream, taken);
+    if (*taken || em != hipSuccess)
+        return em;
     switch (w_dtype) {
     case 2: // q4_0
         *taken = 1;
