@@ -337,11 +337,12 @@ extern "C" hipError_t vt_rocm_launch_moe_grouped(const float *x, int x_per_slot,
 // MoeExpertMatMul at one token with the id check folded in (ids [1, K] as
 // the caller passed them, E experts): *taken = 0 (nothing queued) unless
 // T = 1 and the weight type is a block format with the matrix-instruction
-// kernel's shapes (kernels_mmv_mma.hip, every format), or q4_0, q8_0, q4_k
-// or q6_k with the tile decoder's alignments. H200 (BENCHMARKS.md), the
-// tile decoder against the check kernel then kernels_mmv*: q4_0 7.75 /
-// 11.23 us, q8_0 10.64 / 11.05, q4_k 9.50 / 10.30, q6_k 10.47 / 11.32; f16
-// 12.63 / 10.40 keeps the old path.
+// kernel's shapes (kernels_mmv_mma.hip, every format but q6_k), or q4_0,
+// q8_0, q4_k or q6_k with the tile decoder's alignments. H200
+// (BENCHMARKS.md, E = 128, 8 used, m = 768, k = 2048), graph mode: the
+// matrix-instruction kernel against the tile decoder: q4_0 7.27 / 8.45 us,
+// q8_0 9.83 / 11.58, q4_k 7.42 / 10.37, q6_k 12.72 / 11.57 (q6_k keeps the
+// tile decoder); f16 12.63 against 10.40 on kernels_mmv* keeps that path.
 extern "C" hipError_t vt_rocm_launch_moe_one_checked(vt_rocm_err *err, uint32_t op, const float *x, int x_per_slot,
                                                      const void *w, uint32_t w_dtype, const int32_t *ids, int64_t E,
                                                      float *y, int64_t T, int64_t K, int64_t m, int64_t k,
