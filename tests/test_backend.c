@@ -419,12 +419,30 @@ static uint8_t *random_blocks(vt_rng *r, vt_dtype t, int64_t n)
     return p;
 }
 
+/* Row j of w (rows of k elements of block format wt) decoded into row. */
+static void decode_row(vt_dtype wt, const uint8_t *w, int64_t j, int64_t k, double *row)
+{
+    const vt_dtype_info *ti = vt_dtype_get(wt);
+    const int64_t be = ti->block_elems, bb = ti->block_bytes;
+    for (int64_t l = 0; l < k; l++)
+        row[l] = vt_block_value(wt, w + (j * k + l) / be * bb, (int)(l % be));
+}
+
+/* The double dot product of x and row over k elements. */
+static double dot_row(const float *x, const double *row, int64_t k)
+{
+    double s = 0;
+    for (int64_t l = 0; l < k; l++)
+        s += (double)x[l] * row[l];
+    return s;
+}
+
 /* MatMul of n columns of x against m rows of block-format weights wt of
  * k elements, against a double reference of the decoded weights. */
 static void check_qmatmul_shape(vt_device *d, vt_dtype wt, int64_t n, int64_t m, int64_t k, vt_rng *r)
 {
     const vt_dtype_info *ti = vt_dtype_get(wt);
-    const int64_t be = ti->block_elems, bb = ti->block_bytes;
+    const int64_t be = ti->block_elems;
     int64_t sx[2] = {n, k}, sw[2] = {m, k}, sy[2] = {n, m};
     float *x = random_values(r, VT_F32, n * k, -1, 1);
     /* A few large activations. 8x, not more: the cpu oracle's x goes through
@@ -446,11 +464,9 @@ static void check_qmatmul_shape(vt_device *d, vt_dtype wt, int64_t n, int64_t m,
     double *row = malloc((size_t)k * sizeof *row);
     get(ty, y);
     for (int64_t j = 0; j < m; j++) {
-        for (int64_t l = 0; l < k; l++)
-            row[l] = vt_block_value(wt, w + (j * k + l) / be * bb, (int)(l % be));
+        decode_row(wt, w, j, k, row);
         for (int64_t i = 0; i < n; i++)
-            for (int64_t l = 0; l < k; l++)
-                ref[i * m + j] += (double)x[i * k + l] * row[l];
+            ref[i * m + j] = dot_row(x + i * k, row, k);
     }
     double tol = k >= 1024 ? 1e-4 : 1e-5;
     double e = vt_rel_l2(y, ref, (size_t)(n * m));
@@ -537,7 +553,7 @@ static void check_qmoe_shape(vt_device *d, vt_dtype wt, int64_t T, int64_t K, in
                              int per_slot, vt_rng *r)
 {
     const vt_dtype_info *ti = vt_dtype_get(wt);
-    const int64_t be = ti->block_elems, bb = ti->block_bytes, nx = per_slot ? T * K : T;
+    const int64_t be = ti->block_elems, nx = per_slot ? T * K : T;
     int64_t sx3[3] = {T, K, k}, sx2[2] = {T, k}, sw[3] = {E, m, k}, si[2] = {T, K}, sy[3] = {T, K, m};
     float *x = random_values(r, VT_F32, nx * k, -1, 1);
     uint8_t *w = random_blocks(r, wt, E * m * k / be);
@@ -560,15 +576,10 @@ static void check_qmoe_shape(vt_device *d, vt_dtype wt, int64_t T, int64_t K, in
     get(ty, y);
     for (int64_t e = 0; e < E; e++)
         for (int64_t j = 0; j < m; j++) {
-            for (int64_t l = 0; l < k; l++)
-                row[l] = vt_block_value(wt, w + ((e * m + j) * k + l) / be * bb, (int)(l % be));
-            for (int64_t p = 0; p < T * K; p++) {
-                if (ids[p] != e)
-                    continue;
-                const float *xp = x + (per_slot ? p : p / K) * k;
-                for (int64_t l = 0; l < k; l++)
-                    ref[p * m + j] += (double)xp[l] * row[l];
-            }
+            decode_row(wt, w, e * m + j, k, row);
+            for (int64_t p = 0; p < T * K; p++)
+                if (ids[p] == e)
+                    ref[p * m + j] = dot_row(x + (per_slot ? p : p / K) * k, row, k);
         }
     double tol = k >= 1024 ? 1e-4 : 1e-5;
     double err = vt_rel_l2(y, ref, (size_t)(T * K * m));
