@@ -252,17 +252,8 @@ __device__ inline void run_vals(const uint8_t *b, int o, int r, float (&v)[8], f
         uint32_t w0, w1;
         sh_word2(b, o + 16 + 32 * (s >> 1) + 8 * (r & 3), w0, w1);
         const float d = sh_half(b, o), dmin = sh_half(b, o + 2);
-        const uint8_t *sc = blk + 4;
-        uint32_t scv, mv;
-        if (s < 4) {
-            scv = sc[s] & 63;
-            mv = sc[s + 4] & 63;
-        } else {
-            scv = (sc[s + 4] & 0xF) | ((sc[s - 4] >> 6) << 4);
-            mv = (sc[s + 4] >> 4) | ((sc[s] >> 6) << 4);
-        }
-        a = d * (float)scv;
-        mn = -(dmin * (float)mv);
+        a = d * (float)vt_blk_k4_scale(blk + 4, s);
+        mn = -(dmin * (float)vt_blk_k4_min(blk + 4, s));
         nib8(w0, w1, 4 * (s & 1), 0.0f, v);
     } else if (DT == 14) { /* q6_k: sub s = r / 4: half h, quarter q; low 4 bits in ql, high 2 in qh */
         const int s = r >> 2, h = s >> 2, q = s & 3, l0 = 8 * (r & 3);

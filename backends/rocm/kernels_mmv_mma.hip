@@ -83,6 +83,12 @@ template <uint32_t DT> __host__ __device__ constexpr bool has_min()
 {
     return DT == 3 || DT == 7 || DT == 10 || DT == 12 || DT == 13;
 }
+// Whether DT's minimums come per 16-element group (q2_k, q2k_mins) rather
+// than per block: they go with each group's sum of x.
+template <uint32_t DT> __host__ __device__ constexpr bool group_mins()
+{
+    return DT == 10;
+}
 // Sums of x per block of 32 that the split keeps: q2_k's two groups of 16.
 __host__ __device__ constexpr int xs_per_block(uint32_t dt)
 {
@@ -321,9 +327,7 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
             o += 1;
         } else {
             const int sb = 4 * h + b;
-            const int sh = row[ob + 2] | (row[ob + 3] << 8);
-            const int ls = ((row[ob + 4 + (sb >> 1)] >> (4 * (sb & 1))) & 0xF) | (((sh >> (2 * sb)) & 3) << 4);
-            dw = sh_f16(row, ob) * (float)(ls - 32);
+            dw = sh_f16(row, ob) * (float)vt_blk_iq4_xs_scale(row + ob, sb);
             o = ob + 8 + 16 * sb;
         }
         uint32_t w[U];
@@ -388,8 +392,8 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
         uint32_t ql[2 * U], qm[2 * U];
         if (DT == 10) {
             const float d = sh_f16(row, ob + 80);
-            dw = d * (float)(row[ob + 2 * s] & 0xF);
-            mw = d * (float)(row[ob + 2 * s + 1] & 0xF);
+            dw = d * (float)vt_blk_q2k_scale(row + ob, 2 * s);
+            mw = d * (float)vt_blk_q2k_scale(row + ob, 2 * s + 1);
             step_words<U>(row, ob + 16 + 32 * h, u0, ql);
         } else {
             const float d = sh_f16(row, ob + 108);
@@ -411,17 +415,8 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
               * q5_k: the same at 48, with bit s of qh[l] (at 16) over nibble l */
         const int s = 4 * h + b;
         const float d = sh_f16(row, 0), dmin = sh_f16(row, 2);
-        const uint8_t *sc = row + 4;
-        int scv, mv;
-        if (s < 4) {
-            scv = sc[s] & 63;
-            mv = sc[s + 4] & 63;
-        } else {
-            scv = (sc[s + 4] & 0xF) | ((sc[s - 4] >> 6) << 4);
-            mv = (sc[s + 4] >> 4) | ((sc[s] >> 6) << 4);
-        }
-        dw = d * (float)scv;
-        mw = dmin * (float)mv;
+        dw = d * (float)vt_blk_k4_scale(row + 4, s);
+        mw = dmin * (float)vt_blk_k4_min(row + 4, s);
         uint32_t w[2 * U];
         sh_words<2 * U>(row, (DT == 12 ? 16 : 48) + 32 * (s >> 1) + 8 * u0, w);
         const int ns = 4 * (s & 1);
@@ -452,8 +447,8 @@ __device__ inline void q2k_mins(const uint8_t *row, int ob, int h, int b, float 
 {
     const int s = 4 * h + b;
     const float dmin = sh_f16(row, ob + 82);
-    n[0] = dmin * (float)(row[ob + 2 * s] >> 4);
-    n[1] = dmin * (float)(row[ob + 2 * s + 1] >> 4);
+    n[0] = dmin * (float)vt_blk_q2k_min(row + ob, 2 * s);
+    n[1] = dmin * (float)vt_blk_q2k_min(row + ob, 2 * s + 1);
 }
 
 // Whether MatMul of DT at N columns takes the integer matrix instructions
@@ -648,17 +643,9 @@ __device__ inline void int_chunk(const uint8_t *cur, int h, const float4 &xnext,
                 float dw[2], mw[2];
 #pragma unroll
                 for (int i = 0; i < 2; i++) {
-                    const uint8_t *row = i ? rb : ra, *sc = row + 4;
-                    int scv, mv;
-                    if (h == 0) {
-                        scv = sc[sb] & 63;
-                        mv = sc[sb + 4] & 63;
-                    } else {
-                        scv = (sc[sb + 4] & 0xF) | ((sc[sb - 4] >> 6) << 4);
-                        mv = (sc[sb + 4] >> 4) | ((sc[sb] >> 6) << 4);
-                    }
-                    dw[i] = sh_f16(row, 0) * (float)scv;
-                    mw[i] = sh_f16(row, 2) * (float)mv;
+                    const uint8_t *row = i ? rb : ra;
+                    dw[i] = sh_f16(row, 0) * (float)vt_blk_k4_scale(row + 4, sb);
+                    mw[i] = sh_f16(row, 2) * (float)vt_blk_k4_min(row + 4, sb);
                 }
                 acc[rt][0][0] = fmaf(-mw[0], xm, fmaf(dw[0] * p, ya, acc[rt][0][0]));
                 acc[rt][1][0] = fmaf(-mw[1], xm, fmaf(dw[1] * p, yb, acc[rt][1][0]));
@@ -1163,7 +1150,7 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                         block_regs<DT, U>(ra, ob, h, blk, u0, aa, da, ma);
                         block_regs<DT, U>(rb, ob, h, blk, u0, ab, db, mb);
                         float na[2] = {0.0f, 0.0f}, nb[2] = {0.0f, 0.0f}; /* q2_k's mins */
-                        if (DT == 10) {
+                        if (group_mins<DT>()) {
                             q2k_mins(ra, ob, h, blk, na);
                             q2k_mins(rb, ob, h, blk, nb);
                         }
@@ -1187,7 +1174,7 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                                 const float b0 = (c0[2] + c0[3]) * p, b1 = (c1[2] + c1[3]) * p;
                                 acc[rt][0][tau] = fmaf(ma, a1, fmaf(da, a0, acc[rt][0][tau]));
                                 acc[rt][1][tau] = fmaf(mb, b1, fmaf(db, b0, acc[rt][1][tau]));
-                                if (DT == 10) { /* less the mins times the groups' sums of x */
+                                if (group_mins<DT>()) { /* less the mins times the groups' sums of x */
                                     const float x0 = PRE ? __ldg(pre.xs + 2 * pi) : xsum[(j * 4 + blk) * 2];
                                     const float x1 = PRE ? __ldg(pre.xs + 2 * pi + 1) : xsum[(j * 4 + blk) * 2 + 1];
                                     acc[rt][0][tau] -= fmaf(na[0], x0, na[1] * x1);

@@ -295,13 +295,22 @@ static inline VT_HOST_DEVICE int vt_blk_q2_k_code(const uint8_t *b, int g, int l
 {
     return (b[16 + 32 * (g >> 2) + l] >> (2 * (g & 3))) & 3;
 }
+/* Q2_K's 4-bit scale and minimum of 16-element group i (0..15). */
+static inline VT_HOST_DEVICE int vt_blk_q2k_scale(const uint8_t *b, int i)
+{
+    return b[i] & 0xF;
+}
+static inline VT_HOST_DEVICE int vt_blk_q2k_min(const uint8_t *b, int i)
+{
+    return b[i] >> 4;
+}
 static inline VT_HOST_DEVICE float vt_blk_q2_k_a(const uint8_t *b, int g, int l)
 {
-    return vt_blk_half(b + 80) * (float)(b[2 * g + (l >> 4)] & 0xF);
+    return vt_blk_half(b + 80) * (float)vt_blk_q2k_scale(b, 2 * g + (l >> 4));
 }
 static inline VT_HOST_DEVICE float vt_blk_q2_k_m(const uint8_t *b, int g, int l)
 {
-    return -(vt_blk_half(b + 82) * (float)(b[2 * g + (l >> 4)] >> 4));
+    return -(vt_blk_half(b + 82) * (float)vt_blk_q2k_min(b, 2 * g + (l >> 4)));
 }
 
 /* Q3_K */
@@ -418,12 +427,17 @@ static inline VT_HOST_DEVICE int vt_blk_iq4_xs_code(const uint8_t *b, int g, int
 {
     return vt_blk_iq4nl(vt_blk_nib(b + 8 + 16 * g, l));
 }
+/* IQ4_XS's signed scale of group g (0..7): its 6-bit field (low four bits
+ * from scales_l, top two from scales_h) minus 32. */
+static inline VT_HOST_DEVICE int vt_blk_iq4_xs_scale(const uint8_t *b, int g)
+{
+    const int scales_h = b[2] | (b[3] << 8);
+    return (((b[4 + g / 2] >> (4 * (g % 2))) & 0xF) | (((scales_h >> (2 * g)) & 3) << 4)) - 32;
+}
 static inline VT_HOST_DEVICE float vt_blk_iq4_xs_a(const uint8_t *b, int g, int l)
 {
     (void)l;
-    const int scales_h = b[2] | (b[3] << 8);
-    const int ls = ((b[4 + g / 2] >> (4 * (g % 2))) & 0xF) | (((scales_h >> (2 * g)) & 3) << 4);
-    return vt_blk_half(b) * (float)(ls - 32);
+    return vt_blk_half(b) * (float)vt_blk_iq4_xs_scale(b, g);
 }
 #define vt_blk_iq4_xs_m VT_BLK_NO_MIN
 

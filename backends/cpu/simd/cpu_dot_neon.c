@@ -92,9 +92,7 @@ static void neon_form(uint32_t t, const uint8_t *blk, int sub, float32x4_t c[8],
         } else if (t == VT_MXFP4) {
             a[0] = vt_cpu_e8m0_half(blk[0]);
         } else {
-            const int scales_h = blk[2] | (blk[3] << 8);
-            const int ls = ((blk[4 + sub / 2] >> (4 * (sub % 2))) & 0xF) | (((scales_h >> (2 * sub)) & 3) << 4);
-            a[0] = vt_cpu_half_at(blk) * (float)(ls - 32);
+            a[0] = vt_cpu_half_at(blk) * (float)vt_blk_iq4_xs_scale(blk, sub);
         }
         uint8x16_t b = vld1q_u8(qs);
         s8x16_f32(vqtbl1q_s8(book, vandq_u8(b, vdupq_n_u8(0xF))), c);
