@@ -33,8 +33,8 @@ __global__ void kv_write_checked_kernel(vt_rocm_err *err, uint32_t op, const int
                                         int64_t nk, int64_t nv)
 {
     vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
-    __shared__ int64_t shm[VT_ROCM_BLOCK];
-    const int64_t first = vt_slots_first_out_of_range(slots, T, limit, shm);
+    __shared__ int64_t first_slot;
+    const int64_t first = vt_slots_first_out_of_range(slots, T, limit, &first_slot);
     if (first < T) {
         if (blockIdx.x == 0 && threadIdx.x == 0)
             vt_slot_report(err, op, VT_ROCM_NAME_SLOTS, first, slots[first], limit);

@@ -36,14 +36,14 @@ __global__ void check_range_kernel(vt_rocm_err *err, uint32_t op, uint32_t name,
                                    int64_t hi, int64_t dim, void *safe)
 {
     vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
-    __shared__ int64_t shm[VT_ROCM_BLOCK];
+    __shared__ int64_t first;
     int64_t f = vt_block_first(
         n,
         [&](int64_t i) {
             int64_t x = ld(v, wide, i);
             return x < 0 || x >= hi;
         },
-        shm);
+        &first);
     if (threadIdx.x == 0 && f < n)
         vt_rocm_err_set(err, dim < 0 ? VT_ROCM_ERR_RANGE : VT_ROCM_ERR_RANGE_DIM, op, name, f, ld(v, wide, f), hi, dim);
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
@@ -54,7 +54,7 @@ __global__ void check_slots_kernel(vt_rocm_err *err, uint32_t op, uint32_t name,
                                    int64_t limit, int unique, const int32_t *acc, int64_t acc_max, int32_t *safe)
 {
     vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
-    __shared__ int64_t shm[VT_ROCM_BLOCK];
+    __shared__ int64_t first;
     auto twice = [&](int64_t i) {
         for (int64_t j = 0; j < i; j++)
             if (s[j] == s[i])
@@ -67,7 +67,7 @@ __global__ void check_slots_kernel(vt_rocm_err *err, uint32_t op, uint32_t name,
             int64_t x = s[i];
             return vt_slot_out_of_range(x, limit) || (unique && x >= 0 && twice(i) < i);
         },
-        shm);
+        &first);
     bool bad = f < n;
     if (threadIdx.x == 0 && bad) {
         int64_t x = s[f];
@@ -78,7 +78,7 @@ __global__ void check_slots_kernel(vt_rocm_err *err, uint32_t op, uint32_t name,
     }
     if (!bad && acc) {
         int64_t g = vt_block_first(
-            n, [&](int64_t b) { return s[b] >= 0 && (acc[b] < 1 || (int64_t)acc[b] > acc_max); }, shm);
+            n, [&](int64_t b) { return s[b] >= 0 && (acc[b] < 1 || (int64_t)acc[b] > acc_max); }, &first);
         bad = g < n;
         if (threadIdx.x == 0 && bad)
             vt_rocm_err_set(err, VT_ROCM_ERR_CONV_ACCEPT, op, name, g, acc[g], acc_max, 0);

@@ -150,19 +150,11 @@ __global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
                     bool aligned)
 {
     extern __shared__ uint4 moe_dyn[];
-    __shared__ int first;
+    __shared__ int64_t first;
     const int s = (int)blockIdx.y;
     int e = ids[s];
-    if (threadIdx.x == 0)
-        first = TK;
-    __syncthreads();
-    for (int i = (int)threadIdx.x; i < TK; i += (int)blockDim.x)
-        if (ids[i] < 0 || (int64_t)ids[i] >= E) {
-            atomicMin(&first, i);
-            break;
-        }
-    __syncthreads();
-    const int f = first;
+    const int64_t f = vt_block_first(
+        TK, [&](int64_t i) { return ids[i] < 0 || (int64_t)ids[i] >= E; }, &first);
     if (f < TK) {
         e = 0;
         if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)

@@ -958,18 +958,18 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
      * block 0); a bad call computes every slot with expert 0 */
     bool bad = false;
     if constexpr (MOE) {
-        bool mine_bad = false;
-        for (int i = (int)threadIdx.x; i < mo.TK; i += (int)blockDim.x) {
-            const int32_t id = __ldg(mo.ids + i);
-            mine_bad |= id < 0 || (int64_t)id >= mo.E;
-        }
-        bad = __syncthreads_or(mine_bad) != 0;
-        if (bad && blockIdx.x == 0 && threadIdx.x == 0) {
-            int i = 0;
-            while (__ldg(mo.ids + i) >= 0 && (int64_t)__ldg(mo.ids + i) < mo.E)
-                i++;
+        /* part's first 8 bytes hold the search's minimum: part is not
+         * written before the first group ends */
+        const int64_t i = vt_block_first(
+            mo.TK,
+            [&](int64_t s) {
+                const int32_t id = __ldg(mo.ids + s);
+                return id < 0 || (int64_t)id >= mo.E;
+            },
+            (int64_t *)(void *)part);
+        bad = i < mo.TK;
+        if (bad && blockIdx.x == 0 && threadIdx.x == 0)
             vt_rocm_err_set(mo.err, VT_ROCM_ERR_RANGE, mo.op, VT_ROCM_NAME_IDS, i, __ldg(mo.ids + i), mo.E, -1);
-        }
     }
     /* group u's first row (r0 of its matrix), its rows (32 but at m's
      * end), where its weight rows start and its x column (MOE: slot u /

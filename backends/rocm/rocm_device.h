@@ -104,6 +104,30 @@ __device__ inline float vt_block_max(float v, float *shm)
     return r;
 }
 
+/* The lowest i in [0, n) with bad(i), or n, for every thread of a block of
+ * any size (all must call it). *first is one int64 of shared memory, free
+ * for the call: one barrier when no index is bad, else a shared minimum and
+ * two more. */
+template <typename F> __device__ inline int64_t vt_block_first(int64_t n, F bad, int64_t *first)
+{
+    int64_t mine = n;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+        if (bad(i)) {
+            mine = i;
+            break;
+        }
+    if (threadIdx.x == 0)
+        *first = n;
+    if (!__syncthreads_or(mine < n))
+        return n;
+    if (mine < n)
+        atomicMin((unsigned long long *)first, (unsigned long long)mine);
+    __syncthreads();
+    const int64_t r = *first;
+    __syncthreads();
+    return r;
+}
+
 __device__ inline float vt_silu(float v)
 {
     return v / (1.0f + expf(-v));
