@@ -499,8 +499,8 @@ static unsigned check_each_kernel(vt_device *d, kernel_check check, vt_rng *r)
 }
 
 /* check over every kernel of every device with one seed, printing
- * "<device>: <what> over N block formats" and asserting N > 0. */
-static void check_block_formats(kernel_check check, uint64_t seed, const char *what)
+ * "<device>: <what> over N <kinds>" and asserting N > 0. */
+static void check_weight_types(kernel_check check, uint64_t seed, const char *what, const char *kinds)
 {
     fixture f;
     fixture_open(&f);
@@ -508,10 +508,16 @@ static void check_block_formats(kernel_check check, uint64_t seed, const char *w
     vt_rng_init(&r, seed);
     for (size_t i = 0; i < f.n; i++) {
         unsigned checked = check_each_kernel(f.dev[i], check, &r);
-        fprintf(stderr, "%s: %s over %u block formats\n", vt_device_id(f.dev[i]), what, checked);
+        fprintf(stderr, "%s: %s over %u %s\n", vt_device_id(f.dev[i]), what, checked, kinds);
         ck_assert_uint_gt(checked, 0);
     }
     vt_registry_close(f.reg);
+}
+
+/* check_weight_types over the block formats. */
+static void check_block_formats(kernel_check check, uint64_t seed, const char *what)
+{
+    check_weight_types(check, seed, what, "block formats");
 }
 
 /* The decode products over block formats at every width n = 1..9, rows not
@@ -543,6 +549,31 @@ static bool check_qmatmul_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
 START_TEST(quantized_matmul_decode_shapes)
 {
     check_block_formats(check_qmatmul_kernel, 47, "MatMul at n = 1..9");
+}
+END_TEST
+
+/* The decode products over f16 and bf16 weights (f32: the same loops) at
+ * every width n = 1..9, the shapes of check_qmatmul_kernel below: rows not
+ * a multiple of the kernels' row tiles, k a multiple of 256 elements (the
+ * rocm backend's matrix-instruction kernel on NVIDIA, from n = 2) or not,
+ * one tile of k, and 16 tiles over the warps. */
+static bool check_dense_decode_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
+{
+    const vt_dtype wt = k->sig.dtype[1];
+    if (k->op != VT_OP_MATMUL || vt_dtype_get(wt)->quantized)
+        return false;
+    for (int64_t n = 1; n <= 9; n++)
+        check_matmul_shape(d, wt, n, 61 + 4 * n, n % 3 == 2 ? 1376 : 1280, r);
+    check_matmul_shape(d, wt, 3, 32, 256, r);
+    check_matmul_shape(d, wt, 2, 33, 512, r);
+    for (int64_t n = 1; n <= 8; n *= 2)
+        check_matmul_shape(d, wt, n, 67, 4096, r);
+    return true;
+}
+
+START_TEST(dense_matmul_decode_shapes)
+{
+    check_weight_types(check_dense_decode_kernel, 59, "MatMul at n = 1..9", "dense weight types");
 }
 END_TEST
 
@@ -890,6 +921,7 @@ int main(int argc, char **argv)
     if (!strcmp(backend, "cpu") || !strcmp(backend, "rocm")) {
         tcase_add_test(tc, every_signature_passes_the_conformance_strict);
         tcase_add_test(tc, quantized_matmul_decode_shapes);
+        tcase_add_test(tc, dense_matmul_decode_shapes);
         tcase_add_test(tc, quantized_moe_decode_shapes);
         tcase_add_test(tc, hiding_a_kernel_fails_the_conformance);
         tcase_add_test(tc, softmax_refuses_plus_inf_by_name);

@@ -68,6 +68,7 @@ extern "C" hipError_t vt_rocm_launch_mmv(const float *x, const void *w, uint32_t
                                          int64_t m, int64_t k, hipStream_t stream, int *taken)
 {
     *taken = 0;
+    const bool dense = w_dtype == VT_F32 || w_dtype == VT_F16 || w_dtype == VT_BF16;
     {
         /* matrix instructions where the target has them (kernels_mmv_mma.hip) */
         const int64_t rb = vt_mmv::row_bytes_of(w_dtype, k);
@@ -79,9 +80,9 @@ extern "C" hipError_t vt_rocm_launch_mmv(const float *x, const void *w, uint32_t
         }
     }
     /* Measured on the H200 (BENCHMARKS.md): the first kernels are faster for
-     * the float types at every n, for q4_k at n = 1 and iq4_nl at n <= 2. */
-    if (w_dtype == VT_F32 || w_dtype == VT_F16 || w_dtype == VT_BF16 || (w_dtype == 12 && n == 1) ||
-        (w_dtype == 20 && n <= 2)) {
+     * the float types where the above does not take them, for q4_k at n = 1
+     * and iq4_nl at n <= 2. */
+    if (dense || (w_dtype == 12 && n == 1) || (w_dtype == 20 && n <= 2)) {
         const hipError_t e = vt_mmv::run_v1(x, w, w_dtype, y, n, m, k, stream, taken);
         if (*taken || e != hipSuccess)
             return e;

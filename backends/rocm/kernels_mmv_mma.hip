@@ -1,8 +1,9 @@
 // kernels_mmv_mma.hip - the decode MatMul (n = 1..8 columns of f32 x against
-// block-format weights read once) on NVIDIA's matrix instructions
-// (mma.sync m16n8k16: f16 A and B, f32 accumulators), for every block
-// format of SPEC 7 (rows of a multiple of 16 bytes). Other targets keep
-// kernels_mmv.h's kernels (run_mma answers *taken = 0).
+// block-format, f16 or bf16 weights read once) on NVIDIA's matrix
+// instructions (mma.sync m16n8k16: f16 A and B, bf16 for bf16 weights, f32
+// accumulators), for every block format of SPEC 7 (rows of a multiple of 16
+// bytes). Other targets keep kernels_mmv.h's kernels (run_mma answers
+// *taken = 0).
 //
 // A: the weight codes of 32-element blocks (k-quants: sub-blocks) as f16,
 // which are exact (q4_0: q - 8, q5_0: q - 16, q4_1, q5_1, q4_k, q5_k: the
@@ -13,10 +14,12 @@
 // sum of x (q4_1, q5_1: mw = -m; q4_k, q5_k: dmin * min). The 16-element
 // scale groups of q2_k, q3_k and q6_k get separate accumulators (the lanes
 // of one step share a group); q2_k's mins go with each group's sum of x.
+// f16 and bf16 weights are A as they lie, in blocks of 32 with dw = 1.
 // B: each block of each column of x split into hi = f16(x * 2^-e) and
 // lo = f16(x * 2^-e - hi) with a power of two 2^e per block and column that
 // puts the block's largest magnitude in [2^14, 2^15): hi + lo carries 22
-// significant bits of every x (exact scaling), well inside SPEC 7's 1e-4.
+// significant bits of every x (exact scaling), well inside SPEC 7's 1e-4
+// (bf16 weights: hi and lo in bf16, 16 bits, inside its 1e-2).
 // One mma column holds hi, the next lo, of one (block, column of x); the
 // columns of a tile that belong to another block are zero where the k
 // positions are not theirs, so each accumulator is the dot product of one
@@ -54,6 +57,7 @@
 
 #if defined(VT_HIP_PLATFORM_NVIDIA)
 #include "rocm_mma.h"
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 namespace vt_mmv
@@ -69,12 +73,28 @@ constexpr int kTile = 256;    // elements of k per staged tile
 constexpr unsigned kFull = 0xffffffffu;
 
 // The formats this kernel decodes (vt_dtype ids): q4_0, q4_1, q5_0, q5_1,
-// q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs and mxfp4: all of
-// SPEC 7's.
+// q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs and mxfp4 (all of
+// SPEC 7's), and f16 and bf16 (dense()).
 __host__ __device__ constexpr bool mma_format(uint32_t dt)
 {
-    return dt == 2 || dt == 3 || dt == 6 || dt == 7 || dt == 8 || dt == 10 || dt == 11 || dt == 12 || dt == 13 ||
-           dt == 14 || dt == 20 || dt == 23 || dt == 39;
+    return dt == 1 || dt == 2 || dt == 3 || dt == 6 || dt == 7 || dt == 8 || dt == 10 || dt == 11 || dt == 12 ||
+           dt == 13 || dt == 14 || dt == 20 || dt == 23 || dt == 30 || dt == 39;
+}
+// Whether MatMul of dt at n columns comes here: the formats above, f16 and
+// bf16 from 5 columns. Below that the first kernels (kernels_mmv_v1.hip)
+// measured faster on the H200 at m = 4096, k = 14336 (f16, graph time, round
+// 10): n = 2 29.9 us against 40.5 here, n = 4 36.8 against 40.0; at n = 8
+// they took 82.4 (round 9), this kernel 47.6.
+__host__ __device__ constexpr bool mma_takes(uint32_t dt, int64_t n)
+{
+    return mma_format(dt) && !((dt == 1 || dt == 30) && n <= 4);
+}
+// The float weights, f16 (1) and bf16 (30): A is the weights themselves
+// (bf16: the bf16 instruction, with B's hi and lo in bf16), a 32-element
+// "block" 64 bytes with factor 1.
+template <uint32_t DT> __host__ __device__ constexpr bool dense()
+{
+    return DT == 1 || DT == 30;
 }
 // Whether DT's values carry a minimum, times a sum of x: q4_1, q5_1, q4_k,
 // q5_k (value = dw * code - mw per block of 32) and q2_k (a minimum per
@@ -178,6 +198,14 @@ template <int W> __device__ inline void sh_words(const uint8_t *b, int o, uint32
         w[i] = __funnelshift_r(r[i], r[i + 1], sh);
 }
 
+// The bits of a bf16x2.
+__device__ inline uint32_t h2_bits_bf(__nv_bfloat162 h)
+{
+    uint32_t u;
+    memcpy(&u, &h, sizeof u);
+    return u;
+}
+
 // f16 at byte o (even) of shared memory at b, as float.
 __device__ inline float sh_f16(const uint8_t *b, int o)
 {
@@ -196,7 +224,7 @@ template <uint32_t DT> __device__ constexpr int group_of_run(int r)
 }
 template <uint32_t DT> __host__ __device__ constexpr bool adjacent_pairs()
 {
-    return DT == 20 || DT == 23 || DT == 39;
+    return DT == 20 || DT == 23 || DT == 39 || dense<DT>();
 }
 
 // Bits 0..3 of b at bit 4 of bytes 0..3 (q5's fifth bits beside the nibbles).
@@ -269,7 +297,15 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
                                   float &mw)
 {
     mw = 0.0f;
-    if (DT == 2) { /* q4_0: unit u = qs word u: low nibbles group 2u, high 2u + 1 */
+    if (dense<DT>()) { /* f16, bf16: group q of block b is its elements' 8 bytes at 8 q */
+        dw = 1.0f;
+        const uint4 *p = (const uint4 *)(const void *)(row + ob + 64 * (4 * h + b) + 16 * u0);
+#pragma unroll
+        for (int i = 0; i < U; i++) {
+            const uint4 v = p[i];
+            a[2 * i][0] = v.x, a[2 * i][1] = v.y, a[2 * i + 1][0] = v.z, a[2 * i + 1][1] = v.w;
+        }
+    } else if (DT == 2) { /* q4_0: unit u = qs word u: low nibbles group 2u, high 2u + 1 */
         const int o = 18 * (4 * h + b);
         dw = sh_f16(row, o);
         uint32_t w[U];
@@ -663,15 +699,36 @@ __device__ inline void int_chunk(const uint8_t *cur, int h, const float4 &xnext,
 // Per warp, in shared memory: the ring of S staged tiles, then the hi/lo
 // split of one 128-element chunk of x (Bs[j][block][hi/lo][group] as
 // pairs of f16x2), the blocks' powers of two and sums of x (int_path:
-// instead two buffers of kDigitBytes, int_chunk's). After the
-// warps' areas: the warps' row sums (two buffers: [2][nw][32 rows][N])
-// and the ring's mbarriers ([nw][S]).
-template <uint32_t DT, int N, int S> struct WarpSmem {
+// instead two buffers of kDigitBytes, int_chunk's; PRE, f16 and bf16:
+// none, the split is the call's). After the warps' areas: the warps' row
+// sums (two buffers: [2][nw][32 rows][N]) and the ring's mbarriers
+// ([nw][S]). The block formats keep the unused area under PRE: without it
+// q5_1 at n = 8 measured 49.8 us on the H200 (m = 4096, k = 14336) against
+// 34-35 with it in rounds 8 and 9, every other format the same.
+template <uint32_t DT, int N, int S, bool PRE> struct WarpSmem {
     static constexpr int ring = S * kWarpRows * tile_row_bytes<DT>();
     static constexpr int bs = N * 4 * 2 * 8 * 8;
-    static constexpr int bytes =
-        ring + (int_path<DT, N>() ? 2 * kDigitBytes : bs + N * 4 * 4 + N * 4 * 4 * xs_per_block(DT));
+    static constexpr int bytes = ring + (PRE && dense<DT>()  ? 0
+                                         : int_path<DT, N>() ? 2 * kDigitBytes
+                                                             : bs + N * 4 * 4 + N * 4 * 4 * xs_per_block(DT));
 };
+
+// The pair (f0, f1) as hi = the pair rounded to f16 (BF: bf16) and lo =
+// the rest rounded the same way, each as the bits of one f16x2 (bf16x2):
+// hi + lo carries 22 significant bits (bf16: 16).
+template <bool BF> __device__ inline void split_pair(float f0, float f1, uint32_t &hi, uint32_t &lo)
+{
+    if (BF) {
+        hi = h2_bits_bf(__floats2bfloat162_rn(f0, f1));
+        const float g0 = __uint_as_float(hi << 16), g1 = __uint_as_float(hi & 0xFFFF0000u);
+        lo = h2_bits_bf(__floats2bfloat162_rn(f0 - g0, f1 - g1));
+    } else {
+        const __half2 h = __floats2half2_rn(f0, f1);
+        const float2 g = __half22float2(h);
+        hi = h2_bits(h);
+        lo = h2_bits(__floats2half2_rn(f0 - g.x, f1 - g.y));
+    }
+}
 
 // Split this lane's 4 elements xv (elements 4 lane.. of a 128-element
 // chunk) of each of the N columns into shared memory
@@ -695,12 +752,12 @@ __device__ inline void split_x(const float4 (&xv)[N], int lane, uint2 *bs, float
         const float p0 = v.x * inv, p1 = v.y * inv, p2 = v.z * inv, p3 = v.w * inv;
         const float f0 = adjacent_pairs<DT>() ? p0 : p0, f1 = adjacent_pairs<DT>() ? p1 : p2;
         const float f2 = adjacent_pairs<DT>() ? p2 : p1, f3 = adjacent_pairs<DT>() ? p3 : p3;
-        const __half2 h0 = __floats2half2_rn(f0, f1), h1 = __floats2half2_rn(f2, f3);
-        const float2 g0 = __half22float2(h0), g1 = __half22float2(h1);
-        const __half2 l0 = __floats2half2_rn(f0 - g0.x, f1 - g0.y), l1 = __floats2half2_rn(f2 - g1.x, f3 - g1.y);
+        uint32_t h0, h1, l0, l1;
+        split_pair<DT == 30>(f0, f1, h0, l0);
+        split_pair<DT == 30>(f2, f3, h1, l1);
         const int base = ((j * 4 + b) * 2) * 8 + q;
-        bs[base] = make_uint2(h2_bits(h0), h2_bits(h1));
-        bs[base + 8] = make_uint2(h2_bits(l0), h2_bits(l1));
+        bs[base] = make_uint2(h0, h1);
+        bs[base + 8] = make_uint2(l0, l1);
         if (has_min<DT>()) {
             constexpr int XS = xs_per_block(DT);
             float s = (v.x + v.y) + (v.z + v.w);
@@ -907,7 +964,7 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
     constexpr int T = N == 8 ? 2 : 1;               /* mma tiles of 8 columns */
     constexpr int BV = N == 1 ? 1 : N == 2 ? 2 : 4; /* blocks a lane visits per chunk */
     constexpr int U = 4 / BV;                       /* units (2 groups) per visit */
-    using WS = WarpSmem<DT, N, S>;
+    using WS = WarpSmem<DT, N, S, PRE>;
     const int lane = (int)threadIdx.x & 31, wv = (int)threadIdx.x >> 5, nw = (int)blockDim.x >> 5;
     const int g = lane >> 2, t = lane & 3;
     uint8_t *mine = smem + wv * WS::bytes;
@@ -1163,7 +1220,7 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                                 const uint32_t af[4] = {aa[i][0], ab[i][0], aa[i][1], ab[i][1]};
                                 /* two chains; q6_k: one per 16-element scale group */
                                 const bool second = sixteen_groups<DT>() ? i >= U : (i & 1) != 0;
-                                mma16816(second ? c1 : c0, af, bf[tau][s][0], bf[tau][s][1]);
+                                mma16816<DT != 30>(second ? c1 : c0, af, bf[tau][s][0], bf[tau][s][1]);
                             }
                             const int j = N == 1 ? 0 : N == 2 ? (t & 1) : 4 * tau + t;
                             const int jj = j < n ? j : n - 1;
@@ -1255,10 +1312,12 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
         asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }
 
-// Shared memory a block of nw warps needs.
-template <uint32_t DT, int N, int S> constexpr size_t block_smem(int nw)
+// Shared memory a block of nw warps needs (PRE: x split by the call; f16
+// and bf16 then have no split area per warp: at n = 8, 6 warps where 5 fit
+// with it, 47.6 us against 52.8 on the H200).
+template <uint32_t DT, int N, int S, bool PRE> constexpr size_t block_smem(int nw)
 {
-    return (size_t)nw * WarpSmem<DT, N, S>::bytes + 2 * (size_t)nw * kWarpRows * N * sizeof(float) +
+    return (size_t)nw * WarpSmem<DT, N, S, PRE>::bytes + 2 * (size_t)nw * kWarpRows * N * sizeof(float) +
            (size_t)nw * S * sizeof(uint64_t);
 }
 
@@ -1313,8 +1372,10 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
      * warps of one tile each put all its copies in flight at once (the
      * H200, o m = 4096 k = 4096: 9.95 us against 10.5 with 8 warps of 2) */
     bool one_group = false;
-    if (N == 1 && tiles >= 16 && block_smem<DT, N, S>(16) <= optin) {
-        const int64_t r16 = resident_blocks<DT, N, S, false, MOE>(dev, 16, block_smem<DT, N, S>(16));
+    /* the shared memory of the kernel that runs */
+    auto smem_for = [&](int w) { return use_pre ? block_smem<DT, N, S, P>(w) : block_smem<DT, N, S, false>(w); };
+    if (N == 1 && tiles >= 16 && smem_for(16) <= optin) {
+        const int64_t r16 = resident_blocks<DT, N, S, false, MOE>(dev, 16, smem_for(16));
         one_group = r16 > 0 && groups <= r16;
     }
 #ifdef VT_MMA_HARNESS
@@ -1327,9 +1388,9 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
     if (vt_mma_nw_override)
         nw = vt_mma_nw_override;
 #endif
-    while (nw > 1 && block_smem<DT, N, S>(nw) > optin)
+    while (nw > 1 && smem_for(nw) > optin)
         nw--;
-    if (block_smem<DT, N, S>(nw) > optin || tiles < 1) {
+    if (smem_for(nw) > optin || tiles < 1) {
         *taken = 0;
         return hipSuccess;
     }
@@ -1342,7 +1403,7 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
         *taken = 0;
         return hipSuccess;
     }
-    const size_t bytes = block_smem<DT, N, S>(nw);
+    const size_t bytes = smem_for(nw);
     auto plain = mma_kernel<DT, N, false, S, MOE>;
     auto split = mma_kernel<DT, N, P, S, MOE>;
     /* the kernel's opt-in per device, raised once to the most a call needs */
@@ -1502,12 +1563,13 @@ hipError_t run_mma_moe_one(uint32_t dt, const float *x, int x_per_slot, const ui
 hipError_t run_mma_scratch(uint32_t dt, const Args &a, void *scratch, int *taken)
 {
     *taken = 0;
-    if (a.ids != nullptr || a.T <= 0 || a.m <= 0 || a.k <= 0 || a.k % kTile != 0 || (uintptr_t)a.w % 16 != 0 ||
-        (uintptr_t)a.x % 16 != 0 || a.row_bytes % 16 != 0)
+    if (a.ids != nullptr || a.T <= 0 || !mma_takes(dt, a.T) || a.m <= 0 || a.k <= 0 || a.k % kTile != 0 ||
+        (uintptr_t)a.w % 16 != 0 || (uintptr_t)a.x % 16 != 0 || a.row_bytes % 16 != 0)
         return hipSuccess;
     switch (dt) {
 #define VT_MMA_CASE(id)                                                                                                \
     case id: return mma_cols<id>(a.x, a.w, a.row_bytes, a.y, a.T, a.m, a.k, scratch, a.stream, taken);
+        VT_MMA_CASE(1)
         VT_MMA_CASE(2)
         VT_MMA_CASE(3)
         VT_MMA_CASE(6)
@@ -1520,6 +1582,7 @@ hipError_t run_mma_scratch(uint32_t dt, const Args &a, void *scratch, int *taken
         VT_MMA_CASE(14)
         VT_MMA_CASE(20)
         VT_MMA_CASE(23)
+        VT_MMA_CASE(30)
         VT_MMA_CASE(39)
 #undef VT_MMA_CASE
     }
@@ -1536,7 +1599,7 @@ hipError_t run_mma(uint32_t dt, const Args &a, int *taken)
 // kernels: n = 1, or a dtype or k it does not take).
 int64_t mma_scratch_bytes(uint32_t dt, int64_t n, int64_t k)
 {
-    return mma_format(dt) && n > 1 && k > 0 && k % kTile == 0 ? pre_bytes(n, k, xs_per_block(dt)) : 0;
+    return mma_takes(dt, n) && n > 1 && k > 0 && k % kTile == 0 ? pre_bytes(n, k, xs_per_block(dt)) : 0;
 }
 
 } // namespace vt_mmv

@@ -43,6 +43,24 @@ static vt_status matmul_wide(const rocm_call *L, const vt_op_args *a, int64_t n,
     return VT_OK;
 }
 
+/* The decode widths (n = 2..31, below matmul_wide) on matrix instructions
+ * with x split once into the call's scratch, unless taken already; *taken
+ * says whether it queued the product. */
+static vt_status matmul_pre(const rocm_call *L, const vt_op_args *a, int64_t n, int64_t m, int64_t k, hipError_t *e,
+                            int *taken, char *why, size_t why_size)
+{
+    const vt_operand *x = &a->in[0], *w = &a->in[1];
+    const uint64_t pre = *taken ? 0 : vt_rocm_mmv_pre_scratch_bytes(w->dtype, n, m, k);
+    if (!pre)
+        return VT_OK;
+    void *scratch = NULL;
+    vt_status st = vt_rocm_call_scratch(L, pre, &scratch, why, why_size);
+    if (st != VT_OK)
+        return st;
+    *e = vt_rocm_launch_mmv_pre(x->data, w->data, w->dtype, a->out[0].data, n, m, k, scratch, L->s, taken);
+    return VT_OK;
+}
+
 static vt_status k_matmul_dense(vt_backend_ctx *c, int dev, const vt_op_args *a, char *why, size_t why_size)
 {
     STREAM();
@@ -52,6 +70,9 @@ static vt_status k_matmul_dense(vt_backend_ctx *c, int dev, const vt_op_args *a,
     hipError_t e = hipSuccess;
     int taken = 0;
     vt_status st = matmul_wide(&L_, a, n, w->shape[0], k, &e, &taken, why, why_size);
+    if (st != VT_OK)
+        return st;
+    st = matmul_pre(&L_, a, n, w->shape[0], k, &e, &taken, why, why_size);
     if (st != VT_OK)
         return st;
     if (!taken)
@@ -72,15 +93,9 @@ static vt_status k_matmul_q(vt_backend_ctx *c, int dev, const vt_op_args *a, cha
     vt_status st = matmul_wide(&L_, a, n, m, k, &e, &taken, why, why_size);
     if (st != VT_OK)
         return st;
-    /* decode widths on matrix instructions with x split once into scratch */
-    const uint64_t pre = taken ? 0 : vt_rocm_mmv_pre_scratch_bytes(w->dtype, n, m, k);
-    if (pre) {
-        void *scratch = NULL;
-        st = vt_rocm_call_scratch(&L_, pre, &scratch, why, why_size);
-        if (st != VT_OK)
-            return st;
-        e = vt_rocm_launch_mmv_pre(x->data, w->data, w->dtype, a->out[0].data, n, m, k, scratch, s, &taken);
-    }
+    st = matmul_pre(&L_, a, n, m, k, &e, &taken, why, why_size);
+    if (st != VT_OK)
+        return st;
     if (!taken && e == hipSuccess)
         e = vt_rocm_launch_matmul_q(x->data, w->data, w->dtype, be, bb, a->out[0].data, n, m, k, s);
     return vt_rocm_done(&L_, e, "MatMul (20)", why, why_size);
