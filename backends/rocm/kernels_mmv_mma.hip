@@ -80,6 +80,17 @@ __host__ __device__ constexpr bool mma_format(uint32_t dt)
     return dt == 1 || dt == 2 || dt == 3 || dt == 6 || dt == 7 || dt == 8 || dt == 10 || dt == 11 || dt == 12 ||
            dt == 13 || dt == 14 || dt == 20 || dt == 23 || dt == 30 || dt == 39;
 }
+// The float weights, f16 (1) and bf16 (30): A is the weights themselves
+// (bf16: the bf16 instruction, with B's hi and lo in bf16), a 32-element
+// "block" 64 bytes with factor 1.
+__host__ __device__ constexpr bool dense_dt(uint32_t dt)
+{
+    return dt == 1 || dt == 30;
+}
+template <uint32_t DT> __host__ __device__ constexpr bool dense()
+{
+    return dense_dt(DT);
+}
 // Whether MatMul of dt at n columns comes here: the formats above, f16 and
 // bf16 from 5 columns. Below that the first kernels (kernels_mmv_v1.hip)
 // measured faster on the H200 at m = 4096, k = 14336 (f16, graph time, round
@@ -87,14 +98,7 @@ __host__ __device__ constexpr bool mma_format(uint32_t dt)
 // they took 82.4 (round 9), this kernel 47.6.
 __host__ __device__ constexpr bool mma_takes(uint32_t dt, int64_t n)
 {
-    return mma_format(dt) && !((dt == 1 || dt == 30) && n <= 4);
-}
-// The float weights, f16 (1) and bf16 (30): A is the weights themselves
-// (bf16: the bf16 instruction, with B's hi and lo in bf16), a 32-element
-// "block" 64 bytes with factor 1.
-template <uint32_t DT> __host__ __device__ constexpr bool dense()
-{
-    return DT == 1 || DT == 30;
+    return mma_format(dt) && !(dense_dt(dt) && n <= 4);
 }
 // Whether DT's values carry a minimum, times a sum of x: q4_1, q5_1, q4_k,
 // q5_k (value = dw * code - mw per block of 32) and q2_k (a minimum per

@@ -75,7 +75,7 @@ static vt_status k_matmul_dense(vt_backend_ctx *c, int dev, const vt_op_args *a,
     st = matmul_pre(&L_, a, n, w->shape[0], k, &e, &taken, why, why_size);
     if (st != VT_OK)
         return st;
-    if (!taken)
+    if (!taken && e == hipSuccess)
         e = vt_rocm_launch_matmul_dense(x->data, w->data, w->dtype, a->out[0].data, n, w->shape[0], k, s);
     return vt_rocm_done(&L_, e, "MatMul (20)", why, why_size);
 }
