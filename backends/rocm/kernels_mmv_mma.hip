@@ -179,9 +179,10 @@ __device__ inline uint32_t h2_fma(uint32_t a, uint32_t b, uint32_t c)
     return r;
 }
 
-// The bits of an f16x2.
-__device__ inline uint32_t h2_bits(__half2 h)
+// The bits of an f16x2 or a bf16x2.
+template <typename H2> __device__ inline uint32_t h2_bits(H2 h)
 {
+    static_assert(sizeof(H2) == 4, "a pair of 16-bit values");
     uint32_t u;
     memcpy(&u, &h, sizeof u);
     return u;
@@ -200,14 +201,6 @@ template <int W> __device__ inline void sh_words(const uint8_t *b, int o, uint32
 #pragma unroll
     for (int i = 0; i < W; i++)
         w[i] = __funnelshift_r(r[i], r[i + 1], sh);
-}
-
-// The bits of a bf16x2.
-__device__ inline uint32_t h2_bits_bf(__nv_bfloat162 h)
-{
-    uint32_t u;
-    memcpy(&u, &h, sizeof u);
-    return u;
 }
 
 // f16 at byte o (even) of shared memory at b, as float.
@@ -708,7 +701,11 @@ __device__ inline void int_chunk(const uint8_t *cur, int h, const float4 &xnext,
 // sums (two buffers: [2][nw][32 rows][N]) and the ring's mbarriers
 // ([nw][S]). The block formats keep the unused area under PRE: without it
 // q5_1 at n = 8 measured 49.8 us on the H200 (m = 4096, k = 14336) against
-// 34-35 with it in rounds 8 and 9, every other format the same.
+// 34.7 with it, every other format the same. ncu with the area: registers
+// allow 2 blocks per SM, shared memory 1; without it both allow 2, and the
+// 128 blocks can then share SMs in pairs while others idle (the likely
+// cause, not observed). The fix at depth is a grid that places one block
+// per SM whenever the blocks do not outnumber the SMs.
 template <uint32_t DT, int N, int S, bool PRE> struct WarpSmem {
     static constexpr int ring = S * kWarpRows * tile_row_bytes<DT>();
     static constexpr int bs = N * 4 * 2 * 8 * 8;
@@ -723,9 +720,9 @@ template <uint32_t DT, int N, int S, bool PRE> struct WarpSmem {
 template <bool BF> __device__ inline void split_pair(float f0, float f1, uint32_t &hi, uint32_t &lo)
 {
     if (BF) {
-        hi = h2_bits_bf(__floats2bfloat162_rn(f0, f1));
+        hi = h2_bits(__floats2bfloat162_rn(f0, f1));
         const float g0 = __uint_as_float(hi << 16), g1 = __uint_as_float(hi & 0xFFFF0000u);
-        lo = h2_bits_bf(__floats2bfloat162_rn(f0 - g0, f1 - g1));
+        lo = h2_bits(__floats2bfloat162_rn(f0 - g0, f1 - g1));
     } else {
         const __half2 h = __floats2half2_rn(f0, f1);
         const float2 g = __half22float2(h);
