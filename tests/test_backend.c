@@ -577,17 +577,34 @@ START_TEST(dense_matmul_decode_shapes)
 }
 END_TEST
 
-/* MoeExpertMatMul of T tokens' K slots over E experts of m rows of
- * block-format weights wt (x [T, k], or [T, K, k] when per_slot), against a
- * double reference of the decoded weights, output poisoned first. */
-static void check_qmoe_shape(vt_device *d, vt_dtype wt, int64_t T, int64_t K, int64_t E, int64_t m, int64_t k,
-                             int per_slot, vt_rng *r)
+/* Row j of w (rows of k elements of wt: a block format, f32, f16 or
+ * bf16) as doubles into row. */
+static void weight_row(vt_dtype wt, const uint8_t *w, int64_t j, int64_t k, double *row)
+{
+    if (vt_dtype_get(wt)->quantized) {
+        decode_row(wt, w, j, k, row);
+        return;
+    }
+    for (int64_t l = 0; l < k; l++) {
+        const int64_t i = j * k + l;
+        row[l] = wt == VT_F16    ? vt_f16_to_f32(((const uint16_t *)(const void *)w)[i])
+                 : wt == VT_BF16 ? vt_bf16_to_f32(((const uint16_t *)(const void *)w)[i])
+                                 : ((const float *)(const void *)w)[i];
+    }
+}
+
+/* MoeExpertMatMul of T tokens' K slots over E experts of m rows of weights
+ * wt (a block format, f32, f16 or bf16; x [T, k], or [T, K, k] when
+ * per_slot), against a double reference of the decoded weights, output
+ * poisoned first. */
+static void check_moe_shape(vt_device *d, vt_dtype wt, int64_t T, int64_t K, int64_t E, int64_t m, int64_t k,
+                            int per_slot, vt_rng *r)
 {
     const vt_dtype_info *ti = vt_dtype_get(wt);
     const int64_t be = ti->block_elems, nx = per_slot ? T * K : T;
     int64_t sx3[3] = {T, K, k}, sx2[2] = {T, k}, sw[3] = {E, m, k}, si[2] = {T, K}, sy[3] = {T, K, m};
     float *x = random_values(r, VT_F32, nx * k, -1, 1);
-    uint8_t *w = random_blocks(r, wt, E * m * k / be);
+    uint8_t *w = ti->quantized ? random_blocks(r, wt, E * m * k / be) : random_values(r, wt, E * m * k, -1, 1);
     int32_t *ids = malloc((size_t)(T * K) * sizeof *ids);
     for (int64_t p = 0; p < T * K; p++)
         ids[p] = (int32_t)vt_rng_below(r, (uint64_t)E);
@@ -607,7 +624,7 @@ static void check_qmoe_shape(vt_device *d, vt_dtype wt, int64_t T, int64_t K, in
     get(ty, y);
     for (int64_t e = 0; e < E; e++)
         for (int64_t j = 0; j < m; j++) {
-            decode_row(wt, w, e * m + j, k, row);
+            weight_row(wt, w, e * m + j, k, row);
             for (int64_t p = 0; p < T * K; p++)
                 if (ids[p] == e)
                     ref[p * m + j] = dot_row(x + (per_slot ? p : p / K) * k, row, k);
@@ -630,15 +647,17 @@ static void check_qmoe_shape(vt_device *d, vt_dtype wt, int64_t T, int64_t K, in
     vt_tensor_destroy(ty);
 }
 
-/* A bad expert id at one token is named (op, position, value, range). */
-static void check_qmoe_bad_id(vt_device *d, vt_dtype wt, int64_t k, vt_rng *r)
+/* A bad expert id at T (1 or 2) tokens is named (op, position, value,
+ * range): the first of two. */
+static void check_moe_bad_id(vt_device *d, vt_dtype wt, int64_t T, int64_t k, vt_rng *r)
 {
     const vt_dtype_info *ti = vt_dtype_get(wt);
     const int64_t K = 8, E = 5, m = 64;
-    int64_t sx[2] = {1, k}, sw[3] = {E, m, k}, si[2] = {1, K}, sy[3] = {1, K, m};
-    float *x = random_values(r, VT_F32, k, -1, 1);
-    uint8_t *w = random_blocks(r, wt, E * m * k / ti->block_elems);
-    int32_t ids[8] = {0, 1, 2, 3, 4, 9, 1, -2};
+    int64_t sx[2] = {T, k}, sw[3] = {E, m, k}, si[2] = {T, K}, sy[3] = {T, K, m};
+    float *x = random_values(r, VT_F32, T * k, -1, 1);
+    uint8_t *w =
+        ti->quantized ? random_blocks(r, wt, E * m * k / ti->block_elems) : random_values(r, wt, E * m * k, -1, 1);
+    int32_t ids[16] = {0, 1, 2, 3, 4, 9, 1, -2, 4, 3, 2, 1, 0, 0, 1, 2};
     vt_tensor *tx = make(d, VT_F32, 2, sx), *tw = make(d, wt, 3, sw), *tids = make(d, VT_I32, 2, si);
     vt_tensor *ty = make(d, VT_F32, 3, sy);
     put(tx, x);
@@ -659,6 +678,21 @@ static void check_qmoe_bad_id(vt_device *d, vt_dtype wt, int64_t k, vt_rng *r)
     vt_tensor_destroy(ty);
 }
 
+/* MoeExpertMatMul at several tokens (the rocm backend's grouped kernels,
+ * and on NVIDIA its matrix-instruction kernel over chunks of two pairs of
+ * one expert where k is a multiple of 256): x per token and per slot, an
+ * expert named by many pairs (5 experts for 32 pairs: chunks of two and a
+ * last one of one), by one pair or none (128 experts), rows not a multiple
+ * of 32, k not a whole tile (k_odd). */
+static void check_moe_several_tokens(vt_device *d, vt_dtype wt, int64_t k_odd, vt_rng *r)
+{
+    check_moe_shape(d, wt, 3, 4, 6, 33, 4096, 1, r);
+    check_moe_shape(d, wt, 4, 8, 5, 67, 2048, 0, r);
+    check_moe_shape(d, wt, 16, 8, 128, 40, 1024, 0, r);
+    check_moe_shape(d, wt, 5, 8, 40, 35, 1024, 1, r);
+    check_moe_shape(d, wt, 2, 4, 3, 45, k_odd, 0, r);
+}
+
 /* MoeExpertMatMul over block formats: one token (the rocm backend's
  * matrix-instruction kernel where k is a multiple of 256 and the rows of
  * 16 bytes: k = 4096 in every format), x per token or per slot, rows not a
@@ -670,14 +704,34 @@ static bool check_qmoe_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
         return false;
     const vt_dtype wt = k->sig.dtype[1];
     const int64_t k_odd = ti->block_elems == 32 ? 1376 : 768;
-    check_qmoe_shape(d, wt, 1, 8, 5, 67, 4096, 0, r);
-    check_qmoe_shape(d, wt, 1, 6, 4, 96, 4096, 1, r);
-    check_qmoe_shape(d, wt, 1, 4, 3, 40, 1280, 1, r);
-    check_qmoe_shape(d, wt, 1, 3, 3, 45, k_odd, 0, r);
-    check_qmoe_shape(d, wt, 3, 4, 6, 33, 4096, 1, r);
-    check_qmoe_bad_id(d, wt, 4096, r);
+    check_moe_shape(d, wt, 1, 8, 5, 67, 4096, 0, r);
+    check_moe_shape(d, wt, 1, 6, 4, 96, 4096, 1, r);
+    check_moe_shape(d, wt, 1, 4, 3, 40, 1280, 1, r);
+    check_moe_shape(d, wt, 1, 3, 3, 45, k_odd, 0, r);
+    check_moe_several_tokens(d, wt, k_odd, r);
+    check_moe_bad_id(d, wt, 1, 4096, r);
+    check_moe_bad_id(d, wt, 2, 4096, r);
     return true;
 }
+
+/* MoeExpertMatMul over f32, f16 and bf16 weights: one token, several
+ * tokens (the shapes of check_moe_several_tokens), a bad id. */
+static bool check_dense_moe_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
+{
+    const vt_dtype wt = k->sig.dtype[1];
+    if (k->op != VT_OP_MOE_EXPERT_MATMUL || vt_dtype_get(wt)->quantized)
+        return false;
+    check_moe_shape(d, wt, 1, 8, 5, 67, 4096, 0, r);
+    check_moe_several_tokens(d, wt, 1376, r);
+    check_moe_bad_id(d, wt, 2, 4096, r);
+    return true;
+}
+
+START_TEST(dense_moe_shapes)
+{
+    check_weight_types(check_dense_moe_kernel, 61, "MoeExpertMatMul", "dense weight types");
+}
+END_TEST
 
 START_TEST(quantized_moe_decode_shapes)
 {
@@ -923,6 +977,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, quantized_matmul_decode_shapes);
         tcase_add_test(tc, dense_matmul_decode_shapes);
         tcase_add_test(tc, quantized_moe_decode_shapes);
+        tcase_add_test(tc, dense_moe_shapes);
         tcase_add_test(tc, hiding_a_kernel_fails_the_conformance);
         tcase_add_test(tc, softmax_refuses_plus_inf_by_name);
     }

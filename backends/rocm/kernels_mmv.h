@@ -629,6 +629,17 @@ hipError_t run_mma_moe_one(uint32_t dt, const float *x, int x_per_slot, const ui
                            const int32_t *ids, int64_t TK, int64_t E, vt_rocm_err *err, uint32_t op, float *y,
                            int64_t m, int64_t k, hipStream_t stream, int *taken);
 
+// MoeExpertMatMul of 2 <= T tokens on matrix instructions
+// (kernels_mmv_mma.hip): one kernel checks the ids, groups the T K pairs by
+// expert and splits x into scratch (mma_moe_scratch_bytes, 0: not taken),
+// then each selected expert's rows are read once for its pairs, two at a
+// time; *taken = 0 and nothing queued when dt, the shapes or the device
+// do not fit.
+hipError_t run_mma_moe_chunks(uint32_t dt, const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes,
+                              const int32_t *ids, int64_t T, int64_t K, int64_t E, vt_rocm_err *err, uint32_t op,
+                              float *y, int64_t m, int64_t k, void *scratch, hipStream_t stream, int *taken);
+int64_t mma_moe_scratch_bytes(uint32_t dt, int64_t T, int64_t K, int64_t k, int x_per_slot);
+
 // The first kernels (kernels_mmv_v1.hip), where they are faster: MatMul
 // over the float types, iq4_nl and q4_k, and MoeExpertMatMul at one token.
 hipError_t run_v1(const float *x, const void *w, uint32_t w_dtype, float *y, int64_t n, int64_t m, int64_t k,

@@ -774,6 +774,16 @@ __device__ inline void split_x(const float4 (&xv)[N], int lane, uint2 *bs, float
     }
 }
 
+// a[j] for a j known only at run time, without indexing the registers.
+template <int N> __device__ inline int pick(const int (&a)[N], int j)
+{
+    int r = a[0];
+#pragma unroll
+    for (int i = 1; i < N; i++)
+        r = j == i ? a[i] : r;
+    return r;
+}
+
 // x split once per call for every column (the PRE kernels): per column j
 // and 128-element chunk c, at j * chunks + c: bs (64 pairs, split_x's
 // layout of one column), pw (4 floats) and xs (4 xs_per_block floats).
@@ -783,17 +793,27 @@ struct Pre {
     int64_t chunks;
 };
 
-// MoeExpertMatMul at one token (mma_kernel's MOE): slot s of the TK takes
-// the m rows of expert ids[s] of W [E, m, k], x row x_per_slot ? s : 0, and
-// y rows [s m, s m + m). Every block checks the ids; a bad one is recorded
-// in err (the first, as vt_rocm_launch_check_range does) and every slot
-// then computes with expert 0, as the checked copy (all 0) would have it.
+// mma_kernel's forms: MatMul, MoeExpertMatMul at one token, and
+// MoeExpertMatMul over the chunks of a grouping table (two or more tokens).
+constexpr int kMatMul = 0, kMoeOne = 1, kMoeChunks = 2;
+
+// MoeExpertMatMul (W [E, m, k]). kMoeOne: slot s of the TK takes the m rows
+// of expert ids[s], x row x_per_slot ? s : 0, and y rows [s m, s m + m).
+// Every block checks the ids; a bad one is recorded in err (the first, as
+// vt_rocm_launch_check_range does) and every slot then computes with
+// expert 0, as the checked copy (all 0) would have it. kMoeChunks: chunk c
+// of tab (chunk_tab_ints, written by moe_prep_kernel, which checked the
+// ids) takes the m rows of its expert for its one or two pairs p, x
+// column x_per_slot ? p : p / K of the call's split, and y rows [p m,
+// p m + m).
 struct Moe {
     const int32_t *ids;
     vt_rocm_err *err;
     uint32_t op;
     int TK, x_per_slot;
     int64_t E;
+    const int32_t *tab;
+    int K;
 };
 
 // Bytes of the split of n columns of k elements (xs floats per block).
@@ -802,13 +822,12 @@ inline int64_t pre_bytes(int64_t n, int64_t k, int xs)
     return n * (k / 128) * (64 * 8 + 4 * 4 + 4 * 4 * xs);
 }
 
-// The split of chunk c of column j, by warp j * chunks + c: split_x's
-// arithmetic, so the PRE kernels see the values the others compute.
+// The split of chunk c of column j by warp p = j * chunks + c of the
+// blocks of 8 warps (p past the last: nothing): split_x's arithmetic, so
+// the PRE kernels see the values the others compute.
 template <uint32_t DT>
-__global__ void __launch_bounds__(256)
-    split_kernel(const float *x, int64_t k, int64_t n, uint2 *bs, float *pw, float *xs)
+__device__ inline void split_warp(const float *x, int64_t k, int64_t n, uint2 *bs, float *pw, float *xs)
 {
-    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     const int lane = (int)threadIdx.x & 31;
     const int64_t chunks = k / 128, p = (int64_t)blockIdx.x * 8 + ((int)threadIdx.x >> 5);
     if (p >= n * chunks)
@@ -816,6 +835,114 @@ __global__ void __launch_bounds__(256)
     const int64_t j = p / chunks, c = p % chunks;
     const float4 xv[1] = {__ldg((const float4 *)(x + j * k + c * 128) + lane)};
     split_x<DT, 1>(xv, lane, bs + p * 64, pw + p * 4, xs + p * 4 * xs_per_block(DT));
+}
+
+// The split of the n columns of x (split_warp), 8 warps a block.
+template <uint32_t DT>
+__global__ void __launch_bounds__(256)
+    split_kernel(const float *x, int64_t k, int64_t n, uint2 *bs, float *pw, float *xs)
+{
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
+    split_warp<DT>(x, k, n, bs, pw, xs);
+}
+
+// The pairs and experts the chunked MoeExpertMatMul takes (the arrays of
+// its chunking block), its threads, and the pairs of a chunk.
+constexpr int kMoeMaxPairs = 512, kMoeMaxExperts = 1024, kPrepThreads = 256, kChunkPairs = 2;
+
+// The chunk table (ints): [0] the chunk count, then per chunk c the
+// expert, its first pair and its second (-1: none); pairs t K + i.
+__host__ __device__ constexpr int64_t chunk_tab_ints(int64_t TK)
+{
+    return 1 + 3 * TK;
+}
+
+// Cut the TK <= kMoeMaxPairs pairs of ids (E <= kMoeMaxExperts experts)
+// into chunks of at most two pairs of one expert, into tab, by the
+// kPrepThreads threads of one block. The ids are checked first: the first
+// outside [0, E) is recorded in err (as vt_rocm_launch_check_range does)
+// and every pair then names expert 0, as the checked copy (all 0) would.
+// A pair's rank among its expert's pairs comes from a shared counter, so
+// which pairs share a chunk and the chunks' order vary from run to run;
+// the products do not: each column of an mma is its own dot product.
+__device__ inline void moe_chunks_block(const int32_t *ids, int TK, int64_t E, vt_rocm_err *err, uint32_t op,
+                                        int32_t *tab)
+{
+    __shared__ int cnt[kMoeMaxExperts], sid[kMoeMaxPairs], rank[kMoeMaxPairs], at[kMoeMaxPairs];
+    __shared__ int wsum[kPrepThreads / 32];
+    __shared__ int64_t first;
+    const int tid = (int)threadIdx.x, lane = tid & 31, wv = tid >> 5;
+    const int64_t f = vt_block_first(
+        TK, [&](int64_t i) { return ids[i] < 0 || (int64_t)ids[i] >= E; }, &first);
+    const bool bad = f < TK;
+    if (bad && tid == 0)
+        vt_rocm_err_set(err, VT_ROCM_ERR_RANGE, op, VT_ROCM_NAME_IDS, f, ids[f], E, -1);
+    for (int e = tid; e < (int)E; e += kPrepThreads)
+        cnt[e] = 0;
+    __syncthreads();
+    for (int p = tid; p < TK; p += kPrepThreads) {
+        const int e = bad ? 0 : ids[p];
+        sid[p] = e;
+        rank[p] = atomicAdd(&cnt[e], 1);
+    }
+    __syncthreads();
+    /* exclusive scan over the experts of (pairs, chunks), packed as
+     * pairs + (chunks << 16) (both at most 512): each thread a run of
+     * experts, then the warps, then the threads before it */
+    const int per = (int)((E + kPrepThreads - 1) / kPrepThreads), e0 = tid * per;
+    const int e1 = e0 + per < (int)E ? e0 + per : (int)E;
+    int mine = 0;
+    for (int e = e0; e < e1; e++)
+        mine += cnt[e] + (((cnt[e] + 1) >> 1) << 16);
+    int incl = mine;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const int v = __shfl_up_sync(kFull, incl, o);
+        incl += lane >= o ? v : 0;
+    }
+    if (lane == 31)
+        wsum[wv] = incl;
+    __syncthreads();
+    int run = incl - mine;
+    for (int i = 0; i < wv; i++)
+        run += wsum[i];
+    for (int e = e0; e < e1; e++) {
+        const int c = cnt[e];
+        cnt[e] = run;
+        run += c + (((c + 1) >> 1) << 16);
+    }
+    if (tid == kPrepThreads - 1)
+        tab[0] = run >> 16;
+    __syncthreads();
+    /* the pairs grouped by expert: pair p at its expert's base + rank */
+    for (int p = tid; p < TK; p += kPrepThreads)
+        at[(cnt[sid[p]] & 0xFFFF) + rank[p]] = p;
+    __syncthreads();
+    /* a chunk at every pair of even rank, with the next of its expert */
+    for (int p = tid; p < TK; p += kPrepThreads) {
+        const int e = sid[p], r = rank[p];
+        if (r & 1)
+            continue;
+        const int pos = (cnt[e] & 0xFFFF) + r, c = (cnt[e] >> 16) + r / 2;
+        const int nx = pos + 1 < TK && sid[at[pos + 1]] == e ? at[pos + 1] : -1;
+        tab[1 + 3 * c] = e, tab[2 + 3 * c] = p, tab[3 + 3 * c] = nx;
+    }
+}
+
+// MoeExpertMatMul's first kernel at two or more tokens (kMoeChunks): the
+// last block checks the TK ids and cuts the pairs into chunks
+// (moe_chunks_block); the others split the n columns of x as
+// split_kernel does.
+template <uint32_t DT>
+__global__ void __launch_bounds__(kPrepThreads)
+    moe_prep_kernel(const float *x, int64_t k, int64_t n, uint2 *bs, float *pw, float *xs, const int32_t *ids, int TK,
+                    int64_t E, vt_rocm_err *err, uint32_t op, int32_t *tab)
+{
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
+    if (blockIdx.x + 1 == gridDim.x)
+        moe_chunks_block(ids, TK, E, err, op, tab);
+    else
+        split_warp<DT>(x, k, n, bs, pw, xs);
 }
 
 // 16 bytes global -> shared without registers, with L2 told to fetch the
@@ -952,14 +1079,19 @@ template <uint32_t DT, int S> __device__ inline void wait_tile(unsigned bar, uns
 // each warp splits its own chunks (int_path: one chunk ahead). flags: 1 in
 // the plugin; the harness's diagnostics add 2 (no split) and 4 (loads
 // only) on the f16 path, 8 and 16 (cp16's prefetch).
-// MOE (N = 1, no PRE): MoeExpertMatMul at one token (Moe), the groups of
-// 32 rows those of each slot's expert in turn (ceil(m / 32) per slot).
-template <uint32_t DT, int N, bool PRE, int S, bool MOE>
+// MO (Moe): kMoeOne (N = 1, no PRE), MoeExpertMatMul at one token, the
+// groups of 32 rows those of each slot's expert in turn (ceil(m / 32) per
+// slot); kMoeChunks (N = 2, PRE), those of each chunk's expert, the chunk's
+// pairs as the columns (the chunk count read from the table after the
+// chained wait).
+template <uint32_t DT, int N, bool PRE, int S, int MO>
 __global__ void __launch_bounds__(N == 8 ? 256 : 512)
     mma_kernel(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k, int flags,
                Pre pre, Moe mo)
 {
+    constexpr bool MOE = MO == kMoeOne;
     static_assert(!MOE || (N == 1 && !PRE), "MoeExpertMatMul at one token: one column, split in the kernel");
+    static_assert(MO != kMoeChunks || (N == kChunkPairs && PRE), "chunks: their pairs' columns of the split");
     extern __shared__ __align__(16) uint8_t smem[];
     constexpr int TB = tile_row_bytes<DT>();
     constexpr int T = N == 8 ? 2 : 1;               /* mma tiles of 8 columns */
@@ -987,8 +1119,10 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
 #endif
 
     const int64_t gpm = (m + kWarpRows - 1) / kWarpRows; /* groups of one matrix */
-    const int64_t groups = MOE ? gpm * mo.TK : gpm;
-    const int64_t mine_g = ((int64_t)groups - blockIdx.x + gridDim.x - 1) / gridDim.x; /* the block's groups */
+    int64_t groups = MOE ? gpm * mo.TK : gpm;
+    /* the block's groups (kMoeChunks: after the wait) */
+    auto groups_of_block = [&]() { return (groups - blockIdx.x + gridDim.x - 1) / gridDim.x; };
+    int64_t mine_g = groups_of_block();
     const float *xs[N];
 #pragma unroll
     for (int j = 0; j < N; j++)
@@ -1007,10 +1141,34 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
         const int64_t q = tiles / nw, rem = tiles % nw;
         f = wv * q + (wv < rem ? wv : rem), st = 1, cnt = q + (wv < rem ? 1 : 0);
     }
-    const int64_t total = cnt * mine_g; /* the warp's stream of tiles */
+    int64_t total = cnt * mine_g; /* the warp's stream of tiles */
     /* chained launch (rocm_chain.h): the setup above overlaps the end of
      * the kernel before this one; no global access before the wait */
     vt_chain_begin();
+    const int32_t *ctab = nullptr; /* kMoeChunks: the table's chunks */
+    if constexpr (MO == kMoeChunks) {
+        ctab = mo.tab + 1;
+        groups = gpm * __ldg(mo.tab);
+        mine_g = groups_of_block();
+        total = cnt * mine_g;
+    }
+    /* PRE: the split's column of each of the N columns of the group decoded
+     * (MatMul: j, a missing one the last; kMoeChunks: its chunk's pairs',
+     * a missing second the first's), set at each group's start */
+    int colx[N];
+#pragma unroll
+    for (int j = 0; j < N; j++)
+        colx[j] = j < n ? j : n - 1;
+    auto chunk_cols = [&](int64_t u) {
+        if constexpr (MO == kMoeChunks) {
+            const int64_t c = u < groups ? u / gpm : 0;
+            const int p0 = __ldg(ctab + 3 * c + 1), p1 = __ldg(ctab + 3 * c + 2);
+            colx[0] = mo.x_per_slot ? p0 : p0 / mo.K;
+            colx[1] = p1 < 0 ? colx[0] : mo.x_per_slot ? p1 : p1 / mo.K;
+        }
+        (void)u;
+    };
+    chunk_cols(blockIdx.x);
 
     /* MOE: the ids checked by every block (the first bad one recorded by
      * block 0); a bad call computes every slot with expert 0 */
@@ -1040,6 +1198,11 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
             const int64_t e = bad || u >= groups ? 0 : __ldg(mo.ids + sl);
             base = e * m + r0;
             xg = x + (mo.x_per_slot && u < groups ? sl : 0) * k;
+        } else if constexpr (MO == kMoeChunks) {
+            const int64_t c = u / gpm;
+            r0 = (u - c * gpm) * kWarpRows;
+            base = (u < groups ? (int64_t)__ldg(ctab + 3 * c) : 0) * m + r0;
+            xg = x;
         } else {
             r0 = u * kWarpRows, base = r0, xg = x;
         }
@@ -1174,7 +1337,7 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                         }
                         uint4 v = make_uint4(0, 0, 0, 0);
                         /* PRE: column j (a missing one repeats the last) of the call's split */
-                        const int jj = j < n ? j : n - 1;
+                        const int jj = MO == kMoeChunks ? pick(colx, j) : j < n ? j : n - 1;
                         const uint2 *src = PRE ? pre.bs + (jj * pre.chunks + chunk) * 64 + (blk * 2 + (g & 1)) * 8
                                                : bs + ((j * 4 + blk) * 2 + (g & 1)) * 8;
                         if (sixteen_groups<DT>() && N > 1) {
@@ -1224,7 +1387,7 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                                 mma16816<DT != 30>(second ? c1 : c0, af, bf[tau][s][0], bf[tau][s][1]);
                             }
                             const int j = N == 1 ? 0 : N == 2 ? (t & 1) : 4 * tau + t;
-                            const int jj = j < n ? j : n - 1;
+                            const int jj = MO == kMoeChunks ? pick(colx, j) : j < n ? j : n - 1;
                             const int64_t pi = (jj * pre.chunks + chunk) * 4 + blk; /* PRE: in the split */
                             const float p = PRE ? __ldg(pre.pw + pi) : pw[j * 4 + blk];
                             if (sixteen_groups<DT>()) { /* c0: scale da (db), c1: ma (mb) */
@@ -1271,8 +1434,14 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
         const uint8_t *src;
         const float *xg;
         group_at(du, r0, rows_here, src, xg);
-        /* y of the group's first row, column 0 (MOE: slot du / gpm's rows) */
+        /* y of the group's first row, column 0 (MOE: slot du / gpm's rows;
+         * kMoeChunks: y's row of each pair, yp[j] = -1 when it has none) */
         float *yg = y + (MOE ? du / gpm * m : 0) + r0;
+        int yp[N];
+        if constexpr (MO == kMoeChunks) {
+            const int64_t c = du / gpm;
+            yp[0] = __ldg(ctab + 3 * c + 1), yp[1] = __ldg(ctab + 3 * c + 2);
+        }
         float *pb = part + (int)(gi & 1) * nw * kWarpRows * N;
 #pragma unroll
         for (int rt = 0; rt < 2; rt++)
@@ -1300,10 +1469,16 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
             float s = 0.0f;
             for (int w2 = 0; w2 < nw; w2++)
                 s += pb[(w2 * kWarpRows + r) * N + j];
-            if (r < rows_here && j < n)
+            if constexpr (MO == kMoeChunks) {
+                const int p = j == 0 ? yp[0] : yp[1];
+                if (r < rows_here && p >= 0)
+                    y[(int64_t)p * m + r0 + r] = s;
+            } else if (r < rows_here && j < n) {
                 yg[(int64_t)j * m + r] = s;
+            }
         }
         gi++, du += gridDim.x;
+        chunk_cols(du);
         if constexpr (MOE) { /* the group after the next one's x */
             xd = xa;
             group_at(du + gridDim.x, r0, rows_here, src, xa);
@@ -1336,7 +1511,7 @@ constexpr int vt_mma_flags = 1; /* warps take the tiles of k in turn */
 // are resident at once on device dev (all its SMs), 0 when
 // unknown; asked of the runtime once per device and warp count (a kernel
 // is launched with one `bytes` per warp count).
-template <uint32_t DT, int N, int S, bool PRE, bool MOE> int64_t resident_blocks(int dev, int nw, size_t bytes)
+template <uint32_t DT, int N, int S, bool PRE, int MO> int64_t resident_blocks(int dev, int nw, size_t bytes)
 {
     static int64_t cached[64][17]; /* per instantiation */
     if (nw < 1 || nw > 16)
@@ -1344,7 +1519,7 @@ template <uint32_t DT, int N, int S, bool PRE, bool MOE> int64_t resident_blocks
     if (cached[dev][nw] == 0) {
         int sms = 0, per = 0;
         if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, mma_kernel<DT, N, PRE, S, MOE>, 32 * nw, bytes) !=
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, mma_kernel<DT, N, PRE, S, MO>, 32 * nw, bytes) !=
                 cudaSuccess)
             return 0;
         cached[dev][nw] = (int64_t)sms * per;
@@ -1353,30 +1528,32 @@ template <uint32_t DT, int N, int S, bool PRE, bool MOE> int64_t resident_blocks
 }
 
 // Queue mma_kernel for n <= N columns with a ring of S tiles on device dev
-// (0..63, the current one); *taken = 0 when the device cannot. MOE: the
-// TK slots of mo, one column.
-template <uint32_t DT, int N, int S, bool MOE = false>
+// (0..63, the current one); *taken = 0 when the device cannot. MO
+// kMoeOne: the TK slots of mo, one column; kMoeChunks: at most TK chunks
+// of mo's table, the grid sized for TK.
+template <uint32_t DT, int N, int S, int MO = kMatMul>
 hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k,
                       const Pre &pre, const Moe &mo, int dev, hipStream_t stream, int *taken)
 {
-    /* the split of the call (N > 1) or the kernel's own (N = 1) */
-    constexpr bool P = N > 1;
+    /* the split of the call (N > 1) or the kernel's own (N = 1); the
+     * "plain" kernel of kMoeChunks is its PRE one (it has no other) */
+    constexpr bool P = N > 1, P0 = MO == kMoeChunks;
     const bool use_pre = P && pre.bs != nullptr;
     const size_t optin = smem_optin(dev);
     const int64_t tiles = k / kTile;
     /* 14 warps (8 for N = 8, the launch bounds), then as few as give the
      * same longest share: measured on the H200 against 16 and 12 */
     int nw = N == 8 ? 8 : 14;
-    const int64_t groups = (m + kWarpRows - 1) / kWarpRows * (MOE ? mo.TK : 1);
+    const int64_t groups = (m + kWarpRows - 1) / kWarpRows * (MO != kMatMul ? mo.TK : 1);
     /* a block that gets one group of rows at most (m = 4096: 128 groups on
      * 132 SMs) has nothing to stream behind its first tiles: up to 16
      * warps of one tile each put all its copies in flight at once (the
      * H200, o m = 4096 k = 4096: 9.95 us against 10.5 with 8 warps of 2) */
     bool one_group = false;
     /* the shared memory of the kernel that runs */
-    auto smem_for = [&](int w) { return use_pre ? block_smem<DT, N, S, P>(w) : block_smem<DT, N, S, false>(w); };
+    auto smem_for = [&](int w) { return use_pre ? block_smem<DT, N, S, P>(w) : block_smem<DT, N, S, P0>(w); };
     if (N == 1 && tiles >= 16 && smem_for(16) <= optin) {
-        const int64_t r16 = resident_blocks<DT, N, S, false, MOE>(dev, 16, smem_for(16));
+        const int64_t r16 = resident_blocks<DT, N, S, P0, MO>(dev, 16, smem_for(16));
         one_group = r16 > 0 && groups <= r16;
     }
 #ifdef VT_MMA_HARNESS
@@ -1405,8 +1582,8 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
         return hipSuccess;
     }
     const size_t bytes = smem_for(nw);
-    auto plain = mma_kernel<DT, N, false, S, MOE>;
-    auto split = mma_kernel<DT, N, P, S, MOE>;
+    auto plain = mma_kernel<DT, N, P0, S, MO>;
+    auto split = mma_kernel<DT, N, P, S, MO>;
     /* the kernel's opt-in per device, raised once to the most a call needs */
     static size_t raised[64];
     if (bytes > 48 * 1024 && bytes > raised[dev]) {
@@ -1422,8 +1599,8 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
      * the same most groups per block, so that every block streams to the
      * end (896 groups on 264 resident: 224 blocks of 4, not 104 of 4 and
      * 160 of 3 with a last round at 104 blocks) */
-    int64_t grid = use_pre ? resident_blocks<DT, N, S, P, MOE>(dev, nw, bytes)
-                           : resident_blocks<DT, N, S, false, MOE>(dev, nw, bytes);
+    int64_t grid =
+        use_pre ? resident_blocks<DT, N, S, P, MO>(dev, nw, bytes) : resident_blocks<DT, N, S, P0, MO>(dev, nw, bytes);
 #ifdef VT_MMA_HARNESS
     if (vt_mma_grid > 0 && vt_mma_grid < grid)
         grid = vt_mma_grid;
@@ -1519,7 +1696,44 @@ hipError_t mma_moe_one(const float *x, const uint8_t *w, int64_t row_bytes, floa
         return hipSuccess;
     }
     const Pre none = {nullptr, nullptr, nullptr, k / 128};
-    return launch_mma<DT, 1, kRing, true>(x, w, row_bytes, y, 1, m, k, none, mo, dev, stream, taken);
+    return launch_mma<DT, 1, kRing, kMoeOne>(x, w, row_bytes, y, 1, m, k, none, mo, dev, stream, taken);
+}
+
+// Scratch of mma_moe_chunks: the split of the x columns (T, or T K with x
+// per slot), then the grouping table.
+inline int64_t moe_chunks_bytes(uint32_t dt, int64_t T, int64_t K, int64_t k, int x_per_slot)
+{
+    return pre_bytes(x_per_slot ? T * K : T, k, xs_per_block(dt)) + chunk_tab_ints(T * K) * 4;
+}
+
+// MoeExpertMatMul of DT at T >= 2 tokens (mo: the ids, unchecked) on the
+// kernel's kMoeChunks form, after moe_prep_kernel (the check, the grouping
+// and the split, into scratch of moe_chunks_bytes); *taken = 0 (nothing
+// queued) when the device or the rows do not fit.
+template <uint32_t DT>
+hipError_t mma_moe_chunks(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int64_t T, int64_t m,
+                          int64_t k, Moe mo, void *scratch, hipStream_t stream, int *taken)
+{
+    int dev = 0;
+    *taken = 0;
+    /* launch_mma takes the shape when one warp's block fits (k has a tile) */
+    if (row_bytes < tile_row_bytes<DT>() || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 ||
+        block_smem<DT, kChunkPairs, kRing, true>(1) > smem_optin(dev))
+        return hipSuccess;
+    const int64_t cols = mo.x_per_slot ? T * mo.K : T;
+    Pre pre = {(const uint2 *)scratch, nullptr, nullptr, k / 128};
+    uint2 *bs = (uint2 *)scratch;
+    float *pw = (float *)(void *)(bs + cols * pre.chunks * 64), *xs = pw + cols * pre.chunks * 4;
+    int32_t *tab = (int32_t *)(void *)((uint8_t *)scratch + pre_bytes(cols, k, xs_per_block(DT)));
+    pre.pw = pw, pre.xs = xs, mo.tab = tab;
+    const int64_t warps = cols * pre.chunks;
+    VT_LAUNCH_CHAINED(moe_prep_kernel<DT>, dim3((unsigned)((warps + 7) / 8 + 1)), dim3(kPrepThreads), 0, stream, x, k,
+                      cols, bs, pw, xs, mo.ids, mo.TK, mo.E, mo.err, mo.op, tab);
+    const hipError_t e = cudaGetLastError();
+    if (e != hipSuccess)
+        return e;
+    return launch_mma<DT, kChunkPairs, kRing, kMoeChunks>(x, w, row_bytes, y, kChunkPairs, m, k, pre, mo, dev, stream,
+                                                          taken);
 }
 
 } // namespace
@@ -1556,6 +1770,52 @@ hipError_t run_mma_moe_one(uint32_t dt, const float *x, int x_per_slot, const ui
 #undef VT_MMA_CASE
     }
     return hipSuccess;
+}
+
+// MoeExpertMatMul of 2 <= T tokens of K slots on matrix instructions, the
+// ids checked in the first kernel (W [E, m, k] of dt, x [T, k] or [T, K, k]
+// with x_per_slot, y [T, K, m]; scratch of mma_moe_scratch_bytes, 16-byte
+// aligned): *taken = 0 and nothing queued unless dt, the shapes, the
+// alignments and the device fit.
+hipError_t run_mma_moe_chunks(uint32_t dt, const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes,
+                              const int32_t *ids, int64_t T, int64_t K, int64_t E, vt_rocm_err *err, uint32_t op,
+                              float *y, int64_t m, int64_t k, void *scratch, hipStream_t stream, int *taken)
+{
+    *taken = 0;
+    if (mma_moe_scratch_bytes(dt, T, K, k, x_per_slot) == 0 || E <= 0 || E > kMoeMaxExperts || m <= 0 ||
+        (uintptr_t)w % 16 != 0 || (uintptr_t)x % 16 != 0 || (uintptr_t)scratch % 16 != 0 || row_bytes % 16 != 0 ||
+        m * T * K > ((int64_t)1 << 40))
+        return hipSuccess;
+    const Moe mo = {ids, err, op, (int)(T * K), x_per_slot, E, nullptr, (int)K};
+    switch (dt) {
+#define VT_MMA_CASE(id)                                                                                                \
+    case id: return mma_moe_chunks<id>(x, w, row_bytes, y, T, m, k, mo, scratch, stream, taken);
+        VT_MMA_CASE(1)
+        VT_MMA_CASE(2)
+        VT_MMA_CASE(3)
+        VT_MMA_CASE(6)
+        VT_MMA_CASE(7)
+        VT_MMA_CASE(8)
+        VT_MMA_CASE(10)
+        VT_MMA_CASE(11)
+        VT_MMA_CASE(12)
+        VT_MMA_CASE(13)
+        VT_MMA_CASE(14)
+        VT_MMA_CASE(20)
+        VT_MMA_CASE(23)
+        VT_MMA_CASE(30)
+        VT_MMA_CASE(39)
+#undef VT_MMA_CASE
+    }
+    return hipSuccess;
+}
+
+// Scratch bytes of run_mma_moe_chunks (0: it does not take dt, T, K or k).
+int64_t mma_moe_scratch_bytes(uint32_t dt, int64_t T, int64_t K, int64_t k, int x_per_slot)
+{
+    if (!mma_format(dt) || T < 2 || K < 1 || T * K > kMoeMaxPairs || k <= 0 || k % kTile != 0)
+        return 0;
+    return moe_chunks_bytes(dt, T, K, k, x_per_slot);
 }
 
 // The MatMul a (ids == NULL) on matrix instructions when dt, the shapes and
@@ -1633,6 +1893,25 @@ int64_t mma_scratch_bytes(uint32_t dt, int64_t n, int64_t k)
     return 0;
 }
 
+// MoeExpertMatMul of several tokens on matrix instructions: none on this
+// target (*taken = 0).
+hipError_t run_mma_moe_chunks(uint32_t dt, const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes,
+                              const int32_t *ids, int64_t T, int64_t K, int64_t E, vt_rocm_err *err, uint32_t op,
+                              float *y, int64_t m, int64_t k, void *scratch, hipStream_t stream, int *taken)
+{
+    (void)dt, (void)x, (void)x_per_slot, (void)w, (void)row_bytes, (void)ids, (void)T, (void)K, (void)E, (void)err;
+    (void)op, (void)y, (void)m, (void)k, (void)scratch, (void)stream;
+    *taken = 0;
+    return hipSuccess;
+}
+
+// No scratch on this target.
+int64_t mma_moe_scratch_bytes(uint32_t dt, int64_t T, int64_t K, int64_t k, int x_per_slot)
+{
+    (void)dt, (void)T, (void)K, (void)k, (void)x_per_slot;
+    return 0;
+}
+
 // MoeExpertMatMul on matrix instructions: none on this target (*taken = 0).
 hipError_t run_mma_moe_one(uint32_t dt, const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes,
                            const int32_t *ids, int64_t TK, int64_t E, vt_rocm_err *err, uint32_t op, float *y,
@@ -1668,4 +1947,28 @@ extern "C" hipError_t vt_rocm_launch_mmv_pre(const float *x, const void *w, uint
         return hipSuccess;
     const vt_mmv::Args a = {x, 0, (const uint8_t *)w, k / be * bb, nullptr, y, n, 1, m, k, stream};
     return vt_mmv::run_mma_scratch(w_dtype, a, scratch, taken);
+}
+
+// Scratch bytes of vt_rocm_launch_moe_chunks_checked for T tokens of K
+// slots (0: it does not take the weight type or shape).
+extern "C" uint64_t vt_rocm_moe_chunks_scratch_bytes(uint32_t w_dtype, int64_t T, int64_t K, int64_t k, int x_per_slot)
+{
+    return (uint64_t)vt_mmv::mma_moe_scratch_bytes(w_dtype, T, K, k, x_per_slot);
+}
+
+// MoeExpertMatMul at 2 or more tokens on matrix instructions with the
+// check of the ids folded into its first kernel (vt_mmv::run_mma_moe_chunks):
+// *taken = 0 (nothing queued) when the weight type, shapes, alignments or
+// device do not fit.
+extern "C" hipError_t vt_rocm_launch_moe_chunks_checked(vt_rocm_err *err, uint32_t op, const float *x, int x_per_slot,
+                                                        const void *w, uint32_t w_dtype, const int32_t *ids, int64_t E,
+                                                        float *y, int64_t T, int64_t K, int64_t m, int64_t k,
+                                                        void *scratch, hipStream_t stream, int *taken)
+{
+    *taken = 0;
+    const int be = vt_mmv::blk_elems(w_dtype), bb = vt_mmv::blk_bytes(w_dtype);
+    if (bb == 0 || k <= 0 || k % be != 0)
+        return hipSuccess;
+    return vt_mmv::run_mma_moe_chunks(w_dtype, x, x_per_slot, (const uint8_t *)w, k / be * bb, ids, T, K, E, err, op, y,
+                                      m, k, scratch, stream, taken);
 }

@@ -2,9 +2,11 @@
  * family of that name, core/ops/matmul.c): MatMul with f32/f16/bf16 weights and
  * every "q" format (from VT_ROCM_GEMM_MIN_N rows on, bf16/f16/q4_0/q8_0
  * through the GEMM kernel, or the vendor library when built with it),
- * MoeExpertMatMul likewise (expert ids checked on the device first; grouped
- * by expert on the device where kernels_matmul_moe.hip takes the weight
- * type and token count). The q rows are what make the device admit keep-quant
+ * MoeExpertMatMul likewise (expert ids checked on the device first, in the
+ * product's own first kernel at one token and, on NVIDIA, at 2 or more
+ * (kernels_mmv_mma.hip's chunks of one expert's pairs); grouped by expert
+ * on the device where kernels_matmul_moe.hip takes the weight type and
+ * token count). The q rows are what make the device admit keep-quant
  * residency for matmul and moe-expert.
  * The C side of each kernel: unpack the operands, queue the device checks
  * of data-dependent values, launch on the call's stream, report the launch
@@ -111,6 +113,18 @@ static vt_status k_moe_matmul(vt_backend_ctx *c, int dev, const vt_op_args *a, c
     hipError_t e = E > 0 ? vt_rocm_launch_moe_one_checked(L_.q->err, a->op, x->data, x->ndim == 3, w->data, w->dtype,
                                                           ids->data, E, a->out[0].data, T, K, m, k, s, &taken)
                          : hipSuccess;
+    /* two or more tokens: one kernel checks the ids, groups the pairs by
+     * expert and splits x, then the product (kernels_mmv_mma.hip) */
+    const uint64_t chunks =
+        E > 0 && !taken && e == hipSuccess ? vt_rocm_moe_chunks_scratch_bytes(w->dtype, T, K, k, x->ndim == 3) : 0;
+    if (chunks) {
+        void *scratch = NULL;
+        vt_status st = vt_rocm_call_scratch(&L_, chunks, &scratch, why, why_size);
+        if (st != VT_OK)
+            return st;
+        e = vt_rocm_launch_moe_chunks_checked(L_.q->err, a->op, x->data, x->ndim == 3, w->data, w->dtype, ids->data, E,
+                                              a->out[0].data, T, K, m, k, scratch, s, &taken);
+    }
     if (taken) {
         vt_rocm_checked(&L_);
         return vt_rocm_done(&L_, e, "MoeExpertMatMul (23)", why, why_size);

@@ -226,6 +226,20 @@ hipError_t vt_rocm_launch_moe_one_checked(vt_rocm_err *err, uint32_t op, const f
                                           uint32_t w_dtype, const int32_t *ids, int64_t E, float *y, int64_t T,
                                           int64_t K, int64_t m, int64_t k, hipStream_t stream, int *taken);
 
+/* MoeExpertMatMul at 2 to 512 pairs T x K (T >= 2) of up to 1024 experts on the
+ * matrix-instruction kernel (kernels_mmv_mma.hip, NVIDIA builds; every
+ * block format, f16 and bf16, k a multiple of 256): a first kernel checks
+ * the ids as vt_rocm_launch_moe_one_checked does, groups the pairs by
+ * expert and splits x into scratch (vt_rocm_moe_chunks_scratch_bytes, 0:
+ * not taken; 16-byte aligned); then each selected expert's rows are read
+ * once for all its pairs, two pairs per pass. *taken = 0 (nothing queued)
+ * when the weight type, shapes, alignments or device do not fit. */
+uint64_t vt_rocm_moe_chunks_scratch_bytes(uint32_t w_dtype, int64_t T, int64_t K, int64_t k, int x_per_slot);
+hipError_t vt_rocm_launch_moe_chunks_checked(vt_rocm_err *err, uint32_t op, const float *x, int x_per_slot,
+                                             const void *w, uint32_t w_dtype, const int32_t *ids, int64_t E, float *y,
+                                             int64_t T, int64_t K, int64_t m, int64_t k, void *scratch,
+                                             hipStream_t stream, int *taken);
+
 /* The decode products (kernels_mmv.hip): MatMul and MoeExpertMatMul with
  * the weight read once for up to 8 columns of x. *taken = 0 (nothing
  * queued) when the dtype, shapes or alignments do not fit: the caller then
