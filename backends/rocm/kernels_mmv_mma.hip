@@ -1154,17 +1154,18 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
     }
     /* PRE: the split's column of each of the N columns of the group decoded
      * (MatMul: j, a missing one the last; kMoeChunks: its chunk's pairs',
-     * a missing second the first's), set at each group's start */
-    int colx[N];
+     * a missing second the first's), set at each group's start with
+     * kMoeChunks's pairs themselves (y's rows; -1: none) */
+    int colx[N], cpair[N];
 #pragma unroll
     for (int j = 0; j < N; j++)
-        colx[j] = j < n ? j : n - 1;
+        colx[j] = j < n ? j : n - 1, cpair[j] = -1;
     auto chunk_cols = [&](int64_t u) {
         if constexpr (MO == kMoeChunks) {
             const int64_t c = u < groups ? u / gpm : 0;
-            const int p0 = __ldg(ctab + 3 * c + 1), p1 = __ldg(ctab + 3 * c + 2);
-            colx[0] = mo.x_per_slot ? p0 : p0 / mo.K;
-            colx[1] = p1 < 0 ? colx[0] : mo.x_per_slot ? p1 : p1 / mo.K;
+            cpair[0] = __ldg(ctab + 3 * c + 1), cpair[1] = __ldg(ctab + 3 * c + 2);
+            colx[0] = mo.x_per_slot ? cpair[0] : cpair[0] / mo.K;
+            colx[1] = cpair[1] < 0 ? colx[0] : mo.x_per_slot ? cpair[1] : cpair[1] / mo.K;
         }
         (void)u;
     };
@@ -1435,13 +1436,8 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
         const float *xg;
         group_at(du, r0, rows_here, src, xg);
         /* y of the group's first row, column 0 (MOE: slot du / gpm's rows;
-         * kMoeChunks: y's row of each pair, yp[j] = -1 when it has none) */
+         * kMoeChunks: each pair's rows, cpair) */
         float *yg = y + (MOE ? du / gpm * m : 0) + r0;
-        int yp[N];
-        if constexpr (MO == kMoeChunks) {
-            const int64_t c = du / gpm;
-            yp[0] = __ldg(ctab + 3 * c + 1), yp[1] = __ldg(ctab + 3 * c + 2);
-        }
         float *pb = part + (int)(gi & 1) * nw * kWarpRows * N;
 #pragma unroll
         for (int rt = 0; rt < 2; rt++)
@@ -1470,7 +1466,7 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
             for (int w2 = 0; w2 < nw; w2++)
                 s += pb[(w2 * kWarpRows + r) * N + j];
             if constexpr (MO == kMoeChunks) {
-                const int p = j == 0 ? yp[0] : yp[1];
+                const int p = pick(cpair, j);
                 if (r < rows_here && p >= 0)
                     y[(int64_t)p * m + r0 + r] = s;
             } else if (r < rows_here && j < n) {
