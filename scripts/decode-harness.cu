@@ -7,7 +7,9 @@
 // rotating over >= 256 MiB (built by scripts/decode-harness-build).
 //   decode-harness check | bench | profile | variants | attn
 // Built with ATTN_OLD (scripts/decode-harness-build), it also times and
-// profiles that earlier kernels_attention_decode.hip ("prev").
+// profiles that earlier kernels_attention_decode.hip ("prev"). CLUSTER=0 in
+// the environment: the decode Attention's chunks merge through global
+// memory (as VT_ROCM_ATTN_CLUSTER=0 makes the plugin do).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -492,6 +494,7 @@ static void attn_case(uint32_t dt, int T, int Hq, int Hkv, int d, int S, const s
 // chained launches (backends/rocm/rocm_chain.h): off in this harness
 extern "C" {
 int vt_rocm_chain_mode = 0;
+int vt_rocm_attn_cluster = 1; // CLUSTER=0: the chunks merge through global memory
 }
 
 static double copy_gbps()
@@ -511,6 +514,8 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "check";
     const bool check = !strcmp(mode, "check"), profile = !strcmp(mode, "profile");
     variants = !strcmp(mode, "variants");
+    if (getenv("CLUSTER"))
+        vt_rocm_attn_cluster = atoi(getenv("CLUSTER"));
     const double copy = check || profile ? 0 : copy_gbps();
     if (copy > 0)
         printf("copy bandwidth (cudaMemcpy d2d 1 GiB, read + write): %.0f GB/s\n", copy);

@@ -10,6 +10,12 @@
 #include "rocm_device.h"
 #include "rocm_launch.h"
 
+// Whether the f16 kernel on matrix instructions may merge the chunks of a
+// (query, kv head) within a cluster on sm_90 (1, the default) or always
+// through global memory (0: VT_ROCM_ATTN_CLUSTER=0). Set by the plugin at
+// init (rocm_common.c); the harnesses set their own.
+extern "C" int vt_rocm_attn_cluster;
+
 namespace vt_attn
 {
 

@@ -6,8 +6,11 @@
 //
 // Blocks and chunks as kernels_attention_decode.hip's: block (chunk, kv
 // head, query) takes an equal share of the query's visible keys for the G
-// query heads of its kv head, and the last block to arrive merges the
-// chunks (merge_last). Within a block each of kWarps warps takes every
+// query heads of its kv head. On sm_90, when every (query, kv head) of the
+// launch can have its chunks resident at once as one cluster of at most 16
+// blocks, the blocks merge the chunks from each other's shared memory
+// (attn_mma_cluster_kernel); otherwise the last block to arrive merges them
+// through global memory (attn_mma_kernel, merge_last). Within a block each of kWarps warps takes every
 // kWarps-th tile of 16 keys; the K and V rows of its tiles stream into the
 // warp's own ring of shared memory (cp.async, kStages - 1 tiles ahead), so
 // the loads in flight do not depend on the arithmetic.
@@ -39,6 +42,9 @@ namespace vt_attn
 namespace
 {
 
+using vt_mma::cluster_peer;
+using vt_mma::cluster_rank;
+using vt_mma::cluster_sync;
 using vt_mma::cp16;
 using vt_mma::cp_commit;
 using vt_mma::cp_wait;
@@ -65,7 +71,7 @@ template <int D> __host__ __device__ constexpr int slot_bytes()
 }
 // Dynamic shared memory of a block: the warps' rings (reused for the
 // warps' merge once every copy has landed).
-template <int D> constexpr size_t block_smem()
+template <int D> __host__ __device__ constexpr size_t block_smem()
 {
     return (size_t)kWarps * kStages * slot_bytes<D>();
 }
@@ -99,21 +105,29 @@ __device__ inline void load_tile(uint32_t dst, const uint16_t *kb, const uint16_
     }
 }
 
-template <int D, int G>
-__global__ void __launch_bounds__(kWarps * 32)
-    attn_mma_kernel(const float *q, const uint16_t *k, const uint16_t *v, const int32_t *pos, float *out, float *part_o,
-                    float *part_ml, uint32_t *done, int64_t Hq, int64_t Hkv, int64_t S, float scale, int32_t window,
-                    int64_t n_split)
+// Shared memory of the block's chunk result (after the warps' merge area):
+// per head h of the block's G, m[h], l[h], then o[h][D].
+template <int D, int G> __host__ __device__ constexpr int part_offset()
 {
-    vt_chain_begin();          /* chained launch: before any memory access (rocm_chain.h) */
+    return kWarps * G * (D + 2) * (int)sizeof(float);
+}
+
+// The block's chunk `split` of n_split of the visible keys of the query at
+// position p, for the G query heads of kv head kvh from query row row0:
+// leaves in part (shared memory, part_offset's) each head's max, sum and
+// unnormalised output over the chunk (m = -inf, l = 0, o = 0 without a
+// key). Every thread of the block calls it; part is complete on return.
+template <int D, int G>
+__device__ inline void chunk_partial(const float *q, const uint16_t *k, const uint16_t *v, int64_t p, int64_t row0,
+                                     int64_t kvh, int64_t Hkv, int64_t S, float scale, int32_t window, int64_t split,
+                                     int64_t n_split, uint8_t *smem, float *part)
+{
     constexpr int KC = D / 16; // k steps of the scores
     constexpr int DT = D / 8;  // n tiles of the values
-    extern __shared__ uint4 attn_mma_smem[];
-    uint8_t *smem = (uint8_t *)attn_mma_smem;
-    const int64_t split = blockIdx.x, kvh = blockIdx.y, t = blockIdx.z;
+    static_assert(part_offset<D, G>() + G * (D + 2) * (int)sizeof(float) <= (int)block_smem<D>(), "part in the rings");
     const int lane = (int)threadIdx.x % 32, w = (int)threadIdx.x / 32, g = lane / 4, c2 = 2 * (lane % 4);
     int64_t s0, s1;
-    chunk_keys(pos[t], S, window, split, n_split, s0, s1);
+    chunk_keys(p, S, window, split, n_split, s0, s1);
     const int64_t n = s1 - s0 + 1, ntiles = n > 0 ? (n + kTileKeys - 1) / kTileKeys : 0;
     const int64_t mine = ntiles > w ? (ntiles - w + kWarps - 1) / kWarps : 0; // this warp's tiles: w, w + kWarps, ..
     const int64_t row_stride = Hkv * D;
@@ -127,7 +141,6 @@ __global__ void __launch_bounds__(kWarps * 32)
     }
     // the A fragments of the queries: lane holds row g (hi) and 8 + g (lo)
     // of head g, k positions c2, c2 + 1 and 8 + c2, 9 + c2 of each step
-    const int64_t row0 = t * Hq + kvh * G; // first query head of the block
     float qf[KC][4];
     float amax = 0.0f;
 #pragma unroll
@@ -200,15 +213,15 @@ __global__ void __launch_bounds__(kWarps * 32)
                     acc[jt][i] *= corr;
             m = mn;
         }
-        float p[4];
+        float pr[4];
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            p[i] = s[i] == -INFINITY ? 0.0f : __expf(s[i] - m);
-            l += p[i];
+            pr[i] = s[i] == -INFINITY ? 0.0f : __expf(s[i] - m);
+            l += pr[i];
         }
         uint32_t pa[4];
-        split2(p[0] * 1024.0f, p[1] * 1024.0f, pa[0], pa[1]);
-        split2(p[2] * 1024.0f, p[3] * 1024.0f, pa[2], pa[3]);
+        split2(pr[0] * 1024.0f, pr[1] * 1024.0f, pa[0], pa[1]);
+        split2(pr[2] * 1024.0f, pr[3] * 1024.0f, pa[2], pa[3]);
 #pragma unroll
         for (int dc = 0; dc < D / 16; dc++) {
             uint32_t b[4];
@@ -256,13 +269,167 @@ __global__ void __launch_bounds__(kWarps * 32)
             o = fmaf(wt, sm_o[(i * G + h) * D + jd], o);
             sum = fmaf(wt, sm_l[i * G + h], sum);
         }
-        part_o[((row0 + h) * n_split + split) * D + jd] = o;
+        part[2 * G + e] = o;
         if (jd == 0) {
-            part_ml[((row0 + h) * n_split + split) * 2] = M;
-            part_ml[((row0 + h) * n_split + split) * 2 + 1] = sum;
+            part[h] = M;
+            part[G + h] = sum;
+        }
+    }
+    __syncthreads();
+}
+
+// Block (chunk, kv head, query) of the launch: its chunk, then the merge of
+// the chunks through global memory (the partials in scratch, the last block
+// to arrive merges: merge_last).
+template <int D, int G>
+__global__ void __launch_bounds__(kWarps * 32)
+    attn_mma_kernel(const float *q, const uint16_t *k, const uint16_t *v, const int32_t *pos, float *out, float *part_o,
+                    float *part_ml, uint32_t *done, int64_t Hq, int64_t Hkv, int64_t S, float scale, int32_t window,
+                    int64_t n_split)
+{
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
+    extern __shared__ uint4 attn_mma_smem[];
+    uint8_t *smem = (uint8_t *)attn_mma_smem;
+    float *part = (float *)(smem + part_offset<D, G>());
+    const int64_t split = blockIdx.x, kvh = blockIdx.y, t = blockIdx.z, row0 = t * Hq + kvh * G;
+    chunk_partial<D, G>(q, k, v, pos[t], row0, kvh, Hkv, S, scale, window, split, n_split, smem, part);
+    for (int e = (int)threadIdx.x; e < G * D; e += kWarps * 32) {
+        const int h = e / D, jd = e % D;
+        part_o[((row0 + h) * n_split + split) * D + jd] = part[2 * G + e];
+        if (jd == 0) {
+            part_ml[((row0 + h) * n_split + split) * 2] = part[h];
+            part_ml[((row0 + h) * n_split + split) * 2 + 1] = part[G + h];
         }
     }
     merge_last<G, D, kWarps * 32>(part_o, part_ml, done + t * Hkv + kvh, out, row0, n_split);
+}
+
+constexpr int kMaxCluster = 16; // blocks per cluster at most (sm_90's non-portable limit)
+
+// The same with the n_split chunks of a (query, kv head) one cluster (sm_90;
+// n_split <= kMaxCluster): after a cluster barrier each block merges a
+// share of the G * D outputs from the chunks' results in the blocks'
+// shared memory, in chunk order and with merge_last's arithmetic (so the
+// values are those of attn_mma_kernel); a second barrier keeps every
+// block's memory until the others have read it. No scratch, no counters.
+template <int D, int G>
+__global__ void __launch_bounds__(kWarps * 32)
+    attn_mma_cluster_kernel(const float *q, const uint16_t *k, const uint16_t *v, const int32_t *pos, float *out,
+                            int64_t Hq, int64_t Hkv, int64_t S, float scale, int32_t window, int64_t n_split)
+{
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
+    extern __shared__ uint4 attn_mma_smem[];
+    uint8_t *smem = (uint8_t *)attn_mma_smem;
+    float *part = (float *)(smem + part_offset<D, G>());
+    const int64_t kvh = blockIdx.y, t = blockIdx.z, row0 = t * Hq + kvh * G;
+    const int ns = (int)n_split, r = (int)cluster_rank();
+    chunk_partial<D, G>(q, k, v, pos[t], row0, kvh, Hkv, S, scale, window, r, n_split, smem, part);
+    cluster_sync(); // every block's part written
+    const int per = (G * D + ns - 1) / ns, e1 = (r + 1) * per < G * D ? (r + 1) * per : G * D;
+    for (int e = r * per + (int)threadIdx.x; e < e1; e += kWarps * 32) {
+        const int h = e / D;
+        float cm[kMaxCluster], cl[kMaxCluster], co[kMaxCluster];
+#pragma unroll
+        for (int i = 0; i < kMaxCluster; i++)
+            if (i < ns) {
+                const float *pp = cluster_peer(part, (unsigned)i);
+                cm[i] = pp[h], cl[i] = pp[G + h], co[i] = pp[2 * G + e];
+            }
+        float M = -INFINITY;
+#pragma unroll
+        for (int i = 0; i < kMaxCluster; i++)
+            if (i < ns)
+                M = fmaxf(M, cm[i]);
+        float a = 0.0f, sum = 0.0f;
+#pragma unroll
+        for (int i = 0; i < kMaxCluster; i++)
+            if (i < ns) {
+                const float wt = cm[i] == -INFINITY ? 0.0f : expf(cm[i] - M);
+                a = fmaf(wt, co[i], a);
+                sum = fmaf(wt, cl[i], sum);
+            }
+        out[(row0 + h) * D + e % D] = sum > 0.0f ? a / sum : 0.0f;
+    }
+    cluster_sync(); // the other blocks have read this block's part
+}
+
+// How many clusters of ns blocks of attn_mma_cluster_kernel<D, G> device
+// dev holds at once (the runtime's answer for the kernel's threads and
+// shared memory, asked once per device and size); 0 before sm_90 or when
+// the runtime does not answer.
+template <int D, int G> int max_clusters(int dev, int ns)
+{
+    static int known[64][kMaxCluster + 1]; // 0: not asked; else the answer + 1
+    if (!known[dev][ns]) {
+        auto kernel = attn_mma_cluster_kernel<D, G>;
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = (unsigned)ns;
+        attr[0].val.clusterDim.y = 1;
+        attr[0].val.clusterDim.z = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3((unsigned)ns);
+        cfg.blockDim = dim3(kWarps * 32);
+        cfg.dynamicSmemBytes = block_smem<D>();
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        int n = 0, major = 0;
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess || major < 9 ||
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)block_smem<D>()) !=
+                cudaSuccess ||
+            (ns > 8 &&
+             cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) ||
+            cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) {
+            (void)cudaGetLastError(); // the refusal is an answer, not the launch's error
+            n = 0;
+        }
+        known[dev][ns] = n + 1;
+    }
+    return known[dev][ns] - 1;
+}
+
+// The cluster size for a launch of `need` (query, kv head) pairs whose
+// chunks would be n_split, or 0: the chunks then merge through global
+// memory. The largest size from cap = min(n_split, kMaxCluster) down to 2
+// whose clusters are all resident at once on device dev, taken when it is
+// at least 3/4 of cap: fewer blocks stream the keys more slowly, and the
+// merge in shared memory does not make that up (H200, 32 / 8 heads, d =
+// 128, 4096 positions: 8 clusters of 9 blocks 12.45 us against 11.68 for
+// 128 blocks merging through global memory; 16 / 2 heads: 2 clusters of 16
+// 10.53 us against 20.22 for 128 blocks merging 64 chunks; BENCHMARKS.md).
+// Off when vt_rocm_attn_cluster is 0 (VT_ROCM_ATTN_CLUSTER=0).
+template <int D, int G> int cluster_size(int dev, int64_t n_split, int64_t need)
+{
+    const int cap = n_split < kMaxCluster ? (int)n_split : kMaxCluster;
+    if (!vt_rocm_attn_cluster)
+        return 0;
+    for (int ns = cap; ns >= 2; ns--)
+        if (max_clusters<D, G>(dev, ns) >= need)
+            return 4 * ns >= 3 * cap ? ns : 0;
+    return 0;
+}
+
+// attn_mma_cluster_kernel over grid, clusters of grid.x blocks, chained as
+// VT_LAUNCH_CHAINED's kernels are.
+template <int D, int G> hipError_t launch_cluster(const AttnArgs &a, dim3 grid, hipStream_t stream)
+{
+    cudaLaunchAttribute attr[2];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = grid.x;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[1].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(kWarps * 32);
+    cfg.dynamicSmemBytes = block_smem<D>();
+    cfg.stream = stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = vt_rocm_chain_mode ? 2 : 1;
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, attn_mma_cluster_kernel<D, G>, a.q, a.k, a.v, a.pos, a.o, a.Hq,
+                                             a.Hkv, a.S, a.scale, a.window, a.n_split);
+    return e != cudaSuccess ? e : hipGetLastError();
 }
 
 template <int D, int G> hipError_t launch_dg(const AttnArgs &a, dim3 grid, hipStream_t stream, int dev)
@@ -274,6 +441,12 @@ template <int D, int G> hipError_t launch_dg(const AttnArgs &a, dim3 grid, hipSt
         if (e != cudaSuccess)
             return e;
         opted[dev] = true;
+    }
+    const int ns = cluster_size<D, G>(dev, a.n_split, (int64_t)grid.y * grid.z);
+    if (ns) {
+        AttnArgs c = a;
+        c.n_split = ns;
+        return launch_cluster<D, G>(c, dim3((unsigned)ns, grid.y, grid.z), stream);
     }
     VT_LAUNCH_CHAINED((attn_mma_kernel<D, G>), grid, dim3(kWarps * 32), block_smem<D>(), stream, a.q, a.k, a.v, a.pos,
                       a.o, a.po, a.pml, a.done, a.Hq, a.Hkv, a.S, a.scale, a.window, a.n_split);

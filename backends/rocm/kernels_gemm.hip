@@ -61,6 +61,9 @@ constexpr int kWF16 = 1;
 constexpr int kWQ40 = 2;
 constexpr int kWQ80 = 3;
 
+using vt_mma::cluster_peer;
+using vt_mma::cluster_rank;
+using vt_mma::cluster_sync;
 using vt_mma::cp16;
 using vt_mma::cp_commit;
 using vt_mma::cp_wait;
@@ -690,39 +693,6 @@ template <int PASSES, int BN> struct WgLoader {
         kcol += kWgBK;
     }
 };
-
-// This block's rank in its cluster.
-__device__ __forceinline__ unsigned cluster_rank()
-{
-    unsigned r = 0;
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-#endif
-    return r;
-}
-
-// A barrier of all threads of the cluster; shared-memory writes before it
-// (to any block of the cluster) are seen after it.
-__device__ __forceinline__ void cluster_sync()
-{
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-#endif
-}
-
-// The address of p (this block's shared memory) in the shared memory of
-// block rank of the cluster.
-__device__ __forceinline__ float *cluster_peer(float *p, unsigned rank)
-{
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    uint64_t r;
-    asm volatile("mapa.u64 %0, %1, %2;\n" : "=l"(r) : "l"(p), "r"(rank));
-    return (float *)r;
-#else
-    (void)rank;
-    return p;
-#endif
-}
 
 // SPLIT 2: a cluster of 2 blocks (grid z) shares the tile, each summing
 // half of k; the second adds its sums into the first's shared memory (the

@@ -156,4 +156,12 @@ extern int vt_rocm_chain_mode;
  * device is sm_90 or later, unless VT_ROCM_CHAIN=0. */
 void vt_rocm_chain_init(int n);
 
+/* Whether the decode Attention of NVIDIA sm_90 may merge its chunks within
+ * a thread block cluster (kernels_attention_decode_mma.hip): 1, or 0 when
+ * VT_ROCM_ATTN_CLUSTER=0. Set once by vt_rocm_attn_cluster_init. */
+extern int vt_rocm_attn_cluster;
+
+/* Read VT_ROCM_ATTN_CLUSTER into vt_rocm_attn_cluster. */
+void vt_rocm_attn_cluster_init(void);
+
 #endif

@@ -8,6 +8,7 @@
 #include "rocm_common.h"
 
 int vt_rocm_chain_mode = 0;
+int vt_rocm_attn_cluster = 1;
 
 void vt_rocm_chain_init(int n)
 {
@@ -25,6 +26,12 @@ void vt_rocm_chain_init(int n)
 #else
     (void)n;
 #endif
+}
+
+void vt_rocm_attn_cluster_init(void)
+{
+    const char *e = getenv("VT_ROCM_ATTN_CLUSTER");
+    vt_rocm_attn_cluster = e && strcmp(e, "0") == 0 ? 0 : 1;
 }
 
 int64_t vt_rocm_elems(const vt_operand *o)

@@ -1,8 +1,9 @@
 // rocm_mma.h - the NVIDIA device instructions that the matrix-instruction
 // kernels share (the decode MatMul, the prefill GEMM and the decode
 // Attention; kernels_mmv.h's staging on NVIDIA too): shared-memory addresses, cp.async 16-byte copies and their
-// groups, ldmatrix, mma.sync m16n8k16 with f32 accumulators, and the
-// opt-in shared memory of a device. Included by .hip files of the NVIDIA
+// groups, ldmatrix, mma.sync m16n8k16 with f32 accumulators, the
+// clusters' rank, barrier and shared-memory map (sm_90), and the opt-in
+// shared memory of a device. Included by .hip files of the NVIDIA
 // build only. The instructions need sm_80: compiled for an older target
 // the copies and loads do nothing and mma16816 traps; smem_optin answers 0
 // for such a device, and the kernels' launchers take nothing there.
@@ -127,6 +128,49 @@ inline size_t smem_optin(int dev)
     return cached[dev] > 0 ? (size_t)cached[dev] : 0;
 }
 
+// Thread block clusters (sm_90 and later; compiled for an older target
+// rank 0, no barrier and the block's own memory: the launchers form
+// clusters on sm_90 devices only).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define VT_MMA_SM90 1
+#else
+#define VT_MMA_SM90 0
+#endif
+
+// This block's rank in its cluster.
+__device__ __forceinline__ unsigned cluster_rank()
+{
+    unsigned r = 0;
+#if VT_MMA_SM90
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+#endif
+    return r;
+}
+
+// A barrier of all threads of the cluster; shared-memory writes before it
+// (to any block of the cluster) are seen after it.
+__device__ __forceinline__ void cluster_sync()
+{
+#if VT_MMA_SM90
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+}
+
+// The address of p (this block's shared memory) in the shared memory of
+// block rank of the cluster.
+__device__ __forceinline__ float *cluster_peer(float *p, unsigned rank)
+{
+#if VT_MMA_SM90
+    uint64_t r;
+    asm volatile("mapa.u64 %0, %1, %2;\n" : "=l"(r) : "l"(p), "r"(rank));
+    return (float *)r;
+#else
+    (void)rank;
+    return p;
+#endif
+}
+
+#undef VT_MMA_SM90
 #undef VT_MMA_SM80
 
 } // namespace vt_mma
