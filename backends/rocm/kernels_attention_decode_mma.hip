@@ -390,14 +390,18 @@ template <int D, int G> int max_clusters(int dev, int ns)
 
 // The cluster size for a launch of `need` (query, kv head) pairs whose
 // chunks would be n_split, or 0: the chunks then merge through global
-// memory. The largest size from cap = min(n_split, kMaxCluster) down to 2
-// whose clusters are all resident at once on device dev, taken when it is
-// at least 3/4 of cap: fewer blocks stream the keys more slowly, and the
-// merge in shared memory does not make that up (H200, 32 / 8 heads, d =
-// 128, 4096 positions: 8 clusters of 9 blocks 12.45 us against 11.68 for
-// 128 blocks merging through global memory; 16 / 2 heads: 2 clusters of 16
-// 10.53 us against 20.22 for 128 blocks merging 64 chunks; BENCHMARKS.md).
-// Off when vt_rocm_attn_cluster is 0 (VT_ROCM_ATTN_CLUSTER=0).
+// memory. The largest size s from cap = min(n_split, kMaxCluster) down to
+// 2 whose clusters are all resident at once on device dev, taken when it
+// keeps every chunk (s = cap), or when the global merge would be of more
+// than kMaxCluster chunks (one batch of loads per 4 to 16 chunks: slow)
+// and s >= 3/4 cap. Otherwise the fewer blocks of the clusters stream the
+// keys more slowly than the merge in shared memory saves. H200 (7 clusters
+// of 16 fit; BENCHMARKS.md, round 12), d = 128, 4096 positions, graph us,
+// cluster against global: 16 / 2 heads 10.54 / 20.27 (2 of 16 against 128
+// blocks merging 64 chunks), 32 / 4 heads 10.94 / 17.34; 32 / 8 heads,
+// 8 clusters of 9 against 128 blocks, 12.45 / 11.68; 2 tokens, 16 of 6
+// against 128, 14.41 / 14.23. Off when vt_rocm_attn_cluster is 0
+// (VT_ROCM_ATTN_CLUSTER=0).
 template <int D, int G> int cluster_size(int dev, int64_t n_split, int64_t need)
 {
     const int cap = n_split < kMaxCluster ? (int)n_split : kMaxCluster;
@@ -405,7 +409,7 @@ template <int D, int G> int cluster_size(int dev, int64_t n_split, int64_t need)
         return 0;
     for (int ns = cap; ns >= 2; ns--)
         if (max_clusters<D, G>(dev, ns) >= need)
-            return 4 * ns >= 3 * cap ? ns : 0;
+            return ns == cap || (n_split > kMaxCluster && 4 * ns >= 3 * cap) ? ns : 0;
     return 0;
 }
 
