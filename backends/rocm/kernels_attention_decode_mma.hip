@@ -6,14 +6,15 @@
 //
 // Blocks and chunks as kernels_attention_decode.hip's: block (chunk, kv
 // head, query) takes an equal share of the query's visible keys for the G
-// query heads of its kv head. On sm_90, when every (query, kv head) of the
-// launch can have its chunks resident at once as one cluster of at most 16
-// blocks, the blocks merge the chunks from each other's shared memory
-// (attn_mma_cluster_kernel); otherwise the last block to arrive merges them
-// through global memory (attn_mma_kernel, merge_last). Within a block each of kWarps warps takes every
-// kWarps-th tile of 16 keys; the K and V rows of its tiles stream into the
-// warp's own ring of shared memory (cp.async, kStages - 1 tiles ahead), so
-// the loads in flight do not depend on the arithmetic.
+// query heads of its kv head. The chunks of a (query, kv head) merge
+// either through global memory, the last block to arrive merging them
+// (attn_mma_kernel, merge_last), or on sm_90 within a thread block cluster
+// of at most 16 blocks, each block merging a share of the outputs from the
+// others' shared memory (attn_mma_cluster_kernel; cluster_size says when).
+// Within a block each of kWarps warps takes every kWarps-th tile of 16
+// keys; the K and V rows of its tiles stream into the warp's own ring of
+// shared memory (cp.async, kStages - 1 tiles ahead), so the loads in
+// flight do not depend on the arithmetic.
 //
 // Scores: S = Q K^T with A = the G query rows, each split into hi =
 // f16(q * 2^e) and lo = f16(q * 2^e - hi) (rows h and 8 + h; 2^e a power

@@ -1,12 +1,13 @@
 // rocm_mma.h - the NVIDIA device instructions that the matrix-instruction
 // kernels share (the decode MatMul, the prefill GEMM and the decode
-// Attention; kernels_mmv.h's staging on NVIDIA too): shared-memory addresses, cp.async 16-byte copies and their
-// groups, ldmatrix, mma.sync m16n8k16 with f32 accumulators, the
-// clusters' rank, barrier and shared-memory map (sm_90), and the opt-in
-// shared memory of a device. Included by .hip files of the NVIDIA
-// build only. The instructions need sm_80: compiled for an older target
-// the copies and loads do nothing and mma16816 traps; smem_optin answers 0
-// for such a device, and the kernels' launchers take nothing there.
+// Attention; kernels_mmv.h's staging on NVIDIA too): shared-memory
+// addresses, cp.async 16-byte copies and their groups, ldmatrix, mma.sync
+// m16n8k16 with f32 accumulators, the clusters' rank, barrier and
+// shared-memory map (sm_90), and the opt-in shared memory of a device.
+// Included by .hip files of the NVIDIA build only. The instructions need
+// sm_80: compiled for an older target the copies and loads do nothing and
+// mma16816 traps; smem_optin answers 0 for such a device, and the kernels'
+// launchers take nothing there.
 #ifndef VT_ROCM_MMA_H
 #define VT_ROCM_MMA_H
 
