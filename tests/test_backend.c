@@ -739,6 +739,114 @@ START_TEST(quantized_moe_decode_shapes)
 }
 END_TEST
 
+/* ---- decode Attention ---- */
+
+/* A decode Attention shape: T queries at pos over an f16 KV cache of S
+ * slots, Hq query heads over Hkv kv heads, head size hd (= dv). */
+typedef struct attn_shape {
+    int64_t T, Hq, Hkv, hd, S;
+    int32_t window, pos[2];
+} attn_shape;
+
+/* Attention of shape a against a double reference (softmax over the
+ * visible keys of each query, in index order), the output poisoned first. */
+static void check_attention_shape(vt_device *d, const attn_shape *a, vt_rng *r)
+{
+    const int64_t T = a->T, Hq = a->Hq, Hkv = a->Hkv, hd = a->hd, S = a->S, G = Hq / Hkv, no = T * Hq * hd;
+    int64_t sq[3] = {T, Hq, hd}, skv[3] = {S, Hkv, hd}, sp[1] = {T};
+    float *q = random_values(r, VT_F32, no, -1, 1);
+    uint16_t *k = random_values(r, VT_F16, S * Hkv * hd, -1, 1), *v = random_values(r, VT_F16, S * Hkv * hd, -1, 1);
+    vt_tensor *tq = make(d, VT_F32, 3, sq), *tk = make(d, VT_F16, 3, skv), *tv = make(d, VT_F16, 3, skv);
+    vt_tensor *tp = make(d, VT_I32, 1, sp), *to = make(d, VT_F32, 3, sq);
+    put(tq, q);
+    put(tk, k);
+    put(tv, v);
+    put(tp, a->pos);
+    poison(to);
+    const vt_params_attention prm = {1.0f / sqrtf((float)hd), a->window};
+    const vt_tensor *in[4] = {tq, tk, tv, tp};
+    vt_tensor *out[1] = {to};
+    ck_assert_msg(vt_op_run(d, VT_OP_ATTENTION, in, 4, out, 1, &prm, sizeof prm) == VT_OK, "Attention: %s",
+                  vt_last_error());
+    float *y = malloc((size_t)no * 4);
+    double *ref = calloc((size_t)no, sizeof *ref), *sc = malloc((size_t)S * sizeof *sc);
+    get(to, y);
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t h = 0; h < Hq; h++) {
+            const int64_t kvh = h / G, p = a->pos[t], hi = p < S - 1 ? p : S - 1;
+            const int64_t lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
+            double mx = -INFINITY, l = 0;
+            for (int64_t s = lo; s <= hi; s++) {
+                double dot = 0;
+                for (int64_t j = 0; j < hd; j++)
+                    dot += (double)q[(t * Hq + h) * hd + j] * vt_f16_to_f32(k[(s * Hkv + kvh) * hd + j]);
+                sc[s] = dot * prm.scale;
+                mx = sc[s] > mx ? sc[s] : mx;
+            }
+            for (int64_t s = lo; s <= hi; s++)
+                l += (sc[s] = exp(sc[s] - mx));
+            for (int64_t j = 0; j < hd; j++) {
+                double acc = 0;
+                for (int64_t s = lo; s <= hi; s++)
+                    acc += sc[s] * vt_f16_to_f32(v[(s * Hkv + kvh) * hd + j]);
+                ref[(t * Hq + h) * hd + j] = hi >= lo ? acc / l : 0.0;
+            }
+        }
+    double err = vt_rel_l2(y, ref, (size_t)no);
+    ck_assert_msg(err <= 1e-5,
+                  "Attention (f32, f16) on %s, T=%lld Hq=%lld Hkv=%lld d=%lld S=%lld pos=%d window=%d: "
+                  "rel err %g > 1e-5",
+                  vt_device_id(d), (long long)T, (long long)Hq, (long long)Hkv, (long long)hd, (long long)S, a->pos[0],
+                  a->window, err);
+    free(q);
+    free(k);
+    free(v);
+    free(y);
+    free(ref);
+    free(sc);
+    vt_tensor_destroy(tq);
+    vt_tensor_destroy(tk);
+    vt_tensor_destroy(tv);
+    vt_tensor_destroy(tp);
+    vt_tensor_destroy(to);
+}
+
+/* Decode Attention over shapes that take each way of merging a query's
+ * chunks on rocm's NVIDIA sm_90 build (H200: within a cluster when the
+ * chunks outnumber 16 or a cluster keeps every chunk, else through global
+ * memory), then with VT_ROCM_ATTN_CLUSTER=0 (every shape through global
+ * memory); on the other builds and backends the same shapes against the
+ * same reference. */
+START_TEST(decode_attention_shapes)
+{
+    static const attn_shape shapes[] = {
+        {1, 16, 2, 128, 1500, 0, {1499, 0}},   /* 64 chunks: clusters of 16 */
+        {1, 16, 2, 128, 1500, 300, {1200, 0}}, /* the same with a window */
+        {2, 8, 1, 64, 900, 0, {899, 37}},      /* d = 64, two positions */
+        {1, 4, 1, 128, 10, 0, {5, 0}},         /* a cluster of 10 chunks, 4 of them without a key */
+        {1, 32, 8, 128, 1500, 0, {700, 0}},    /* 8 kv heads: the global merge */
+        {1, 8, 8, 128, 40, 0, {39, 0}},        /* the global merge with keyless chunks */
+    };
+    const size_t n = sizeof shapes / sizeof shapes[0];
+    for (int off = 0; off < 2; off++) {
+        if (off)
+            setenv("VT_ROCM_ATTN_CLUSTER", "0", 1);
+        fixture f;
+        fixture_open(&f);
+        vt_rng r;
+        vt_rng_init(&r, 67 + (uint64_t)off);
+        for (size_t i = 0; i < f.n; i++) {
+            for (size_t j = 0; j < n; j++)
+                check_attention_shape(f.dev[i], &shapes[j], &r);
+            fprintf(stderr, "%s: decode Attention over %zu shapes%s\n", vt_device_id(f.dev[i]), n,
+                    off ? " (VT_ROCM_ATTN_CLUSTER=0)" : "");
+        }
+        vt_registry_close(f.reg);
+        unsetenv("VT_ROCM_ATTN_CLUSTER");
+    }
+}
+END_TEST
+
 /* One native Copy, Add or dense MatMul kernel against the reference. */
 static bool check_native_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
 {
@@ -978,6 +1086,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, dense_matmul_decode_shapes);
         tcase_add_test(tc, quantized_moe_decode_shapes);
         tcase_add_test(tc, dense_moe_shapes);
+        tcase_add_test(tc, decode_attention_shapes);
         tcase_add_test(tc, hiding_a_kernel_fails_the_conformance);
         tcase_add_test(tc, softmax_refuses_plus_inf_by_name);
     }
