@@ -1523,6 +1523,15 @@ template <uint32_t DT, int N, int S, bool PRE, int MO> int64_t resident_blocks(i
     return cached[dev][nw];
 }
 
+// Whether mma_kernel with N columns, a ring of S tiles and the split area
+// (PRE) or not runs for k on device dev: k holds a tile and one warp's
+// shared memory fits the opt-in. launch_mma's refusal, asked first also by
+// the launchers that queue a kernel before it (mma_moe_chunks).
+template <uint32_t DT, int N, int S, bool PRE> bool mma_fits(int dev, int64_t k)
+{
+    return k / kTile >= 1 && block_smem<DT, N, S, PRE>(1) <= smem_optin(dev);
+}
+
 // Queue mma_kernel for n <= N columns with a ring of S tiles on device dev
 // (0..63, the current one); *taken = 0 when the device cannot. MO
 // kMoeOne: the TK slots of mo, one column; kMoeChunks: at most TK chunks
@@ -1562,12 +1571,12 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
     if (vt_mma_nw_override)
         nw = vt_mma_nw_override;
 #endif
-    while (nw > 1 && smem_for(nw) > optin)
-        nw--;
-    if (smem_for(nw) > optin || tiles < 1) {
+    if (!(use_pre ? mma_fits<DT, N, S, P>(dev, k) : mma_fits<DT, N, S, P0>(dev, k))) {
         *taken = 0;
         return hipSuccess;
     }
+    while (nw > 1 && smem_for(nw) > optin)
+        nw--;
     /* as few warps as give the same longest share: every warp gets the
      * same number of tiles or one less (56 tiles: 14 warps of 4), and at
      * least one */
@@ -1712,9 +1721,8 @@ hipError_t mma_moe_chunks(const float *x, const uint8_t *w, int64_t row_bytes, f
 {
     int dev = 0;
     *taken = 0;
-    /* launch_mma takes the shape when one warp's block fits (k has a tile) */
-    if (row_bytes < tile_row_bytes<DT>() || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 ||
-        block_smem<DT, kChunkPairs, kRing, true>(1) > smem_optin(dev))
+    /* launch_mma's refusal, before the first kernel is queued */
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 || !mma_fits<DT, kChunkPairs, kRing, true>(dev, k))
         return hipSuccess;
     const int64_t cols = mo.x_per_slot ? T * mo.K : T;
     Pre pre = {(const uint2 *)scratch, nullptr, nullptr, k / 128};
