@@ -520,7 +520,7 @@ static void check_block_formats(kernel_check check, uint64_t seed, const char *w
     check_weight_types(check, seed, what, "block formats");
 }
 
-/* The decode products over block formats at every width n = 1..9, rows not
+/* The decode products over block formats at every width n = 1..10, rows not
  * a multiple of the kernels' row tiles, and k a multiple of 256 elements
  * (the rocm backend's matrix-instruction kernels on NVIDIA) or not (its
  * other kernels), with one or several tiles of k per warp; k = 4096 gives
@@ -539,6 +539,9 @@ static bool check_qmatmul_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
     check_qmatmul_shape(d, wt, 1, 45, k_odd, r);
     check_qmatmul_shape(d, wt, 3, 32, k_one, r);
     check_qmatmul_shape(d, wt, 1, 200, 4096 + 256, r);
+    /* n = 10: a product of 8 columns, then one of 2 (the rocm backend's
+     * q4_0, q8_0 and q4_k: from one split of x, in two forms) */
+    check_qmatmul_shape(d, wt, 10, 35, k_tiles, r);
     /* rows of a multiple of 16 bytes in every format (q6_k's
      * matrix-instruction path), 16 tiles of 256 over the warps */
     for (int64_t n = 1; n <= 8; n *= 2)
@@ -548,7 +551,7 @@ static bool check_qmatmul_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
 
 START_TEST(quantized_matmul_decode_shapes)
 {
-    check_block_formats(check_qmatmul_kernel, 47, "MatMul at n = 1..9");
+    check_block_formats(check_qmatmul_kernel, 47, "MatMul at n = 1..10");
 }
 END_TEST
 

@@ -51,7 +51,11 @@
 // the digit's sum for q4_0's q - 8), so one subtraction makes it a float;
 // the digits are weighted, scaled by the weight scale and 2^-e (q4_k: less
 // its sub-block's min times the block's sum of x) and summed in a fixed
-// order as above.
+// order as above. Two columns (MatMul at n = 2, the chunks of
+// MoeExpertMatMul at several tokens) stay on the integer instructions:
+// the first kernel writes both columns' digits once, and per block of 32
+// one m16n8k32 takes the whole block against the two columns' four digits
+// (int_chunk_pre), half the mmas of the f16 path.
 #include "kernels_mmv.h"
 #include "rocm_mmv.h"
 
@@ -484,16 +488,32 @@ __device__ inline void q2k_mins(const uint8_t *row, int ob, int h, int b, float 
     n[1] = dmin * (float)vt_blk_q2k_min(row + ob, 2 * s + 1);
 }
 
-// Whether MatMul of DT at N columns takes the integer matrix instructions
-// (q4_0, q8_0 and q4_k at n = 1; the harness's VT_MMA_F16_ONLY build
-// keeps f16 for all).
-template <uint32_t DT, int N> __host__ __device__ constexpr bool int_path()
+// Whether dt's codes go to the integer matrix instructions: q4_0, q8_0
+// and q4_k (the harness's VT_MMA_F16_ONLY build keeps f16 for all).
+__host__ __device__ constexpr bool int_format(uint32_t dt)
 {
 #ifdef VT_MMA_F16_ONLY
+    (void)dt;
     return false;
 #else
-    return (DT == 2 || DT == 8 || DT == 12) && N == 1;
+    return dt == 2 || dt == 8 || dt == 12;
 #endif
+}
+// Whether mma_kernel of DT at N columns splits x into digits itself, one
+// chunk ahead (int_chunk): n = 1.
+template <uint32_t DT, int N> __host__ __device__ constexpr bool int_path()
+{
+    return int_format(DT) && N == 1;
+}
+// Whether it reads two columns' digits from the call's split instead
+// (int_chunk_pre): N = 2 with the split (PRE; without it the f16 path
+// splits in the kernel). At 4 and 8 columns the f16 path fills every mma
+// column as well, with fewer loads: the integer form of those (two mmas
+// per four columns) measured slower on the H200, q4_0 m = 4096,
+// k = 14336: n = 4 23.7 us against 19.9, n = 8 44.3 against 24.1.
+template <uint32_t DT, int N, bool PRE> __host__ __device__ constexpr bool int_pre()
+{
+    return int_format(DT) && N == 2 && PRE;
 }
 
 // The float 1.5 * 2^23 as bits: an int32 of magnitude below 2^22 added
@@ -693,24 +713,144 @@ __device__ inline void int_chunk(const uint8_t *cur, int h, const float4 &xnext,
     split_into<DT>(xnext, lane, dz + (1 - h) * kDigitBytes);
 }
 
+// a[j] for a j known only at run time, without indexing the registers.
+template <int N> __device__ inline int pick(const int (&a)[N], int j)
+{
+    int r = a[0];
+#pragma unroll
+    for (int i = 1; i < N; i++)
+        r = j == i ? a[i] : r;
+    return r;
+}
+
+// x split once per call for every column (the PRE kernels): per column j
+// and 128-element chunk c, at j * chunks + c: bs (64 pairs, split_x's
+// layout of one column; the columns int_chunk_pre reads: split_digits's
+// digits), pw (4 floats) and xs (4 xs_per_block floats); int_format also
+// ci (16 ints, split_digits's accumulator starts, of those columns).
+struct Pre {
+    const uint2 *bs;
+    const float *pw, *xs;
+    int64_t chunks;
+    const int *ci;
+};
+
+// A's fragment of block b (0..3) of chunk h of the staged tile for
+// m16n8k32 (k = the block's 32 elements in order) on the integer path:
+// rows ra (a[0], a[2]) and rb (a[1], a[3]), elements 4t.. (a[0], a[1]) and
+// 16 + 4t.. (a[2], a[3]); the rows' weight scales dw and minimums mw
+// (q4_k: dmin times the sub-block's min; else 0). q4_0's and q4_k's
+// nibbles as u8, q8_0's bytes as s8.
+template <uint32_t DT, int B>
+__device__ inline void int_block_a(const uint8_t *ra, const uint8_t *rb, int h, int t, uint32_t (&a)[4], float (&dw)[2],
+                                   float (&mw)[2])
+{
+    constexpr uint32_t kLo = 0x0F0F0F0Fu;
+    if constexpr (DT == 12) { /* sub-block 4h + B: the low (B even) or high nibbles of its pair's 32 bytes */
+        const int sb = 4 * h + B, sh = 4 * (B & 1);
+        const uint32_t *ka = (const uint32_t *)(const void *)(ra + 16 + 32 * (2 * h + (B >> 1))) + t;
+        const uint32_t *kb = (const uint32_t *)(const void *)(rb + 16 + 32 * (2 * h + (B >> 1))) + t;
+        a[0] = (ka[0] >> sh) & kLo, a[1] = (kb[0] >> sh) & kLo, a[2] = (ka[4] >> sh) & kLo, a[3] = (kb[4] >> sh) & kLo;
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            const uint8_t *row = i ? rb : ra;
+            dw[i] = sh_f16(row, 0) * (float)vt_blk_k4_scale(row + 4, sb);
+            mw[i] = sh_f16(row, 2) * (float)vt_blk_k4_min(row + 4, sb);
+        }
+    } else {
+        /* the block at o (q4_0: 18 bytes, q8_0: 34), its codes from o + 2:
+         * 4-byte aligned for odd B, at 2 mod 4 for even B (two words' halves) */
+        constexpr int BB = DT == 2 ? 18 : 34;
+        const int o = BB * (4 * h + B);
+        auto word = [&](const uint8_t *row, int i) {
+            if constexpr (B & 1)
+                return ((const uint32_t *)(const void *)(row + o + 2))[i];
+            const uint32_t *q = (const uint32_t *)(const void *)(row + o);
+            return __byte_perm(q[i], q[i + 1], 0x5432);
+        };
+        const uint32_t wa = word(ra, t), wb = word(rb, t);
+        if constexpr (DT == 2) { /* element i low nibble, 16 + i high */
+            a[0] = wa & kLo, a[1] = wb & kLo, a[2] = (wa >> 4) & kLo, a[3] = (wb >> 4) & kLo;
+        } else {
+            a[0] = wa, a[1] = wb, a[2] = word(ra, 4 + t), a[3] = word(rb, 4 + t);
+        }
+        dw[0] = sh_f16(ra, o), dw[1] = sh_f16(rb, o), mw[0] = mw[1] = 0.0f;
+    }
+}
+
+// One 128-element chunk h of the staged tile cur (the warp's 32 rows) on
+// the integer path at two columns (int_pre), from chunk c of the call's
+// split (pre; colx: the split's column of each). Per block of 32 and
+// 16-row tile one m16n8k32 over the block's 32 elements, mma column
+// 2i + r holding digit 2 (i / 2) + r of x column i % 2: lane t's
+// accumulators are column t % 2's with digits 2e, 2e + 1 (e = t / 2),
+// those of mma_kernel's N = 2 epilogue (summed over lanes t, t ^ 2).
+// Digits 2e and 2e + 1 weigh 2^-14 e and 2^-7 of that; the rest as
+// int_chunk.
+template <uint32_t DT>
+__device__ inline void int_chunk_pre(const uint8_t *cur, int h, int64_t c, const Pre &pre, const int (&colx)[2],
+                                     int lane, float (&acc)[2][2][1])
+{
+    constexpr int TB = tile_row_bytes<DT>();
+    const int g = lane >> 2, t = lane & 3, e = t >> 1;
+    const float mg = __uint_as_float(kMagic), cw = e ? 1.0f / 16384.0f : 1.0f;
+    /* the split's blocks of this chunk: of this lane's column (ql) and of
+     * B's column g, digit db (qb) */
+    const int64_t ql = ((int64_t)pick(colx, t & 1) * pre.chunks + c) * 4;
+    const int64_t qb = ((int64_t)pick(colx, (g >> 1) & 1) * pre.chunks + c) * 4;
+    const int db = 2 * (g >> 2) + (g & 1);
+#pragma unroll
+    for (int b = 0; b < 4; b++) {
+        uint32_t a[2][4];
+        float dw[2][2], mw[2][2];
+#pragma unroll
+        for (int rt = 0; rt < 2; rt++) {
+            const uint8_t *ra = cur + (16 * rt + g) * TB;
+            if (b == 0)
+                int_block_a<DT, 0>(ra, ra + 8 * TB, h, t, a[rt], dw[rt], mw[rt]);
+            else if (b == 1)
+                int_block_a<DT, 1>(ra, ra + 8 * TB, h, t, a[rt], dw[rt], mw[rt]);
+            else if (b == 2)
+                int_block_a<DT, 2>(ra, ra + 8 * TB, h, t, a[rt], dw[rt], mw[rt]);
+            else
+                int_block_a<DT, 3>(ra, ra + 8 * TB, h, t, a[rt], dw[rt], mw[rt]);
+        }
+        const uint2 bv = __ldg(pre.bs + (qb + b) * 16 + db * 4 + t);
+        const int2 cv = __ldg((const int2 *)(const void *)pre.ci + (ql + b) * 2 + e);
+        const int c0[4] = {cv.x, cv.y, cv.x, cv.y};
+        const float p = __ldg(pre.pw + ql + b) * cw;
+        /* q4_k: the sub-block's min times the block's sum of x, once per column (e = 0) */
+        const float xm = DT == 12 && e == 0 ? __ldg(pre.xs + ql + b) : 0.0f;
+#pragma unroll
+        for (int rt = 0; rt < 2; rt++) {
+            int d[4];
+            mma16832<DT == 8>(d, a[rt], bv.x, bv.y, c0);
+            const float ya = fmaf(__int_as_float(d[1]) - mg, 1.0f / 128.0f, __int_as_float(d[0]) - mg);
+            const float yb = fmaf(__int_as_float(d[3]) - mg, 1.0f / 128.0f, __int_as_float(d[2]) - mg);
+            acc[rt][0][0] = fmaf(-mw[rt][0], xm, fmaf(dw[rt][0] * p, ya, acc[rt][0][0]));
+            acc[rt][1][0] = fmaf(-mw[rt][1], xm, fmaf(dw[rt][1] * p, yb, acc[rt][1][0]));
+        }
+    }
+}
+
 // Per warp, in shared memory: the ring of S staged tiles, then the hi/lo
-// split of one 128-element chunk of x (Bs[j][block][hi/lo][group] as
-// pairs of f16x2), the blocks' powers of two and sums of x (int_path:
-// instead two buffers of kDigitBytes, int_chunk's; PRE, f16 and bf16:
-// none, the split is the call's). After the warps' areas: the warps' row
-// sums (two buffers: [2][nw][32 rows][N]) and the ring's mbarriers
-// ([nw][S]). The block formats keep the unused area under PRE: without it
-// q5_1 at n = 8 measured 49.8 us on the H200 (m = 4096, k = 14336) against
-// 34.7 with it, every other format the same. ncu with the area: registers
-// allow 2 blocks per SM, shared memory 1; without it both allow 2, and the
-// 128 blocks can then share SMs in pairs while others idle (the likely
-// cause, not observed). The fix at depth is a grid that places one block
-// per SM whenever the blocks do not outnumber the SMs.
+// split of one 128-element chunk of x (Bs[j][block][hi/lo][group] as pairs
+// of f16x2), the blocks' powers of two and sums of x (int_path: instead two
+// buffers of kDigitBytes, int_chunk's; PRE, f16, bf16 and int_pre: none, the
+// split is the call's). After the warps' areas: the warps' row sums (two
+// buffers: [2][nw][32 rows][N]) and the ring's mbarriers ([nw][S]). The f16
+// path's block formats keep the unused area under PRE: without it q5_1 at
+// n = 8 measured 49.8 us on the H200 (m = 4096, k = 14336) against 34.7
+// with it, every other format the same. ncu with the area: registers allow 2
+// blocks per SM, shared memory 1; without it both allow 2, and the 128
+// blocks can then share SMs in pairs while others idle (the likely cause,
+// not observed). The fix at depth is a grid that places one block per SM
+// whenever the blocks do not outnumber the SMs.
 template <uint32_t DT, int N, int S, bool PRE> struct WarpSmem {
     static constexpr int ring = S * kWarpRows * tile_row_bytes<DT>();
     static constexpr int bs = N * 4 * 2 * 8 * 8;
-    static constexpr int bytes = ring + (PRE && dense<DT>()  ? 0
-                                         : int_path<DT, N>() ? 2 * kDigitBytes
+    static constexpr int bytes = ring + (PRE && (dense<DT>() || int_pre<DT, N, PRE>()) ? 0
+                                         : int_path<DT, N>()                           ? 2 * kDigitBytes
                                                              : bs + N * 4 * 4 + N * 4 * 4 * xs_per_block(DT));
 };
 
@@ -774,25 +914,6 @@ __device__ inline void split_x(const float4 (&xv)[N], int lane, uint2 *bs, float
     }
 }
 
-// a[j] for a j known only at run time, without indexing the registers.
-template <int N> __device__ inline int pick(const int (&a)[N], int j)
-{
-    int r = a[0];
-#pragma unroll
-    for (int i = 1; i < N; i++)
-        r = j == i ? a[i] : r;
-    return r;
-}
-
-// x split once per call for every column (the PRE kernels): per column j
-// and 128-element chunk c, at j * chunks + c: bs (64 pairs, split_x's
-// layout of one column), pw (4 floats) and xs (4 xs_per_block floats).
-struct Pre {
-    const uint2 *bs;
-    const float *pw, *xs;
-    int64_t chunks;
-};
-
 // mma_kernel's forms: MatMul, MoeExpertMatMul at one token, and
 // MoeExpertMatMul over the chunks of a grouping table (two or more tokens).
 constexpr int kMatMul = 0, kMoeOne = 1, kMoeChunks = 2;
@@ -816,17 +937,30 @@ struct Moe {
     int K;
 };
 
-// Bytes of the split of n columns of k elements (xs floats per block).
-inline int64_t pre_bytes(int64_t n, int64_t k, int xs)
+// Bytes of dt's split of n columns of k elements (Pre's arrays).
+inline int64_t pre_bytes(uint32_t dt, int64_t n, int64_t k)
 {
-    return n * (k / 128) * (64 * 8 + 4 * 4 + 4 * 4 * xs);
+    return n * (k / 128) * (64 * 8 + 4 * 4 + 4 * 4 * xs_per_block(dt) + (int_format(dt) ? 16 * 4 : 0));
+}
+
+// Pre's arrays for n columns of k elements in scratch (pre_bytes).
+template <uint32_t DT> Pre pre_in(void *scratch, int64_t n, int64_t k)
+{
+    Pre pre = {(const uint2 *)scratch, nullptr, nullptr, k / 128, nullptr};
+    const float *pw = (const float *)(const void *)(pre.bs + n * pre.chunks * 64);
+    pre.pw = pw, pre.xs = pw + n * pre.chunks * 4;
+    if (int_format(DT))
+        pre.ci = (const int *)(const void *)(pre.xs + n * pre.chunks * 4 * xs_per_block(DT));
+    return pre;
 }
 
 // The split of chunk c of column j by warp p = j * chunks + c of the
-// blocks of 8 warps (p past the last: nothing): split_x's arithmetic, so
-// the PRE kernels see the values the others compute.
+// blocks of 8 warps (p past the last: nothing) into pre (written here):
+// split_x's arithmetic, so the PRE kernels see the values the others
+// compute; for the columns from `digits` on (int_format: those that
+// int_chunk_pre reads), split_digits's.
 template <uint32_t DT>
-__device__ inline void split_warp(const float *x, int64_t k, int64_t n, uint2 *bs, float *pw, float *xs)
+__device__ inline void split_warp(const float *x, int64_t k, int64_t n, int64_t digits, const Pre &pre)
 {
     const int lane = (int)threadIdx.x & 31;
     const int64_t chunks = k / 128, p = (int64_t)blockIdx.x * 8 + ((int)threadIdx.x >> 5);
@@ -834,16 +968,22 @@ __device__ inline void split_warp(const float *x, int64_t k, int64_t n, uint2 *b
         return;
     const int64_t j = p / chunks, c = p % chunks;
     const float4 xv[1] = {__ldg((const float4 *)(x + j * k + c * 128) + lane)};
-    split_x<DT, 1>(xv, lane, bs + p * 64, pw + p * 4, xs + p * 4 * xs_per_block(DT));
+    uint2 *bs = (uint2 *)pre.bs + p * 64;
+    float *pw = (float *)pre.pw + p * 4, *xs = (float *)pre.xs + p * 4 * xs_per_block(DT);
+    if (int_format(DT) && j >= digits)
+        split_digits<DT == 2 ? 8 : 0>(xv[0], lane, (uint32_t *)(void *)bs, pw, (int *)pre.ci + p * 16,
+                                      DT == 12 ? xs : nullptr);
+    else
+        split_x<DT, 1>(xv, lane, bs, pw, xs);
 }
 
-// The split of the n columns of x (split_warp), 8 warps a block.
+// The split of the n columns of x into pre (split_warp; digits from
+// column `digits` on), 8 warps a block.
 template <uint32_t DT>
-__global__ void __launch_bounds__(256)
-    split_kernel(const float *x, int64_t k, int64_t n, uint2 *bs, float *pw, float *xs)
+__global__ void __launch_bounds__(256) split_kernel(const float *x, int64_t k, int64_t n, int64_t digits, Pre pre)
 {
     vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
-    split_warp<DT>(x, k, n, bs, pw, xs);
+    split_warp<DT>(x, k, n, digits, pre);
 }
 
 // The pairs and experts the chunked MoeExpertMatMul takes (the arrays of
@@ -931,18 +1071,18 @@ __device__ inline void moe_chunks_block(const int32_t *ids, int TK, int64_t E, v
 
 // MoeExpertMatMul's first kernel at two or more tokens (kMoeChunks): the
 // last block checks the TK ids and cuts the pairs into chunks
-// (moe_chunks_block); the others split the n columns of x as
+// (moe_chunks_block); the others split the n columns of x into pre as
 // split_kernel does.
 template <uint32_t DT>
 __global__ void __launch_bounds__(kPrepThreads)
-    moe_prep_kernel(const float *x, int64_t k, int64_t n, uint2 *bs, float *pw, float *xs, const int32_t *ids, int TK,
-                    int64_t E, vt_rocm_err *err, uint32_t op, int32_t *tab)
+    moe_prep_kernel(const float *x, int64_t k, int64_t n, Pre pre, const int32_t *ids, int TK, int64_t E,
+                    vt_rocm_err *err, uint32_t op, int32_t *tab)
 {
     vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     if (blockIdx.x + 1 == gridDim.x)
         moe_chunks_block(ids, TK, E, err, op, tab);
     else
-        split_warp<DT>(x, k, n, bs, pw, xs);
+        split_warp<DT>(x, k, n, 0, pre);
 }
 
 // 16 bytes global -> shared without registers, with L2 told to fetch the
@@ -1300,6 +1440,8 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                 xn[0] = __ldg((const float4 *)(xt + ttn * kTile + 128 * h) + lane);
                 int_chunk<DT>(cur, h, xs_next, lane, mine + WS::ring, acc);
                 __syncwarp(); /* digits written before they are read, read before rewritten */
+            } else if constexpr (int_pre<DT, N, PRE>()) {
+                int_chunk_pre<DT>(cur, h, 2 * tt + h, pre, colx, lane, acc);
             } else {
                 float4 xc[N];
 #pragma unroll
@@ -1654,26 +1796,28 @@ hipError_t mma_cols(const float *x, const uint8_t *w, int64_t row_bytes, float *
         *taken = 0;
         return hipSuccess;
     }
-    Pre all = {nullptr, nullptr, nullptr, k / 128};
+    Pre all = {nullptr, nullptr, nullptr, k / 128, nullptr};
     if (scratch != nullptr && n > 1 && smem_optin(dev) > 0) {
-        uint2 *bs = (uint2 *)scratch;
-        float *pw = (float *)(void *)(bs + n * all.chunks * 64), *xs = pw + n * all.chunks * 4;
-        const int64_t warps = n * all.chunks;
-        VT_LAUNCH_CHAINED(split_kernel<DT>, dim3((unsigned)((warps + 7) / 8)), dim3(256), 0, stream, x, k, n, bs, pw,
-                          xs);
+        all = pre_in<DT>(scratch, n, k);
+        /* the columns of a last launch of two (int_pre) as digits */
+        const int64_t digits = n % 8 == 2 ? n - 2 : n, warps = n * all.chunks;
+        VT_LAUNCH_CHAINED(split_kernel<DT>, dim3((unsigned)((warps + 7) / 8)), dim3(256), 0, stream, x, k, n, digits,
+                          all);
         const hipError_t e = cudaGetLastError();
         if (e != hipSuccess)
             return e;
-        all.bs = bs, all.pw = pw, all.xs = xs;
     }
     for (int64_t j0 = 0; j0 < n; j0 += 8) {
         const int nc = (int)(n - j0 < 8 ? n - j0 : 8);
         const float *xj = x + j0 * k;
         float *yj = y + j0 * m;
         Pre pre = all;
-        if (all.bs != nullptr)
+        if (all.bs != nullptr) {
             pre.bs += j0 * all.chunks * 64, pre.pw += j0 * all.chunks * 4,
                 pre.xs += j0 * all.chunks * 4 * xs_per_block(DT);
+            if (all.ci != nullptr)
+                pre.ci += j0 * all.chunks * 16;
+        }
         hipError_t e;
         if (nc == 1)
             e = launch_ring<DT, 1>(xj, w, row_bytes, yj, nc, m, k, pre, dev, stream, taken);
@@ -1700,7 +1844,7 @@ hipError_t mma_moe_one(const float *x, const uint8_t *w, int64_t row_bytes, floa
         *taken = 0;
         return hipSuccess;
     }
-    const Pre none = {nullptr, nullptr, nullptr, k / 128};
+    const Pre none = {nullptr, nullptr, nullptr, k / 128, nullptr};
     return launch_mma<DT, 1, kRing, kMoeOne>(x, w, row_bytes, y, 1, m, k, none, mo, dev, stream, taken);
 }
 
@@ -1708,7 +1852,7 @@ hipError_t mma_moe_one(const float *x, const uint8_t *w, int64_t row_bytes, floa
 // per slot), then the grouping table.
 inline int64_t moe_chunks_bytes(uint32_t dt, int64_t T, int64_t K, int64_t k, int x_per_slot)
 {
-    return pre_bytes(x_per_slot ? T * K : T, k, xs_per_block(dt)) + chunk_tab_ints(T * K) * 4;
+    return pre_bytes(dt, x_per_slot ? T * K : T, k) + chunk_tab_ints(T * K) * 4;
 }
 
 // MoeExpertMatMul of DT at T >= 2 tokens (mo: the ids, unchecked) on the
@@ -1725,14 +1869,12 @@ hipError_t mma_moe_chunks(const float *x, const uint8_t *w, int64_t row_bytes, f
     if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 || !mma_fits<DT, kChunkPairs, kRing, true>(dev, k))
         return hipSuccess;
     const int64_t cols = mo.x_per_slot ? T * mo.K : T;
-    Pre pre = {(const uint2 *)scratch, nullptr, nullptr, k / 128};
-    uint2 *bs = (uint2 *)scratch;
-    float *pw = (float *)(void *)(bs + cols * pre.chunks * 64), *xs = pw + cols * pre.chunks * 4;
-    int32_t *tab = (int32_t *)(void *)((uint8_t *)scratch + pre_bytes(cols, k, xs_per_block(DT)));
-    pre.pw = pw, pre.xs = xs, mo.tab = tab;
+    const Pre pre = pre_in<DT>(scratch, cols, k);
+    int32_t *tab = (int32_t *)(void *)((uint8_t *)scratch + pre_bytes(DT, cols, k));
+    mo.tab = tab;
     const int64_t warps = cols * pre.chunks;
     VT_LAUNCH_CHAINED(moe_prep_kernel<DT>, dim3((unsigned)((warps + 7) / 8 + 1)), dim3(kPrepThreads), 0, stream, x, k,
-                      cols, bs, pw, xs, mo.ids, mo.TK, mo.E, mo.err, mo.op, tab);
+                      cols, pre, mo.ids, mo.TK, mo.E, mo.err, mo.op, tab);
     const hipError_t e = cudaGetLastError();
     if (e != hipSuccess)
         return e;
@@ -1864,7 +2006,7 @@ hipError_t run_mma(uint32_t dt, const Args &a, int *taken)
 // kernels: n = 1, or a dtype or k it does not take).
 int64_t mma_scratch_bytes(uint32_t dt, int64_t n, int64_t k)
 {
-    return mma_takes(dt, n) && n > 1 && k > 0 && k % kTile == 0 ? pre_bytes(n, k, xs_per_block(dt)) : 0;
+    return mma_takes(dt, n) && n > 1 && k > 0 && k % kTile == 0 ? pre_bytes(dt, n, k) : 0;
 }
 
 } // namespace vt_mmv
