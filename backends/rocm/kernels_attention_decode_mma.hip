@@ -418,23 +418,9 @@ template <int D, int G> int cluster_size(int dev, int64_t n_split, int64_t need)
 // VT_LAUNCH_CHAINED's kernels are.
 template <int D, int G> hipError_t launch_cluster(const AttnArgs &a, dim3 grid, hipStream_t stream)
 {
-    cudaLaunchAttribute attr[2];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = grid.x;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[1].val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(kWarps * 32);
-    cfg.dynamicSmemBytes = block_smem<D>();
-    cfg.stream = stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = vt_rocm_chain_mode ? 2 : 1;
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, attn_mma_cluster_kernel<D, G>, a.q, a.k, a.v, a.pos, a.o, a.Hq,
-                                             a.Hkv, a.S, a.scale, a.window, a.n_split);
-    return e != cudaSuccess ? e : hipGetLastError();
+    vt_launch(attn_mma_cluster_kernel<D, G>, grid, dim3(kWarps * 32), block_smem<D>(), stream, dim3(grid.x, 1, 1), true,
+              a.q, a.k, a.v, a.pos, a.o, a.Hq, a.Hkv, a.S, a.scale, a.window, a.n_split);
+    return hipGetLastError();
 }
 
 template <int D, int G> hipError_t launch_dg(const AttnArgs &a, dim3 grid, hipStream_t stream, int dev)

@@ -836,25 +836,10 @@ hipError_t launch_wgmma(const float *x, const void *w, float *y, int64_t n, int6
     if (e != cudaSuccess)
         return e;
     const dim3 grid((unsigned)((m + BN - 1) / BN), (unsigned)((n + 127) / 128), SPLIT);
-    if (SPLIT == 1) {
-        kernel<<<grid, kThreads, smem, stream>>>(hi, lo, (const uint16_t *)w, y, n, m, k, kp);
-        return hipGetLastError();
-    }
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 1;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = SPLIT;
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(kThreads);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    e = cudaLaunchKernelEx(&cfg, kernel, (const uint16_t *)hi, (const uint16_t *)lo, (const uint16_t *)w, y, n, m, k,
-                           kp);
-    return e != cudaSuccess ? e : hipGetLastError();
+    /* the SPLIT blocks of a tile (its halves of k) as one cluster */
+    vt_launch(kernel, grid, dim3(kThreads), smem, stream, dim3(1, 1, SPLIT), false, (const uint16_t *)hi,
+              (const uint16_t *)lo, (const uint16_t *)w, y, n, m, k, kp);
+    return hipGetLastError();
 }
 
 // bf16 on sm_90a: 128 x 256 tiles (a third less traffic from L2 per

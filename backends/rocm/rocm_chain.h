@@ -14,6 +14,10 @@
  * kernel launched plainly) both are no-ops and VT_LAUNCH_CHAINED is a
  * plain launch.
  *
+ * vt_launch is the one launcher that sets launch attributes (chaining,
+ * and clusters for the kernels that share shared memory across blocks);
+ * VT_LAUNCH_CHAINED is it without clusters.
+ *
  * vt_rocm_chain_mode (set by the plugin at init, rocm_plugin.c; the
  * harnesses set their own): 1 chained (the default on sm_90 and later),
  * 0 plain launches (VT_ROCM_CHAIN=0, or a device before sm_90). Not for
@@ -53,27 +57,49 @@ __device__ inline void vt_chain_begin()
 }
 
 #if defined(VT_HIP_PLATFORM_NVIDIA)
-/* kernel<<<grid, block, shmem, stream>>>(args...), chained when
- * vt_rocm_chain_mode says so; the launch status is cudaGetLastError's. */
+/* kernel<<<grid, block, shmem, stream>>>(args...) in clusters of `cluster`
+ * blocks (sm_90; 1 x 1 x 1: no clusters) and chained when `chained` and
+ * vt_rocm_chain_mode say so: the one place that sets launch attributes.
+ * The launch status is cudaGetLastError's, as for <<<>>>. */
 template <typename... P, typename... A>
-static inline void vt_launch_chained(void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
-                                     A &&...args)
+static inline void vt_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+                             dim3 cluster, bool chained, A &&...args)
 {
-    if (vt_rocm_chain_mode == 0) {
+    cudaLaunchAttribute attr[2];
+    unsigned na = 0;
+    if (cluster.x * cluster.y * cluster.z > 1) {
+        attr[na].id = cudaLaunchAttributeClusterDimension;
+        attr[na].val.clusterDim.x = cluster.x;
+        attr[na].val.clusterDim.y = cluster.y;
+        attr[na].val.clusterDim.z = cluster.z;
+        na++;
+    }
+    if (chained && vt_rocm_chain_mode != 0) {
+        attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[na].val.programmaticStreamSerializationAllowed = 1;
+        na++;
+    }
+    if (na == 0) {
         kernel<<<grid, block, shmem, stream>>>(static_cast<A &&>(args)...);
         return;
     }
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = shmem;
     cfg.stream = stream;
     cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    cfg.numAttrs = na;
     (void)cudaLaunchKernelEx(&cfg, kernel, static_cast<A &&>(args)...);
+}
+
+/* kernel<<<grid, block, shmem, stream>>>(args...), chained when
+ * vt_rocm_chain_mode says so (vt_launch without clusters). */
+template <typename... P, typename... A>
+static inline void vt_launch_chained(void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+                                     A &&...args)
+{
+    vt_launch(kernel, grid, block, shmem, stream, dim3(1, 1, 1), true, static_cast<A &&>(args)...);
 }
 #define VT_LAUNCH_CHAINED(kernel, grid, block, shmem, stream, ...)                                                     \
     vt_launch_chained(kernel, dim3(grid), dim3(block), (size_t)(shmem), (stream), __VA_ARGS__)
