@@ -39,20 +39,24 @@
 // block (the same arithmetic) and the warps read their B fragments from it.
 // The warps' sums meet in shared memory in warp order.
 //
-// q4_0, q8_0 and q4_k at n = 1 take integer matrix instructions instead
-// (mma.sync m16n8k32, s32 accumulators, int_chunk): A is the codes as they
-// lie in the packed words (q4_0, q4_k: two masks, u8; q8_0: the bytes,
-// s8), B is each element of a block of x written as four 8-bit digits,
+// The formats of 32-element blocks (q4_0, q4_1, q5_0, q8_0, iq4_nl, mxfp4;
+// q4_k's and iq4_xs's sub-blocks; not q5_1, int_format) take integer
+// matrix instructions at n = 1 instead (mma.sync
+// m16n8k32, s32 accumulators, int_chunk): A is the codes as u8 (nibbles
+// under two masks; q5's fifth bits from qh; the code books' entries plus
+// 128 by two permutes; q8_0: the bytes as s8), B is each element of a
+// block of x written as four 8-bit digits,
 // x * 2^e * 2^21 rounded = d0 2^21 + d1 2^14 + d2 2^7 + d3, with 2^e
 // putting the block's largest magnitude in [32, 64) (so the digits carry
 // every bit of x down to 2^-27 of the block's largest); mma column c holds
 // digit c. A block's dot product with every digit is exact in the int32
-// accumulator, which starts at the float bits of 1.5 * 2^23 (less 8 times
-// the digit's sum for q4_0's q - 8), so one subtraction makes it a float;
-// the digits are weighted, scaled by the weight scale and 2^-e (q4_k: less
-// its sub-block's min times the block's sum of x) and summed in a fixed
-// order as above. Two columns (MatMul at n = 2, the chunks of
-// MoeExpertMatMul at several tokens) stay on the integer instructions:
+// accumulator, which starts at the float bits of 1.5 * 2^23 (less the
+// format's zero code times the digit's sum: q4_0's 8, q5_0's 16, the
+// books' 128), so one subtraction makes it a float; the digits are
+// weighted, scaled by the weight scale and 2^-e (q4_1, q4_k: less the
+// block's min times its sum of x) and summed in a fixed order as above.
+// Two columns (MatMul at n = 2, the chunks of MoeExpertMatMul at several
+// tokens; not q4_1, int_pre) stay on the integer instructions:
 // the first kernel writes both columns' digits once, and per block of 32
 // one m16n8k32 takes the whole block against the two columns' four digits
 // (int_chunk_pre), half the mmas of the f16 path.
@@ -122,6 +126,21 @@ __host__ __device__ constexpr int xs_per_block(uint32_t dt)
 {
     return dt == 10 ? 2 : 1;
 }
+// Whether dt's codes go to the integer matrix instructions: the formats
+// of 32-element blocks but q5_1, q4_k and iq4_xs (int_block_codes; the
+// harness's VT_MMA_F16_ONLY build keeps f16 for all). q5_1 measured no
+// faster there on the H200 (m = 4096, k = 14336: n = 1 21.3 us against
+// 21.7, n = 2 26.9 against 24.3; MoeExpertMatMul at one token 9.7 against
+// 8.9).
+__host__ __device__ constexpr bool int_format(uint32_t dt)
+{
+#ifdef VT_MMA_F16_ONLY
+    (void)dt;
+    return false;
+#else
+    return dt == 2 || dt == 3 || dt == 6 || dt == 8 || dt == 12 || dt == 20 || dt == 23 || dt == 39;
+#endif
+}
 // Bytes of one row's 256-element tile of dtype DT in memory.
 template <uint32_t DT> __host__ __device__ constexpr int tile_src_bytes()
 {
@@ -139,7 +158,10 @@ template <uint32_t DT> __host__ __device__ constexpr int tile_max_start()
 // pieces; iq4_xs, mxfp4: 9), and one more where the rows would lie a
 // multiple of 128 bytes apart (q3_k: 9, not 8), which puts the same word
 // of every row in the same shared-memory bank (ncu on the H200: q3_k at
-// 128 bytes issued 20% of its slots, 56 us).
+// 128 bytes issued 20% of its slots, 56 us). (An odd number of pieces for
+// q4_1 and q5_1, 11 and 13, which would put every row g of an mma tile in
+// its own banks on the integer path, measured slower on the H200: q4_1
+// n = 1 16.95 us against 16.04, n = 4 24.1 against 20.9.)
 template <uint32_t DT> __host__ __device__ constexpr int tile_row_bytes()
 {
     return (tile_max_start<DT>() + tile_src_bytes<DT>() + 15) / 16 * 16 +
@@ -307,7 +329,7 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
             a[2 * i][0] = v.x, a[2 * i][1] = v.y, a[2 * i + 1][0] = v.z, a[2 * i + 1][1] = v.w;
         }
     } else if (DT == 2) { /* q4_0: unit u = qs word u: low nibbles group 2u, high 2u + 1 */
-        const int o = 18 * (4 * h + b);
+        const int o = ob + 18 * (4 * h + b);
         dw = sh_f16(row, o);
         uint32_t w[U];
         sh_words<U>(row, o + 2 + 4 * u0, w);
@@ -328,7 +350,7 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
          * q4_1 and q5_1: value = d code + m (mw = -m) */
         constexpr int BB = blk_bytes(DT), QS = DT == 3 ? 4 : DT == 6 ? 6 : 8;
         constexpr uint32_t z = DT == 6 ? 0x64106410u : 0x64006400u; /* 1024 + 16 (q5_0), 1024 */
-        const int o = BB * (4 * h + b);
+        const int o = ob + BB * (4 * h + b);
         dw = sh_f16(row, o);
         if (DT != 6)
             mw = -sh_f16(row, o + 2);
@@ -355,7 +377,7 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
          * a byte with two permutes of 8 */
         int o;
         if (DT == 20) {
-            o = 18 * (4 * h + b);
+            o = ob + 18 * (4 * h + b);
             dw = sh_f16(row, o);
             o += 2;
         } else if (DT == 39) {
@@ -383,7 +405,7 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
             a[2 * i + 1][1] = bytes_to_h2(t[1], 0x4341, 0x64806480u);
         }
     } else if (DT == 8) { /* q8_0: unit u = qs words 2u, 2u + 1, one group each */
-        const int o = 34 * (4 * h + b);
+        const int o = ob + 34 * (4 * h + b);
         dw = sh_f16(row, o);
         uint32_t w[2 * U];
         sh_words<2 * U>(row, o + 2 + 8 * u0, w);
@@ -488,32 +510,28 @@ __device__ inline void q2k_mins(const uint8_t *row, int ob, int h, int b, float 
     n[1] = dmin * (float)vt_blk_q2k_min(row + ob, 2 * s + 1);
 }
 
-// Whether dt's codes go to the integer matrix instructions: q4_0, q8_0
-// and q4_k (the harness's VT_MMA_F16_ONLY build keeps f16 for all).
-__host__ __device__ constexpr bool int_format(uint32_t dt)
-{
-#ifdef VT_MMA_F16_ONLY
-    (void)dt;
-    return false;
-#else
-    return dt == 2 || dt == 8 || dt == 12;
-#endif
-}
 // Whether mma_kernel of DT at N columns splits x into digits itself, one
 // chunk ahead (int_chunk): n = 1.
 template <uint32_t DT, int N> __host__ __device__ constexpr bool int_path()
 {
     return int_format(DT) && N == 1;
 }
+// Whether two columns of dt take the integer path (int_pre): int_format's
+// but q4_1. The call's split writes those columns' digits (split_warp).
+__host__ __device__ constexpr bool int_two(uint32_t dt)
+{
+    return int_format(dt) && dt != 3;
+}
 // Whether it reads two columns' digits from the call's split instead
 // (int_chunk_pre): N = 2 with the split (PRE; without it the f16 path
 // splits in the kernel). At 4 and 8 columns the f16 path fills every mma
 // column as well, with fewer loads: the integer form of those (two mmas
 // per four columns) measured slower on the H200, q4_0 m = 4096,
-// k = 14336: n = 4 23.7 us against 19.9, n = 8 44.3 against 24.1.
+// k = 14336: n = 4 23.7 us against 19.9, n = 8 44.3 against 24.1; so did
+// q4_1 at two (20.8 against 20.1).
 template <uint32_t DT, int N, bool PRE> __host__ __device__ constexpr bool int_pre()
 {
-    return int_format(DT) && N == 2 && PRE;
+    return int_two(DT) && N == 2 && PRE;
 }
 
 // The float 1.5 * 2^23 as bits: an int32 of magnitude below 2^22 added
@@ -613,36 +631,162 @@ __device__ inline void mma16832(int (&d)[4], const uint32_t (&a)[4], uint32_t b0
 
 // The integer path's split of one 128-element chunk of x in shared
 // memory (split_digits): bd (4 blocks x 4 digits x 4 t x 2 words), pw
-// (4 floats), ci (4 x 4 ints), xs (4 floats, q4_k); each warp has two,
-// for alternate chunks.
+// (4 floats), ci (4 x 4 ints), xs (4 floats, the formats with a minimum);
+// each warp has two, for alternate chunks.
 constexpr int kDigitBytes = 512 + 16 + 64 + 16;
+
+// The zero code Z of DT's codes in A (a value's code is A - Z, A u8):
+// q4_0 8, q5_0 16, the code books 128 (their entries plus 128, as
+// book_bytes gives them); 0 for q8_0 (s8 A) and the formats with a
+// minimum (q4_1, q4_k: value = scale * code - min).
+template <uint32_t DT> __host__ __device__ constexpr int int_zero()
+{
+    return DT == 2 ? 8 : DT == 6 ? 16 : (DT == 20 || DT == 23 || DT == 39) ? 128 : 0;
+}
+
+// Whether A holds the elements of a word as book_bytes leaves them
+// (k positions 4t.. of a block: elements 4t, 16 + 4t, 4t + 1, 17 + 4t;
+// 16 + 4t..: 4t + 2, 18 + 4t, 4t + 3, 19 + 4t): the code-book formats.
+// B's digits are permuted to match (int_b).
+template <uint32_t DT> __host__ __device__ constexpr bool int_interleaved()
+{
+    return DT == 20 || DT == 23 || DT == 39;
+}
 
 // split_digits of v into the buffer buf for DT's codes.
 template <uint32_t DT> __device__ inline void split_into(const float4 &v, int lane, uint8_t *buf)
 {
-    split_digits<DT == 2 ? 8 : 0>(v, lane, (uint32_t *)(void *)buf, (float *)(void *)(buf + 512),
-                                  (int *)(void *)(buf + 528), DT == 12 ? (float *)(void *)(buf + 592) : nullptr);
+    split_digits<int_zero<DT>()>(v, lane, (uint32_t *)(void *)buf, (float *)(void *)(buf + 512),
+                                 (int *)(void *)(buf + 528), has_min<DT>() ? (float *)(void *)(buf + 592) : nullptr);
 }
 
-// One 128-element chunk h of the staged tile cur (the warp's 32 rows) on
-// the integer path (int_path), from the digits of its x in the warp's
-// buffer h of dz; then the next chunk's x, xnext, into buffer 1 - h
-// (split_digits; the lanes' sync before that buffer is read is the
-// caller's). Per pair of blocks and 16-row tile two chained m16n8k32:
-// k = elements 0..15 of both blocks, then 16..31; columns 0..3 the first
-// block's digits, 4..7 the second's (each zero where k is the other
-// block's); A: q4_0's nibbles (low, then high), q8_0's bytes, or q4_k's
-// nibbles (a pair of sub-blocks shares its 32 bytes: low nibbles the
-// first, high the second). Lane t's columns 2t, 2t + 1 are digits
-// 2 (t % 2), + 1 of block t / 2 of the pair, of rows g and g + 8, summed
-// into acc[row tile][row half][0] (mma_kernel's accumulators).
+// B's words of one (block, digit) for k positions 4t.. and 16 + 4t.. from
+// split_digits's pair (elements 4t.., 16 + 4t..): as they are, or
+// interleaved as int_interleaved's A.
+template <uint32_t DT> __device__ inline uint2 int_b(uint2 v)
+{
+    if (!int_interleaved<DT>())
+        return v;
+    return make_uint2(__byte_perm(v.x, v.y, 0x5140), __byte_perm(v.x, v.y, 0x7362));
+}
+
+// The word at byte o of shared memory at row; m: o % 4 where the caller
+// knows it (0 or 2: the compiler keeps that form alone), else -1.
+__device__ inline uint32_t word_at(const uint8_t *row, int o, int m)
+{
+    if (m == 0)
+        return *(const uint32_t *)(const void *)(row + o);
+    if (m == 2) {
+        const uint32_t *q = (const uint32_t *)(const void *)(row + o - 2);
+        return __byte_perm(q[0], q[1], 0x5432);
+    }
+    uint32_t w[1];
+    sh_words<1>(row, o, w);
+    return w[0];
+}
+
+// The code-book bytes (plus 128) of nibble word w: iq4_nl's and iq4_xs's
+// book, or mxfp4's doubled E2M1 values (book_bytes's order).
+template <uint32_t DT> __device__ inline void int_book(uint32_t w, uint32_t (&t)[2])
+{
+    if (DT == 39) /* 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 */
+        book_bytes(w, 0x83828180u, 0x8C888684u, 0x7D7E7F80u, 0x74787A7Cu, t);
+    else /* -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113 */
+        book_bytes(w, 0x3F2D1801u, 0x766A5D4Fu, 0xA6998D81u, 0xF1D9C5B5u, t);
+}
+
+// A's fragment of block b (0..3, known after unrolling) of chunk h of a
+// staged tile starting at ob, for m16n8k32 over the block's 32 k
+// positions (elements in order, or int_interleaved's): rows ra (a[0],
+// a[2]) and rb (a[1], a[3]), positions 4t.. (a[0], a[1]) and 16 + 4t..
+// (a[2], a[3]). The codes plus int_zero as u8 (q8_0: its bytes, s8):
+// nibbles (q4_0, q4_1, iq4_nl's and iq4_xs's book entries, mxfp4's), with
+// the fifth bit from qh (q5_0), q4_k's sub-block nibbles (a pair of
+// sub-blocks shares 32 bytes: low nibbles the first, high the second).
 template <uint32_t DT>
-__device__ inline void int_chunk(const uint8_t *cur, int h, const float4 &xnext, int lane, uint8_t *dz,
+__device__ inline void int_block_codes(const uint8_t *ra, const uint8_t *rb, int ob, int h, int b, int t,
+                                       uint32_t (&a)[4])
+{
+    constexpr uint32_t kLo = 0x0F0F0F0Fu;
+    if (DT == 12) {
+        const int sh = 4 * (b & 1), o = ob + 16 + 32 * (2 * h + (b >> 1)) + 4 * t;
+        a[0] = (word_at(ra, o, 0) >> sh) & kLo, a[1] = (word_at(rb, o, 0) >> sh) & kLo;
+        a[2] = (word_at(ra, o + 16, 0) >> sh) & kLo, a[3] = (word_at(rb, o + 16, 0) >> sh) & kLo;
+        return;
+    }
+    if (DT == 8) { /* the bytes at o + 2: words t (elements 4t..) and 4 + t (16 + 4t..) */
+        const int o = ob + 34 * (4 * h + b) + 2 + 4 * t, m = (34 * b + 2) & 3;
+        a[0] = word_at(ra, o, m), a[1] = word_at(rb, o, m), a[2] = word_at(ra, o + 16, m),
+        a[3] = word_at(rb, o + 16, m);
+        return;
+    }
+    /* the 16 nibble bytes at q (word t: elements 4t.. low, 16 + 4t.. high)
+     * and q5's 32 fifth bits at qh (element l: bit l) */
+    int q, m, qh = -1, mh = -1;
+    if (DT == 2 || DT == 20)
+        q = ob + 18 * (4 * h + b) + 2, m = (18 * b + 2) & 3;
+    else if (DT == 3)
+        q = ob + 20 * (4 * h + b) + 4, m = 0;
+    else if (DT == 6)
+        qh = ob + 22 * (4 * h + b) + 2, mh = (22 * b + 2) & 3, q = qh + 4, m = mh;
+    else if (DT == 23) /* sub-block 4h + b of the tile's super-block: at 8 + 16 (4h + b), ob and 8 even */
+        q = ob + 8 + 16 * (4 * h + b), m = 0;
+    else /* mxfp4: 17-byte blocks, at any byte */
+        q = ob + 17 * (4 * h + b) + 1, m = -1;
+    const uint32_t wa = word_at(ra, q + 4 * t, m), wb = word_at(rb, q + 4 * t, m);
+    if (int_interleaved<DT>()) {
+        uint32_t ta[2], tb[2];
+        int_book<DT>(wa, ta);
+        int_book<DT>(wb, tb);
+        a[0] = ta[0], a[1] = tb[0], a[2] = ta[1], a[3] = tb[1];
+        return;
+    }
+    a[0] = wa & kLo, a[1] = wb & kLo, a[2] = (wa >> 4) & kLo, a[3] = (wb >> 4) & kLo;
+    if (DT == 6) {
+        const uint32_t ha = word_at(ra, qh, mh), hb = word_at(rb, qh, mh);
+        a[0] |= bits_to_bytes4(ha >> (4 * t)), a[1] |= bits_to_bytes4(hb >> (4 * t));
+        a[2] |= bits_to_bytes4(ha >> (16 + 4 * t)), a[3] |= bits_to_bytes4(hb >> (16 + 4 * t));
+    }
+}
+
+// The weight scale dw and minimum mw (value = dw (code - int_zero) - mw;
+// mw = 0 but for q4_1 and q4_k) of block b (0..3) of chunk h of a
+// row's staged tile starting at ob.
+template <uint32_t DT>
+__device__ inline void int_block_scale(const uint8_t *row, int ob, int h, int b, float &dw, float &mw)
+{
+    const int s = 4 * h + b;
+    mw = 0.0f;
+    if (DT == 12) {
+        dw = sh_f16(row, ob) * (float)vt_blk_k4_scale(row + ob + 4, s);
+        mw = sh_f16(row, ob + 2) * (float)vt_blk_k4_min(row + ob + 4, s);
+    } else if (DT == 23) {
+        dw = sh_f16(row, ob) * (float)vt_blk_iq4_xs_scale(row + ob, s);
+    } else if (DT == 39) {
+        dw = vt_blk_e8m0_half(row[ob + 17 * s]);
+    } else {
+        constexpr int BB = blk_bytes(DT);
+        dw = sh_f16(row, ob + BB * s);
+        if (DT == 3)
+            mw = -sh_f16(row, ob + BB * s + 2);
+    }
+}
+
+// One 128-element chunk h of the staged tile cur (the warp's 32 rows, the
+// tile at ob of them) on the integer path (int_path), from the digits of
+// its x in the warp's buffer h of dz; then the next chunk's x, xnext, into
+// buffer 1 - h (split_digits; the lanes' sync before that buffer is read
+// is the caller's). Per pair of blocks and 16-row tile two chained
+// m16n8k32: k = positions 0..15 of both blocks (int_block_codes), then
+// 16..31; columns 0..3 the first block's digits, 4..7 the second's (each
+// zero where k is the other block's). Lane t's columns 2t, 2t + 1 are
+// digits 2 (t % 2), + 1 of block t / 2 of the pair, of rows g and g + 8,
+// summed into acc[row tile][row half][0] (mma_kernel's accumulators).
+template <uint32_t DT>
+__device__ inline void int_chunk(const uint8_t *cur, int ob, int h, const float4 &xnext, int lane, uint8_t *dz,
                                  float (&acc)[2][2][1])
 {
     constexpr int TB = tile_row_bytes<DT>();
-    constexpr int BB = DT == 2 ? 18 : 34; /* block bytes */
-    constexpr uint32_t kLo = 0x0F0F0F0Fu;
     const int g = lane >> 2, t = lane & 3, gb = g >> 2, tb = t >> 1;
     const uint8_t *buf = dz + h * kDigitBytes;
     const uint32_t *bd = (const uint32_t *)(const void *)buf;
@@ -654,57 +798,34 @@ __device__ inline void int_chunk(const uint8_t *cur, int h, const float4 &xnext,
 #pragma unroll
     for (int pr = 0; pr < 2; pr++) {
         /* column g's B: digit g % 4 of block 2 pr + g / 4 */
-        const uint2 bv = ((const uint2 *)(const void *)bd)[((2 * pr + gb) * 4 + (g & 3)) * 4 + t];
+        const uint2 bv = int_b<DT>(((const uint2 *)(const void *)bd)[((2 * pr + gb) * 4 + (g & 3)) * 4 + t]);
         const uint32_t b1a = gb ? 0u : bv.x, b1b = gb ? bv.x : 0u, b2a = gb ? 0u : bv.y, b2b = gb ? bv.y : 0u;
         const int2 cv = ((const int2 *)(const void *)ci)[(2 * pr + tb) * 2 + (t & 1)];
         const int c0[4] = {cv.x, cv.y, cv.x, cv.y};
         const float p = pw[2 * pr + tb] * cw;
-        const int o0 = BB * (4 * h + 2 * pr), od = o0 + BB * tb;
+        /* a minimum times the block's sum of x, once per block (t even) */
+        const float xm = has_min<DT>() && (t & 1) == 0 ? xs[2 * pr + tb] : 0.0f;
 #pragma unroll
         for (int rt = 0; rt < 2; rt++) {
             const uint8_t *ra = cur + (16 * rt + g) * TB, *rb = ra + 8 * TB;
-            /* qs words of both blocks: the first's at 2 mod 4 (two aligned
-             * words' halves), the second's aligned (o0 is a multiple of 4) */
-            const uint32_t *qa = (const uint32_t *)(const void *)(ra + o0) + t;
-            const uint32_t *qb = (const uint32_t *)(const void *)(rb + o0) + t;
-            /* rows g (a0, a2) and g + 8 (a1, a3); k 4t.. of the first block (a0, a1), of the second (a2, a3) */
-            uint32_t lo[4], hi[4];
-            if (DT == 12) { /* q4_k: the pair's 32 qs bytes, sub-block 2 pr + 4h low nibbles, the next high */
-                const uint32_t *ka = (const uint32_t *)(const void *)(ra + 16 + 32 * (2 * h + pr)) + t;
-                const uint32_t *kb = (const uint32_t *)(const void *)(rb + 16 + 32 * (2 * h + pr)) + t;
-                lo[0] = ka[0] & kLo, lo[1] = kb[0] & kLo, lo[2] = (ka[0] >> 4) & kLo, lo[3] = (kb[0] >> 4) & kLo;
-                hi[0] = ka[4] & kLo, hi[1] = kb[4] & kLo, hi[2] = (ka[4] >> 4) & kLo, hi[3] = (kb[4] >> 4) & kLo;
-            } else if (DT == 2) { /* q4_0: word t, elements 4t.. (low nibbles) and 16 + 4t.. (high) */
-                const uint32_t wa0 = __byte_perm(qa[0], qa[1], 0x5432), wa1 = qa[5];
-                const uint32_t wb0 = __byte_perm(qb[0], qb[1], 0x5432), wb1 = qb[5];
-                lo[0] = wa0 & kLo, lo[1] = wb0 & kLo, lo[2] = wa1 & kLo, lo[3] = wb1 & kLo;
-                hi[0] = (wa0 >> 4) & kLo, hi[1] = (wb0 >> 4) & kLo, hi[2] = (wa1 >> 4) & kLo, hi[3] = (wb1 >> 4) & kLo;
-            } else { /* q8_0: words t (elements 4t..) and 4 + t (16 + 4t..) */
-                lo[0] = __byte_perm(qa[0], qa[1], 0x5432), lo[1] = __byte_perm(qb[0], qb[1], 0x5432);
-                lo[2] = qa[9], lo[3] = qb[9];
-                hi[0] = __byte_perm(qa[4], qa[5], 0x5432), hi[1] = __byte_perm(qb[4], qb[5], 0x5432);
-                hi[2] = qa[13], hi[3] = qb[13];
-            }
+            uint32_t a0[4], a1[4];
+            int_block_codes<DT>(ra, rb, ob, h, 2 * pr, t, a0);
+            int_block_codes<DT>(ra, rb, ob, h, 2 * pr + 1, t, a1);
+            const uint32_t lo[4] = {a0[0], a0[1], a1[0], a1[1]}, hi[4] = {a0[2], a0[3], a1[2], a1[3]};
             int c1[4], c[4];
             mma16832<DT == 8>(c1, lo, b1a, b1b, c0);
             mma16832<DT == 8>(c, hi, b2a, b2b, c1);
             const float ya = fmaf(__int_as_float(c[1]) - mg, 1.0f / 128.0f, __int_as_float(c[0]) - mg);
             const float yb = fmaf(__int_as_float(c[3]) - mg, 1.0f / 128.0f, __int_as_float(c[2]) - mg);
-            if (DT == 12) { /* d * scale * sum(q x) - dmin * min * sum(x), the min once per sub-block (t even) */
-                const int sb = 4 * h + 2 * pr + tb;
-                const float xm = (t & 1) ? 0.0f : xs[2 * pr + tb];
-                float dw[2], mw[2];
-#pragma unroll
-                for (int i = 0; i < 2; i++) {
-                    const uint8_t *row = i ? rb : ra;
-                    dw[i] = sh_f16(row, 0) * (float)vt_blk_k4_scale(row + 4, sb);
-                    mw[i] = sh_f16(row, 2) * (float)vt_blk_k4_min(row + 4, sb);
-                }
-                acc[rt][0][0] = fmaf(-mw[0], xm, fmaf(dw[0] * p, ya, acc[rt][0][0]));
-                acc[rt][1][0] = fmaf(-mw[1], xm, fmaf(dw[1] * p, yb, acc[rt][1][0]));
+            float dwa, mwa, dwb, mwb;
+            int_block_scale<DT>(ra, ob, h, 2 * pr + tb, dwa, mwa);
+            int_block_scale<DT>(rb, ob, h, 2 * pr + tb, dwb, mwb);
+            if (has_min<DT>()) {
+                acc[rt][0][0] = fmaf(-mwa, xm, fmaf(dwa * p, ya, acc[rt][0][0]));
+                acc[rt][1][0] = fmaf(-mwb, xm, fmaf(dwb * p, yb, acc[rt][1][0]));
             } else {
-                acc[rt][0][0] = fmaf(sh_f16(ra, od) * p, ya, acc[rt][0][0]);
-                acc[rt][1][0] = fmaf(sh_f16(rb, od) * p, yb, acc[rt][1][0]);
+                acc[rt][0][0] = fmaf(dwa * p, ya, acc[rt][0][0]);
+                acc[rt][1][0] = fmaf(dwb * p, yb, acc[rt][1][0]);
             }
         }
     }
@@ -726,7 +847,7 @@ template <int N> __device__ inline int pick(const int (&a)[N], int j)
 // x split once per call for every column (the PRE kernels): per column j
 // and 128-element chunk c, at j * chunks + c: bs (64 pairs, split_x's
 // layout of one column; the columns int_chunk_pre reads: split_digits's
-// digits), pw (4 floats) and xs (4 xs_per_block floats); int_format also
+// digits), pw (4 floats) and xs (4 xs_per_block floats); int_two also
 // ci (16 ints, split_digits's accumulator starts, of those columns).
 struct Pre {
     const uint2 *bs;
@@ -735,60 +856,17 @@ struct Pre {
     const int *ci;
 };
 
-// A's fragment of block b (0..3) of chunk h of the staged tile for
-// m16n8k32 (k = the block's 32 elements in order) on the integer path:
-// rows ra (a[0], a[2]) and rb (a[1], a[3]), elements 4t.. (a[0], a[1]) and
-// 16 + 4t.. (a[2], a[3]); the rows' weight scales dw and minimums mw
-// (q4_k: dmin times the sub-block's min; else 0). q4_0's and q4_k's
-// nibbles as u8, q8_0's bytes as s8.
-template <uint32_t DT, int B>
-__device__ inline void int_block_a(const uint8_t *ra, const uint8_t *rb, int h, int t, uint32_t (&a)[4], float (&dw)[2],
-                                   float (&mw)[2])
-{
-    constexpr uint32_t kLo = 0x0F0F0F0Fu;
-    if constexpr (DT == 12) { /* sub-block 4h + B: the low (B even) or high nibbles of its pair's 32 bytes */
-        const int sb = 4 * h + B, sh = 4 * (B & 1);
-        const uint32_t *ka = (const uint32_t *)(const void *)(ra + 16 + 32 * (2 * h + (B >> 1))) + t;
-        const uint32_t *kb = (const uint32_t *)(const void *)(rb + 16 + 32 * (2 * h + (B >> 1))) + t;
-        a[0] = (ka[0] >> sh) & kLo, a[1] = (kb[0] >> sh) & kLo, a[2] = (ka[4] >> sh) & kLo, a[3] = (kb[4] >> sh) & kLo;
-#pragma unroll
-        for (int i = 0; i < 2; i++) {
-            const uint8_t *row = i ? rb : ra;
-            dw[i] = sh_f16(row, 0) * (float)vt_blk_k4_scale(row + 4, sb);
-            mw[i] = sh_f16(row, 2) * (float)vt_blk_k4_min(row + 4, sb);
-        }
-    } else {
-        /* the block at o (q4_0: 18 bytes, q8_0: 34), its codes from o + 2:
-         * 4-byte aligned for odd B, at 2 mod 4 for even B (two words' halves) */
-        constexpr int BB = DT == 2 ? 18 : 34;
-        const int o = BB * (4 * h + B);
-        auto word = [&](const uint8_t *row, int i) {
-            if constexpr (B & 1)
-                return ((const uint32_t *)(const void *)(row + o + 2))[i];
-            const uint32_t *q = (const uint32_t *)(const void *)(row + o);
-            return __byte_perm(q[i], q[i + 1], 0x5432);
-        };
-        const uint32_t wa = word(ra, t), wb = word(rb, t);
-        if constexpr (DT == 2) { /* element i low nibble, 16 + i high */
-            a[0] = wa & kLo, a[1] = wb & kLo, a[2] = (wa >> 4) & kLo, a[3] = (wb >> 4) & kLo;
-        } else {
-            a[0] = wa, a[1] = wb, a[2] = word(ra, 4 + t), a[3] = word(rb, 4 + t);
-        }
-        dw[0] = sh_f16(ra, o), dw[1] = sh_f16(rb, o), mw[0] = mw[1] = 0.0f;
-    }
-}
-
-// One 128-element chunk h of the staged tile cur (the warp's 32 rows) on
-// the integer path at two columns (int_pre), from chunk c of the call's
-// split (pre; colx: the split's column of each). Per block of 32 and
-// 16-row tile one m16n8k32 over the block's 32 elements, mma column
-// 2i + r holding digit 2 (i / 2) + r of x column i % 2: lane t's
-// accumulators are column t % 2's with digits 2e, 2e + 1 (e = t / 2),
-// those of mma_kernel's N = 2 epilogue (summed over lanes t, t ^ 2).
-// Digits 2e and 2e + 1 weigh 2^-14 e and 2^-7 of that; the rest as
-// int_chunk.
+// One 128-element chunk h of the staged tile cur (the warp's 32 rows, the
+// tile at ob of them) on the integer path at two columns (int_pre), from
+// chunk c of the call's split (pre; colx: the split's column of each).
+// Per block of 32 and 16-row tile one m16n8k32 over the block's 32 k
+// positions (int_block_codes), mma column 2i + r holding digit
+// 2 (i / 2) + r of x column i % 2: lane t's accumulators are column
+// t % 2's with digits 2e, 2e + 1 (e = t / 2), those of mma_kernel's N = 2
+// epilogue (summed over lanes t, t ^ 2). Digits 2e and 2e + 1 weigh
+// 2^-14 e and 2^-7 of that; the rest as int_chunk.
 template <uint32_t DT>
-__device__ inline void int_chunk_pre(const uint8_t *cur, int h, int64_t c, const Pre &pre, const int (&colx)[2],
+__device__ inline void int_chunk_pre(const uint8_t *cur, int ob, int h, int64_t c, const Pre &pre, const int (&colx)[2],
                                      int lane, float (&acc)[2][2][1])
 {
     constexpr int TB = tile_row_bytes<DT>();
@@ -805,22 +883,17 @@ __device__ inline void int_chunk_pre(const uint8_t *cur, int h, int64_t c, const
         float dw[2][2], mw[2][2];
 #pragma unroll
         for (int rt = 0; rt < 2; rt++) {
-            const uint8_t *ra = cur + (16 * rt + g) * TB;
-            if (b == 0)
-                int_block_a<DT, 0>(ra, ra + 8 * TB, h, t, a[rt], dw[rt], mw[rt]);
-            else if (b == 1)
-                int_block_a<DT, 1>(ra, ra + 8 * TB, h, t, a[rt], dw[rt], mw[rt]);
-            else if (b == 2)
-                int_block_a<DT, 2>(ra, ra + 8 * TB, h, t, a[rt], dw[rt], mw[rt]);
-            else
-                int_block_a<DT, 3>(ra, ra + 8 * TB, h, t, a[rt], dw[rt], mw[rt]);
+            const uint8_t *ra = cur + (16 * rt + g) * TB, *rb = ra + 8 * TB;
+            int_block_codes<DT>(ra, rb, ob, h, b, t, a[rt]);
+            int_block_scale<DT>(ra, ob, h, b, dw[rt][0], mw[rt][0]);
+            int_block_scale<DT>(rb, ob, h, b, dw[rt][1], mw[rt][1]);
         }
-        const uint2 bv = __ldg(pre.bs + (qb + b) * 16 + db * 4 + t);
+        const uint2 bv = int_b<DT>(__ldg(pre.bs + (qb + b) * 16 + db * 4 + t));
         const int2 cv = __ldg((const int2 *)(const void *)pre.ci + (ql + b) * 2 + e);
         const int c0[4] = {cv.x, cv.y, cv.x, cv.y};
         const float p = __ldg(pre.pw + ql + b) * cw;
-        /* q4_k: the sub-block's min times the block's sum of x, once per column (e = 0) */
-        const float xm = DT == 12 && e == 0 ? __ldg(pre.xs + ql + b) : 0.0f;
+        /* a minimum times the block's sum of x, once per column (e = 0) */
+        const float xm = has_min<DT>() && e == 0 ? __ldg(pre.xs + ql + b) : 0.0f;
 #pragma unroll
         for (int rt = 0; rt < 2; rt++) {
             int d[4];
@@ -940,7 +1013,7 @@ struct Moe {
 // Bytes of dt's split of n columns of k elements (Pre's arrays).
 inline int64_t pre_bytes(uint32_t dt, int64_t n, int64_t k)
 {
-    return n * (k / 128) * (64 * 8 + 4 * 4 + 4 * 4 * xs_per_block(dt) + (int_format(dt) ? 16 * 4 : 0));
+    return n * (k / 128) * (64 * 8 + 4 * 4 + 4 * 4 * xs_per_block(dt) + (int_two(dt) ? 16 * 4 : 0));
 }
 
 // Pre's arrays for n columns of k elements in scratch (pre_bytes).
@@ -949,7 +1022,7 @@ template <uint32_t DT> Pre pre_in(void *scratch, int64_t n, int64_t k)
     Pre pre = {(const uint2 *)scratch, nullptr, nullptr, k / 128, nullptr};
     const float *pw = (const float *)(const void *)(pre.bs + n * pre.chunks * 64);
     pre.pw = pw, pre.xs = pw + n * pre.chunks * 4;
-    if (int_format(DT))
+    if (int_two(DT))
         pre.ci = (const int *)(const void *)(pre.xs + n * pre.chunks * 4 * xs_per_block(DT));
     return pre;
 }
@@ -957,7 +1030,7 @@ template <uint32_t DT> Pre pre_in(void *scratch, int64_t n, int64_t k)
 // The split of chunk c of column j by warp p = j * chunks + c of the
 // blocks of 8 warps (p past the last: nothing) into pre (written here):
 // split_x's arithmetic, so the PRE kernels see the values the others
-// compute; for the columns from `digits` on (int_format: those that
+// compute; for the columns from `digits` on (int_two: those that
 // int_chunk_pre reads), split_digits's.
 template <uint32_t DT>
 __device__ inline void split_warp(const float *x, int64_t k, int64_t n, int64_t digits, const Pre &pre)
@@ -970,9 +1043,9 @@ __device__ inline void split_warp(const float *x, int64_t k, int64_t n, int64_t 
     const float4 xv[1] = {__ldg((const float4 *)(x + j * k + c * 128) + lane)};
     uint2 *bs = (uint2 *)pre.bs + p * 64;
     float *pw = (float *)pre.pw + p * 4, *xs = (float *)pre.xs + p * 4 * xs_per_block(DT);
-    if (int_format(DT) && j >= digits)
-        split_digits<DT == 2 ? 8 : 0>(xv[0], lane, (uint32_t *)(void *)bs, pw, (int *)pre.ci + p * 16,
-                                      DT == 12 ? xs : nullptr);
+    if (int_two(DT) && j >= digits)
+        split_digits<int_zero<DT>()>(xv[0], lane, (uint32_t *)(void *)bs, pw, (int *)pre.ci + p * 16,
+                                     has_min<DT>() ? xs : nullptr);
     else
         split_x<DT, 1>(xv, lane, bs, pw, xs);
 }
@@ -1438,10 +1511,10 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                 /* xn: the next chunk's x (split now); then the one after it */
                 const float4 xs_next = xn[0];
                 xn[0] = __ldg((const float4 *)(xt + ttn * kTile + 128 * h) + lane);
-                int_chunk<DT>(cur, h, xs_next, lane, mine + WS::ring, acc);
+                int_chunk<DT>(cur, ob, h, xs_next, lane, mine + WS::ring, acc);
                 __syncwarp(); /* digits written before they are read, read before rewritten */
             } else if constexpr (int_pre<DT, N, PRE>()) {
-                int_chunk_pre<DT>(cur, h, 2 * tt + h, pre, colx, lane, acc);
+                int_chunk_pre<DT>(cur, ob, h, 2 * tt + h, pre, colx, lane, acc);
             } else {
                 float4 xc[N];
 #pragma unroll
