@@ -6,7 +6,8 @@
  *
  * The rule that keeps it correct: a chained kernel calls vt_chain_wait()
  * unconditionally, before any global memory access and before any return
- * (only register and shared-memory setup may come first). It returns once the kernel before it has finished and its
+ * (only register and shared-memory setup, and the hint below, may come
+ * first). It returns once the kernel before it has finished and its
  * writes are visible; since that one waited in turn for its own
  * predecessor, everything queued earlier has finished too. A kernel may
  * then call vt_chain_open() to let the next chained kernel be scheduled
@@ -46,6 +47,21 @@ __device__ inline void vt_chain_open()
 {
 #if VT_CHAIN_ARCH
     asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+/* The hint a chained kernel may give before its wait, while the kernel
+ * before it still runs: a request that L2 fetch the line at p. It reads no
+ * value the kernel computes with and changes nothing any kernel reads (L2
+ * is where every write lands, so a line the kernel before writes after the
+ * fetch holds the written bytes), so it cannot break the rule above. Where
+ * chaining does not exist it does nothing. */
+__device__ inline void vt_chain_prefetch(const void *p)
+{
+#if VT_CHAIN_ARCH
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p) : "memory");
+#else
+    (void)p;
 #endif
 }
 
