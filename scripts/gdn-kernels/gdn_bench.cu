@@ -9,8 +9,8 @@
 // rotating over >= 256 MiB of copies), and bytes as % of the D2D copy
 // bandwidth. Modes: (none) the whole table; quick (decode and one prefill);
 // ncu (each kernel launched twice, for ncu --clock-control none); san
-// (small cases, for compute-sanitizer). Built on a machine with nvcc, run on
-// the GPU:
+// (small cases, for compute-sanitizer). CHAIN=1 launches chained, as the
+// plugin on sm_90. Built on a machine with nvcc, run on the GPU:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -x cu -DVT_HIP_PLATFORM_NVIDIA -I backends/rocm -I core -I <builddir> \
 //        scripts/gdn-kernels/gdn_bench.cu -o gdn_bench
 #include <math.h>
@@ -47,6 +47,10 @@ struct Gdr : GdrHost {
     vt_rocm_err *derr;
     size_t scr_bytes;
 };
+
+// chained launches (backends/rocm/rocm_chain.h): CHAIN=1 as the plugin on
+// sm_90 (the decode kernel then prefetches its state before its wait)
+extern "C" int vt_rocm_chain_mode = 0;
 
 static void setup(Gdr &G, const GdrShape &c)
 {
@@ -359,6 +363,8 @@ int main(int argc, char **argv)
     bool ncu = argc > 1 && !strcmp(argv[1], "ncu");
     bool quick = argc > 1 && !strcmp(argv[1], "quick");
     bool san = argc > 1 && !strcmp(argv[1], "san");
+    if (getenv("CHAIN"))
+        vt_rocm_chain_mode = atoi(getenv("CHAIN"));
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     {
