@@ -802,7 +802,7 @@ hipError_t launch_decode(int sw, const float *q, const float *k, const float *v,
                          uint32_t op, int64_t N, hipStream_t stream)
 {
     const dim3 grid((unsigned)(B * HV * ((dv + sw - 1) / sw)));
-    const int chained = vt_rocm_chain_mode != 0; /* VT_LAUNCH_CHAINED's choice */
+    const int chained = vt_launches_chained(); /* the hint only where the launch is chained */
     if (sw == 32)
         VT_LAUNCH_CHAINED((gdr_decode_kernel<128, 32>), grid, dim3(GDR_NT), 0, stream, q, k, v, g, beta, slots,
                           accepted, per_token, o, state, T, H, HV, dv, l2norm, err, op, B, N, chained);

@@ -72,10 +72,22 @@ __device__ inline void vt_chain_begin()
     vt_chain_open();
 }
 
+/* Whether VT_LAUNCH_CHAINED queues its kernel chained (host side): the one
+ * test, for the launcher and for kernels told so (a hint before the wait
+ * is worth giving only then). */
+static inline bool vt_launches_chained()
+{
+#if defined(VT_HIP_PLATFORM_NVIDIA)
+    return vt_rocm_chain_mode != 0;
+#else
+    return false;
+#endif
+}
+
 #if defined(VT_HIP_PLATFORM_NVIDIA)
 /* kernel<<<grid, block, shmem, stream>>>(args...) in clusters of `cluster`
  * blocks (sm_90; 1 x 1 x 1: no clusters) and chained when `chained` and
- * vt_rocm_chain_mode say so: the one place that sets launch attributes.
+ * vt_launches_chained() say so: the one place that sets launch attributes.
  * The launch status is cudaGetLastError's, as for <<<>>>. */
 template <typename... P, typename... A>
 static inline void vt_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
@@ -90,7 +102,7 @@ static inline void vt_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t
         attr[na].val.clusterDim.z = cluster.z;
         na++;
     }
-    if (chained && vt_rocm_chain_mode != 0) {
+    if (chained && vt_launches_chained()) {
         attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
         attr[na].val.programmaticStreamSerializationAllowed = 1;
         na++;
