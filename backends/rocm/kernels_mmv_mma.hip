@@ -190,6 +190,10 @@ template <uint32_t DT> __device__ inline int64_t tile_window(int64_t t, int64_t 
 // while the warp decodes one. Two measured best on the H200 for every
 // format at n = 1 (the harness builds the other depths, RING=3|4).
 constexpr int kRing = 2;
+// The ring a MatMul on its call's split takes when it holds every tile of
+// each warp (launch_ring): 23% less time at m = k = 4096, n = 4, q4_0 on
+// the H200; at k = 14336 (4 tiles a warp) it costs warps and was slower.
+constexpr int kRingEarly = 3;
 
 // Lower / upper f16 halves of a word as f16x2 arithmetic operands.
 __device__ inline uint32_t h2_sub(uint32_t a, uint32_t b)
@@ -1356,8 +1360,13 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
     }
     int64_t total = cnt * mine_g; /* the warp's stream of tiles */
     /* chained launch (rocm_chain.h): the setup above overlaps the end of
-     * the kernel before this one; no global access before the wait */
-    vt_chain_begin();
+     * the kernel before this one; no global access before the wait but,
+     * for a MatMul on the call's split (PRE), its first tiles of weights:
+     * the kernel before is then this call's split_kernel or mma_kernel,
+     * which write only the split and y (rocm_chain.h's own-op rule) */
+    constexpr bool early = PRE && MO == kMatMul;
+    if constexpr (!early)
+        vt_chain_begin();
     const int32_t *ctab = nullptr; /* kMoeChunks: the table's chunks */
     if constexpr (MO == kMoeChunks) {
         ctab = mo.tab + 1;
@@ -1475,6 +1484,8 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
         else
             stage_none<DT>();
     }
+    if constexpr (early)
+        vt_chain_begin();
     if constexpr (int_path<DT, N>() && !PRE) {
         /* the integer path splits one chunk ahead: the first now (buffer 0), xn the second's x */
         if (total > 0) {
@@ -1747,13 +1758,23 @@ template <uint32_t DT, int N, int S, bool PRE> bool mma_fits(int dev, int64_t k)
     return k / kTile >= 1 && block_smem<DT, N, S, PRE>(1) <= smem_optin(dev);
 }
 
-// Queue mma_kernel for n <= N columns with a ring of S tiles on device dev
-// (0..63, the current one); *taken = 0 when the device cannot. MO
-// kMoeOne: the TK slots of mo, one column; kMoeChunks: at most TK chunks
-// of mo's table, the grid sized for TK.
-template <uint32_t DT, int N, int S, int MO = kMatMul>
-hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k,
-                      const Pre &pre, const Moe &mo, int dev, hipStream_t stream, int *taken)
+// How mma_kernel runs for a call: warps per block, blocks, shared memory
+// bytes, whether it is the PRE kernel, and the most tiles one warp
+// streams (0 in nw: the device cannot run it).
+struct MmaPlan {
+    int nw;
+    int64_t grid;
+    size_t bytes;
+    bool use_pre;
+    int64_t warp_tiles;
+};
+
+// The plan of mma_kernel for n <= N columns with a ring of S tiles on
+// device dev (0..63, the current one); its shared memory opt-in raised to
+// what the plan needs. MO kMoeOne: the TK slots of mo, one column;
+// kMoeChunks: at most TK chunks of mo's table, the grid sized for TK.
+template <uint32_t DT, int N, int S, int MO>
+hipError_t mma_plan(int64_t m, int64_t k, const Pre &pre, const Moe &mo, int dev, MmaPlan &pl)
 {
     /* the split of the call (N > 1) or the kernel's own (N = 1); the
      * "plain" kernel of kMoeChunks is its PRE one (it has no other) */
@@ -1761,6 +1782,7 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
     const bool use_pre = P && pre.bs != nullptr;
     const size_t optin = smem_optin(dev);
     const int64_t tiles = k / kTile;
+    pl = MmaPlan{0, 0, 0, use_pre, 0};
     /* 14 warps (8 for N = 8, the launch bounds), then as few as give the
      * same longest share: measured on the H200 against 16 and 12 */
     int nw = N == 8 ? 8 : 14;
@@ -1786,10 +1808,8 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
     if (vt_mma_nw_override)
         nw = vt_mma_nw_override;
 #endif
-    if (!(use_pre ? mma_fits<DT, N, S, P>(dev, k) : mma_fits<DT, N, S, P0>(dev, k))) {
-        *taken = 0;
+    if (!(use_pre ? mma_fits<DT, N, S, P>(dev, k) : mma_fits<DT, N, S, P0>(dev, k)))
         return hipSuccess;
-    }
     while (nw > 1 && smem_for(nw) > optin)
         nw--;
     /* as few warps as give the same longest share: every warp gets the
@@ -1797,19 +1817,17 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
      * least one */
     const int64_t per = (tiles + nw - 1) / nw;
     nw = (int)((tiles + per - 1) / per);
-    if (nw < 1) {
-        *taken = 0;
+    if (nw < 1)
         return hipSuccess;
-    }
     const size_t bytes = smem_for(nw);
-    auto plain = mma_kernel<DT, N, P0, S, MO>;
-    auto split = mma_kernel<DT, N, P, S, MO>;
     /* the kernel's opt-in per device, raised once to the most a call needs */
     static size_t raised[64];
     if (bytes > 48 * 1024 && bytes > raised[dev]) {
-        cudaError_t e = cudaFuncSetAttribute(plain, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+        cudaError_t e =
+            cudaFuncSetAttribute(mma_kernel<DT, N, P0, S, MO>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
         if (e == cudaSuccess && P)
-            e = cudaFuncSetAttribute(split, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+            e = cudaFuncSetAttribute(mma_kernel<DT, N, P, S, MO>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)bytes);
         if (e != cudaSuccess)
             return e;
         raised[dev] = bytes;
@@ -1835,13 +1853,46 @@ hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float
         const int64_t most = (groups + grid - 1) / grid;
         grid = (groups + most - 1) / most;
     }
-    VT_LAUNCH_CHAINED(use_pre ? split : plain, dim3((unsigned)grid), dim3(32 * nw), bytes, stream, x, w, row_bytes, y,
-                      n, m, k, vt_mma_flags, pre, mo);
+    pl = MmaPlan{nw, grid, bytes, use_pre, per * ((groups + grid - 1) / grid)};
+    return hipSuccess;
+}
+
+// Queue mma_kernel by its plan (mma_plan); *taken = 0 when the device
+// cannot run it.
+template <uint32_t DT, int N, int S, int MO = kMatMul>
+hipError_t launch_planned(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k,
+                          const Pre &pre, const Moe &mo, const MmaPlan &pl, hipStream_t stream, int *taken)
+{
+    constexpr bool P = N > 1, P0 = MO == kMoeChunks;
+    if (pl.nw < 1) {
+        *taken = 0;
+        return hipSuccess;
+    }
+    auto plain = mma_kernel<DT, N, P0, S, MO>;
+    auto split = mma_kernel<DT, N, P, S, MO>;
+    VT_LAUNCH_CHAINED(pl.use_pre ? split : plain, dim3((unsigned)pl.grid), dim3(32 * pl.nw), pl.bytes, stream, x, w,
+                      row_bytes, y, n, m, k, vt_mma_flags, pre, mo);
     *taken = 1;
     return cudaGetLastError();
 }
 
-// launch_mma with the plugin's ring depth (the harness: its choice).
+// Queue mma_kernel for n <= N columns with a ring of S tiles on device dev
+// (mma_plan's terms); *taken = 0 when the device cannot.
+template <uint32_t DT, int N, int S, int MO = kMatMul>
+hipError_t launch_mma(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k,
+                      const Pre &pre, const Moe &mo, int dev, hipStream_t stream, int *taken)
+{
+    MmaPlan pl;
+    const hipError_t e = mma_plan<DT, N, S, MO>(m, k, pre, mo, dev, pl);
+    if (e != hipSuccess)
+        return e;
+    return launch_planned<DT, N, S, MO>(x, w, row_bytes, y, n, m, k, pre, mo, pl, stream, taken);
+}
+
+// launch_mma with the plugin's ring depth (the harness: its choice). On
+// the call's split (N > 1), where a ring of kRingEarly tiles holds every
+// tile a warp streams, that ring: all of them are then staged before the
+// kernel's wait, while the split runs (mma_kernel's early tiles).
 template <uint32_t DT, int N>
 hipError_t launch_ring(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k,
                        const Pre &pre, int dev, hipStream_t stream, int *taken)
@@ -1852,6 +1903,16 @@ hipError_t launch_ring(const float *x, const uint8_t *w, int64_t row_bytes, floa
     if (vt_mma_ring == 4)
         return launch_mma<DT, N, 4>(x, w, row_bytes, y, n, m, k, pre, Moe{}, dev, stream, taken);
 #endif
+    if constexpr (N > 1) {
+        if (pre.bs != nullptr) {
+            MmaPlan pl;
+            const hipError_t e = mma_plan<DT, N, kRingEarly, kMatMul>(m, k, pre, Moe{}, dev, pl);
+            if (e != hipSuccess)
+                return e;
+            if (pl.nw > 0 && pl.warp_tiles <= kRingEarly - 1)
+                return launch_planned<DT, N, kRingEarly>(x, w, row_bytes, y, n, m, k, pre, Moe{}, pl, stream, taken);
+        }
+    }
     return launch_mma<DT, N, kRing>(x, w, row_bytes, y, n, m, k, pre, Moe{}, dev, stream, taken);
 }
 

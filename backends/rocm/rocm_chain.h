@@ -15,6 +15,15 @@
  * kernel launched plainly) both are no-ops and VT_LAUNCH_CHAINED is a
  * plain launch.
  *
+ * The own-op rule, the one exception for reads: a kernel whose launcher
+ * queued the kernel just before it (a kernel of the same call that opens
+ * only after its own wait, as vt_chain_begin() does) may read before its
+ * wait what that kernel does not write. It is scheduled only once every
+ * block of that kernel has passed its wait, so everything queued earlier
+ * has finished; only that kernel's own writes may still be under way. The
+ * decode MatMul on its call's split of x stages its first weight tiles
+ * so (kernels_mmv_mma.hip).
+ *
  * vt_launch is the one launcher that sets launch attributes (chaining,
  * and clusters for the kernels that share shared memory across blocks);
  * VT_LAUNCH_CHAINED is it without clusters.
