@@ -524,7 +524,10 @@ int main(int argc, char **argv)
             for (int T : {1, 3, 16})
                 moe_case(f.dt, f.name, 24, 8, 67, 512, T, 0, true, false, 0);
         moe_case(2, "q4_0", 24, 8, 67, 512, 5, 1, true, false, 0);
-        moe_case(2, "q4_0", 4, 4, 33, 256, 16, 0, true, false, 0); // many pairs per expert
+        moe_case(2, "q4_0", 24, 8, 67, 512, 1, 1, true, false, 0);    // one token, x per slot
+        moe_case(2, "q4_0", 128, 8, 768, 2048, 1, 0, true, false, 0); // the bench's shape
+        moe_case(2, "q4_0", 16, 3, 40, 2304, 1, 0, true, false, 0);   // 36 pairs: past the lanes
+        moe_case(2, "q4_0", 4, 4, 33, 256, 16, 0, true, false, 0);    // many pairs per expert
         moe_case(14, "q6_k", 128, 8, 768, 2048, 16, 0, true, false, 0);
         for (uint32_t dt : {(uint32_t)VT_F16, (uint32_t)VT_BF16})
             for (int d : {64, 128, 256}) {
