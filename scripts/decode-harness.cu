@@ -526,7 +526,7 @@ int main(int argc, char **argv)
         moe_case(2, "q4_0", 24, 8, 67, 512, 5, 1, true, false, 0);
         moe_case(2, "q4_0", 24, 8, 67, 512, 1, 1, true, false, 0);    // one token, x per slot
         moe_case(2, "q4_0", 128, 8, 768, 2048, 1, 0, true, false, 0); // the bench's shape
-        moe_case(2, "q4_0", 16, 3, 40, 2304, 1, 0, true, false, 0);   // 36 pairs: past the lanes
+        moe_case(2, "q4_0", 16, 3, 40, 2304, 1, 0, true, false, 0);   // k of 9 tiles, rows past 32
         moe_case(2, "q4_0", 4, 4, 33, 256, 16, 0, true, false, 0);    // many pairs per expert
         moe_case(14, "q6_k", 128, 8, 768, 2048, 16, 0, true, false, 0);
         for (uint32_t dt : {(uint32_t)VT_F16, (uint32_t)VT_BF16})
