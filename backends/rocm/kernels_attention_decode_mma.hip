@@ -88,21 +88,36 @@ __device__ inline void split2(float x0, float x1, uint32_t &hi, uint32_t &lo)
 }
 
 // Queues the K and V rows of tile `tile` (keys s0 + 16 tile ..) into ring
-// slot at shared address dst; keys past s1 are zeros.
+// slot at shared address dst; keys past s1 are zeros. A lane copies the
+// same 16-byte column of every kRows-th row, one pointer per cache and a
+// stride instead of an index computed per piece, and a tile whose keys
+// are all visible goes without the zero-fill test: the copies leave
+// sooner (32 / 8 heads, d = 128, 4096 positions: 11.68 -> 11.46 us graph,
+// the last tile lands 0.4 us earlier; BENCHMARKS.md round 18).
 template <int D>
 __device__ inline void load_tile(uint32_t dst, const uint16_t *kb, const uint16_t *vb, int64_t row_stride, int64_t s0,
                                  int64_t s1, int64_t tile, int lane)
 {
-    constexpr int kChunks = D / 8; // 16-byte pieces per row
+    constexpr int kChunks = D / 8;      // 16-byte pieces per row
+    constexpr int kRows = 32 / kChunks; // rows per pass of the warp
+    const int r0 = lane / kChunks, col = lane % kChunks;
+    const int64_t sr = s0 + kTileKeys * tile + r0, first = sr * row_stride + col * 8, step = kRows * row_stride;
+    const uint16_t *kp = kb + first, *vp = vb + first;
+    const uint32_t at = dst + (uint32_t)(r0 * row_bytes<D>() + col * 16);
+    constexpr uint32_t kv = kTileKeys * row_bytes<D>(); // the V rows after the K rows
+    if (s0 + kTileKeys * (tile + 1) - 1 <= s1) {        // every key of the tile visible
 #pragma unroll
-    for (int i = 0; i < kTileKeys * kChunks / 32; i++) {
-        const int c = lane + 32 * i, r = c / kChunks, col = c % kChunks;
-        const int64_t s = s0 + kTileKeys * tile + r;
-        const bool ok = s <= s1;
-        const int64_t off = ok ? s * row_stride + col * 8 : 0;
-        const uint32_t at = dst + (uint32_t)(r * row_bytes<D>() + col * 16);
-        cp16(at, kb + off, ok ? 16 : 0);
-        cp16(at + (uint32_t)(kTileKeys * row_bytes<D>()), vb + off, ok ? 16 : 0);
+        for (int i = 0; i < kTileKeys / kRows; i++) {
+            cp16(at + (uint32_t)(i * kRows * row_bytes<D>()), kp + i * step);
+            cp16(at + kv + (uint32_t)(i * kRows * row_bytes<D>()), vp + i * step);
+        }
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < kTileKeys / kRows; i++) {
+        const bool ok = sr + kRows * i <= s1;
+        cp16(at + (uint32_t)(i * kRows * row_bytes<D>()), ok ? kp + i * step : kb, ok ? 16 : 0);
+        cp16(at + kv + (uint32_t)(i * kRows * row_bytes<D>()), ok ? vp + i * step : vb, ok ? 16 : 0);
     }
 }
 
