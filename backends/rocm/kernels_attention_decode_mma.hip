@@ -8,7 +8,7 @@
 // head, query) takes an equal share of the query's visible keys for the G
 // query heads of its kv head. The chunks of a (query, kv head) merge
 // either through global memory, the last block to arrive merging them
-// (attn_mma_kernel, merge_last), or on sm_90 within a thread block cluster
+// (attn_mma_kernel, merge_chunks), or on sm_90 within a thread block cluster
 // of at most 16 blocks, each block merging a share of the outputs from the
 // others' shared memory (attn_mma_cluster_kernel; cluster_size says when).
 // Within a block each of kWarps warps takes every kWarps-th tile of 16
@@ -121,26 +121,68 @@ __device__ inline void load_tile(uint32_t dst, const uint16_t *kb, const uint16_
     }
 }
 
-// Shared memory of the block's chunk result (after the warps' merge area):
-// per head h of the block's G, m[h], l[h], then o[h][D].
+// Floats of padding after each warp's output row of a head in the warps'
+// merge area, so that the rows of the G heads a warp writes at once fall in
+// different banks (a row of 128 floats would put them all in the same ones).
+constexpr int kPad = 8;
+// The warps' merge area (the rings' memory once every copy has landed):
+// per warp w and head h, m[w][h], then l[w][h], then o[w][h][D + kPad].
+template <int D, int G> __host__ __device__ constexpr int warps_floats()
+{
+    return kWarps * G * (2 + D + kPad);
+}
+// Shared memory of the block's chunk result for the cluster merge (after the
+// warps' merge area): per head h of the block's G, m[h], l[h], then o[h][D].
 template <int D, int G> __host__ __device__ constexpr int part_offset()
 {
-    return kWarps * G * (D + 2) * (int)sizeof(float);
+    return warps_floats<D, G>() * (int)sizeof(float);
+}
+
+// V consecutive floats (V = 2 or 4) at p (aligned to 4 V bytes).
+template <int V> __device__ inline void ld_vec(const float *p, float (&x)[V])
+{
+    if constexpr (V == 4) {
+        const float4 a = *(const float4 *)p;
+        x[0] = a.x, x[1] = a.y, x[2] = a.z, x[3] = a.w;
+    } else {
+        const float2 a = *(const float2 *)p;
+        x[0] = a.x, x[1] = a.y;
+    }
+}
+// The same from L2 (written by another block of the launch).
+template <int V> __device__ inline void ld_vec_cg(const float *p, float (&x)[V])
+{
+    if constexpr (V == 4) {
+        const float4 a = __ldcg((const float4 *)p);
+        x[0] = a.x, x[1] = a.y, x[2] = a.z, x[3] = a.w;
+    } else {
+        const float2 a = __ldcg((const float2 *)p);
+        x[0] = a.x, x[1] = a.y;
+    }
+}
+template <int V> __device__ inline void st_vec(float *p, const float (&x)[V])
+{
+    if constexpr (V == 4)
+        *(float4 *)p = make_float4(x[0], x[1], x[2], x[3]);
+    else
+        *(float2 *)p = make_float2(x[0], x[1]);
 }
 
 // The block's chunk `split` of n_split of the visible keys of the query at
 // position p, for the G query heads of kv head kvh from query row row0:
-// leaves in part (shared memory, part_offset's) each head's max, sum and
-// unnormalised output over the chunk (m = -inf, l = 0, o = 0 without a
-// key). Every thread of the block calls it; part is complete on return.
+// leaves in the warps' merge area (warps_floats') each warp's max, sum
+// and unnormalised output per head over its tiles (m = -inf, l = 0, o = 0
+// without a key). Every thread of the block calls it; the area is complete
+// on return (combine_warps merges it).
 template <int D, int G>
 __device__ inline void chunk_partial(const float *q, const uint16_t *k, const uint16_t *v, int64_t p, int64_t row0,
                                      int64_t kvh, int64_t Hkv, int64_t S, float scale, int32_t window, int64_t split,
-                                     int64_t n_split, uint8_t *smem, float *part)
+                                     int64_t n_split, uint8_t *smem)
 {
     constexpr int KC = D / 16; // k steps of the scores
     constexpr int DT = D / 8;  // n tiles of the values
     static_assert(part_offset<D, G>() + G * (D + 2) * (int)sizeof(float) <= (int)block_smem<D>(), "part in the rings");
+    static_assert(D % 32 == 0 && ((D + kPad) * sizeof(float)) % 16 == 0, "a lane's outputs of a row: one vector");
     const int lane = (int)threadIdx.x % 32, w = (int)threadIdx.x / 32, g = lane / 4, c2 = 2 * (lane % 4);
     int64_t s0, s1;
     chunk_keys(p, S, window, split, n_split, s0, s1);
@@ -255,48 +297,140 @@ __device__ inline void chunk_partial(const float *q, const uint16_t *k, const ui
     __syncwarp();
     l += __shfl_xor_sync(kFull, l, 1);
     l += __shfl_xor_sync(kFull, l, 2);
-    // the warps meet (the rings' memory, now idle): per head the chunk max
-    // M, the warps' weights e^(m_w - M) and the chunk's sum and output
+    // the warps meet (the rings' memory, now idle): their m, l and o per head
     __syncthreads();
-    float *sm_m = (float *)smem, *sm_l = sm_m + kWarps * G, *sm_o = sm_l + kWarps * G; // sm_o [kWarps][G][D]
+    float *sm_m = (float *)smem, *sm_l = sm_m + kWarps * G, *sm_o = sm_l + kWarps * G; // sm_o [kWarps][G][D + kPad]
     if (g < G) {
         if (lane % 4 == 0) {
             sm_m[w * G + g] = m;
             sm_l[w * G + g] = l;
         }
-        float *o = sm_o + (w * G + g) * D + c2;
+        float *o = sm_o + (w * G + g) * (D + kPad) + c2;
 #pragma unroll
-        for (int jt = 0; jt < DT; jt++) {
-            o[8 * jt] = (acc[jt][0] + acc[jt][2]) * (1.0f / 1024.0f);
-            o[8 * jt + 1] = (acc[jt][1] + acc[jt][3]) * (1.0f / 1024.0f);
-        }
-    }
-    __syncthreads();
-    for (int e = (int)threadIdx.x; e < G * D; e += kWarps * 32) {
-        const int h = e / D, jd = e % D;
-        float M = -INFINITY;
-#pragma unroll
-        for (int i = 0; i < kWarps; i++)
-            M = fmaxf(M, sm_m[i * G + h]);
-        float o = 0.0f, sum = 0.0f;
-#pragma unroll
-        for (int i = 0; i < kWarps; i++) {
-            const float mw = sm_m[i * G + h], wt = mw == -INFINITY ? 0.0f : __expf(mw - M);
-            o = fmaf(wt, sm_o[(i * G + h) * D + jd], o);
-            sum = fmaf(wt, sm_l[i * G + h], sum);
-        }
-        part[2 * G + e] = o;
-        if (jd == 0) {
-            part[h] = M;
-            part[G + h] = sum;
-        }
+        for (int jt = 0; jt < DT; jt++)
+            *(float2 *)(o + 8 * jt) =
+                make_float2((acc[jt][0] + acc[jt][2]) * (1.0f / 1024.0f), (acc[jt][1] + acc[jt][3]) * (1.0f / 1024.0f));
     }
     __syncthreads();
 }
 
+// The chunk's result per head from the warps' (chunk_partial's area): per
+// head the chunk max M, the warps' weights e^(m_w - M) and the chunk's sum
+// and output, in warp order. Warp w takes heads w, w + kWarps, .., lane
+// the V = D / 32 outputs from V lane, and hands each to
+// put(h, jd, o[V], M, sum). Every thread of the block calls it.
+template <int D, int G, class Put> __device__ inline void combine_warps(const uint8_t *smem, Put put)
+{
+    constexpr int V = D / 32;
+    const float *sm_m = (const float *)smem, *sm_l = sm_m + kWarps * G, *sm_o = sm_l + kWarps * G;
+    const int w = (int)threadIdx.x / 32, jd = V * ((int)threadIdx.x % 32);
+    for (int h = w; h < G; h += kWarps) {
+        float M = -INFINITY;
+#pragma unroll
+        for (int i = 0; i < kWarps; i++)
+            M = fmaxf(M, sm_m[i * G + h]);
+        float o[V], sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            o[j] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < kWarps; i++) {
+            const float mw = sm_m[i * G + h], wt = mw == -INFINITY ? 0.0f : __expf(mw - M);
+            float x[V];
+            ld_vec<V>(sm_o + (i * G + h) * (D + kPad) + jd, x);
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                o[j] = fmaf(wt, x[j], o[j]);
+            sum = fmaf(wt, sm_l[i * G + h], sum);
+        }
+        put(h, jd, o, M, sum);
+    }
+}
+
+// After every warp of the block has written its heads' partials of chunk
+// `split` (part_o, part_ml: AttnArgs' layout): the last block of (query,
+// kv head) to arrive (counter *done, zero before the launch; that block
+// resets it) merges the chunks in chunk order into out, with merge_last's
+// arithmetic: o = sum_i e^(m_i - M) o_i / sum_i e^(m_i - M) l_i (zeros
+// when no key is visible). Warp w takes heads w, w + kWarps, ..: lane i
+// loads chunk i's (m, l) (and 32 + i's), every lane its V outputs of 16
+// chunks at a time, all in flight together; the weights go from lane to
+// lane by shuffles, so the merge is the counter's round trip and about
+// one load round trip, without merge_last's barriers and passes over
+// shared memory (with combine_warps, H200 graph us: 32 / 8 heads 11.42 ->
+// 10.41, 32 / 4 10.68 -> 9.78; BENCHMARKS.md round 19). Every thread of
+// the block calls it.
+template <int D, int G>
+__device__ inline void merge_chunks(const float *part_o, const float *part_ml, uint32_t *done, float *out, int64_t row0,
+                                    int64_t n_split)
+{
+    static_assert(kMaxSplit <= 64, "two chunks' (m, l) per lane");
+    constexpr int V = D / 32, B = 16; // outputs per lane, chunks per batch of loads
+    __shared__ int sm_last;
+    __syncthreads(); // every warp's partials written (the fence below is cumulative over the barrier)
+    if (threadIdx.x == 0) {
+        __threadfence();
+        const bool last = atomicAdd(done, 1u) == (uint32_t)(n_split - 1);
+        if (last)
+            __threadfence();
+        sm_last = last;
+    }
+    __syncthreads();
+    if (!sm_last)
+        return;
+    const int ns = (int)n_split, lane = (int)threadIdx.x % 32, w = (int)threadIdx.x / 32, jd = V * lane;
+    for (int h = w; h < G; h += kWarps) {
+        const int64_t r0 = (row0 + h) * n_split; // chunk 0's row of head h
+        float x[B][V];
+        auto load = [&](int i0) {
+#pragma unroll
+            for (int b = 0; b < B; b++)
+                if (i0 + b < ns)
+                    ld_vec_cg<V>(part_o + (r0 + i0 + b) * D + jd, x[b]);
+        };
+        load(0);
+        float2 ml0 = make_float2(-INFINITY, 0.0f), ml1 = ml0;
+        if (lane < ns)
+            ml0 = __ldcg((const float2 *)(part_ml + (r0 + lane) * 2));
+        if (32 + lane < ns)
+            ml1 = __ldcg((const float2 *)(part_ml + (r0 + 32 + lane) * 2));
+        float M = fmaxf(ml0.x, ml1.x);
+#pragma unroll
+        for (int s = 16; s >= 1; s /= 2)
+            M = fmaxf(M, __shfl_xor_sync(kFull, M, s));
+        const float w0 = ml0.x == -INFINITY ? 0.0f : expf(ml0.x - M), w1 = ml1.x == -INFINITY ? 0.0f : expf(ml1.x - M);
+        float a[V], sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            a[j] = 0.0f;
+        for (int i0 = 0; i0 < ns; i0 += B) {
+            if (i0 > 0)
+                load(i0);
+#pragma unroll
+            for (int b = 0; b < B; b++) {
+                const int i = i0 + b;
+                if (i < ns) {
+                    const float wt = __shfl_sync(kFull, i < 32 ? w0 : w1, i % 32);
+                    const float li = __shfl_sync(kFull, i < 32 ? ml0.y : ml1.y, i % 32);
+#pragma unroll
+                    for (int j = 0; j < V; j++)
+                        a[j] = fmaf(wt, x[b][j], a[j]);
+                    sum = fmaf(wt, li, sum);
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            a[j] = sum > 0.0f ? a[j] / sum : 0.0f;
+        st_vec<V>(out + (row0 + h) * D + jd, a);
+    }
+    if (threadIdx.x == 0)
+        *done = 0; // ready for the next launch (graph replay)
+}
+
 // Block (chunk, kv head, query) of the launch: its chunk, then the merge of
 // the chunks through global memory (the partials in scratch, the last block
-// to arrive merges: merge_last).
+// to arrive merges: merge_chunks).
 template <int D, int G>
 __global__ void __launch_bounds__(kWarps * 32)
     attn_mma_kernel(const float *q, const uint16_t *k, const uint16_t *v, const int32_t *pos, float *out, float *part_o,
@@ -306,18 +440,16 @@ __global__ void __launch_bounds__(kWarps * 32)
     vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     extern __shared__ uint4 attn_mma_smem[];
     uint8_t *smem = (uint8_t *)attn_mma_smem;
-    float *part = (float *)(smem + part_offset<D, G>());
     const int64_t split = blockIdx.x, kvh = blockIdx.y, t = blockIdx.z, row0 = t * Hq + kvh * G;
-    chunk_partial<D, G>(q, k, v, pos[t], row0, kvh, Hkv, S, scale, window, split, n_split, smem, part);
-    for (int e = (int)threadIdx.x; e < G * D; e += kWarps * 32) {
-        const int h = e / D, jd = e % D;
-        part_o[((row0 + h) * n_split + split) * D + jd] = part[2 * G + e];
-        if (jd == 0) {
-            part_ml[((row0 + h) * n_split + split) * 2] = part[h];
-            part_ml[((row0 + h) * n_split + split) * 2 + 1] = part[G + h];
-        }
-    }
-    merge_last<G, D, kWarps * 32>(part_o, part_ml, done + t * Hkv + kvh, out, row0, n_split);
+    chunk_partial<D, G>(q, k, v, pos[t], row0, kvh, Hkv, S, scale, window, split, n_split, smem);
+    const bool lead = threadIdx.x % 32 == 0;
+    combine_warps<D, G>(smem, [&](int h, int jd, const float(&o)[D / 32], float M, float sum) {
+        const int64_t row = (row0 + h) * n_split + split;
+        st_vec<D / 32>(part_o + row * D + jd, o);
+        if (lead)
+            *(float2 *)(part_ml + row * 2) = make_float2(M, sum);
+    });
+    merge_chunks<D, G>(part_o, part_ml, done + t * Hkv + kvh, out, row0, n_split);
 }
 
 constexpr int kMaxCluster = 16; // blocks per cluster at most (sm_90's non-portable limit)
@@ -339,7 +471,13 @@ __global__ void __launch_bounds__(kWarps * 32)
     float *part = (float *)(smem + part_offset<D, G>());
     const int64_t kvh = blockIdx.y, t = blockIdx.z, row0 = t * Hq + kvh * G;
     const int ns = (int)n_split, r = (int)cluster_rank();
-    chunk_partial<D, G>(q, k, v, pos[t], row0, kvh, Hkv, S, scale, window, r, n_split, smem, part);
+    chunk_partial<D, G>(q, k, v, pos[t], row0, kvh, Hkv, S, scale, window, r, n_split, smem);
+    const bool lead = threadIdx.x % 32 == 0;
+    combine_warps<D, G>(smem, [&](int h, int jd, const float(&o)[D / 32], float M, float sum) {
+        st_vec<D / 32>(part + 2 * G + h * D + jd, o);
+        if (lead)
+            part[h] = M, part[G + h] = sum;
+    });
     cluster_sync(); // every block's part written
     const int per = (G * D + ns - 1) / ns, e1 = (r + 1) * per < G * D ? (r + 1) * per : G * D;
     for (int e = r * per + (int)threadIdx.x; e < e1; e += kWarps * 32) {
