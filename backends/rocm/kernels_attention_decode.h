@@ -2,8 +2,9 @@
 // (kernels_attention_decode.hip: the f16/bf16 kernel on vector units;
 // kernels_attention_decode_mma.hip: the f16 kernel on NVIDIA's matrix
 // instructions): a block's share of the visible keys, the scratch layout of
-// the chunks' partials and counters, and the last block's merge of the
-// chunks. Device code of HIP translation units only.
+// the chunks' partials and counters, and the vector kernel's merge of the
+// chunks by the last block (merge_last; the mma kernel has its own,
+// merge_chunks). Device code of HIP translation units only.
 #ifndef VT_KERNELS_ATTENTION_DECODE_H
 #define VT_KERNELS_ATTENTION_DECODE_H
 
