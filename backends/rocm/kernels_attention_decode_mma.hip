@@ -160,6 +160,7 @@ template <int V> __device__ inline void ld_vec_cg(const float *p, float (&x)[V])
         x[0] = a.x, x[1] = a.y;
     }
 }
+// x stored as V consecutive floats at p (aligned to 4 V bytes).
 template <int V> __device__ inline void st_vec(float *p, const float (&x)[V])
 {
     if constexpr (V == 4)
