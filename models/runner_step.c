@@ -3,6 +3,7 @@
  * steps queued back to back and timing. */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,11 +103,30 @@ static vt_status decode_graph(vt_runner *r, const vt_sampler *s, uint64_t sample
     return st;
 }
 
+/* VT_E_INVALID_ARG naming the field of s (NULL: greedy) outside its range
+ * (vt_sampler): a NaN temperature is not greedy, a NaN or negative top_p
+ * is not "no cut". fn names the caller in the message. */
+static vt_status check_sampler(const char *fn, const vt_sampler *s)
+{
+    if (!s)
+        return VT_OK;
+    if (!isfinite(s->temperature))
+        return vt_set_error(VT_E_INVALID_ARG, "%s: sampler temperature %g is not finite", fn, (double)s->temperature);
+    if (s->top_k < 0)
+        return vt_set_error(VT_E_INVALID_ARG, "%s: sampler top_k %d is negative (0: no cut)", fn, (int)s->top_k);
+    if (!(s->top_p >= 0.0f && s->top_p <= 1.0f))
+        return vt_set_error(VT_E_INVALID_ARG, "%s: sampler top_p %g is outside [0, 1] (0 means 1)", fn,
+                            (double)s->top_p);
+    return VT_OK;
+}
+
 vt_status vt_runner_step(vt_runner *r, const int32_t *tokens, uint32_t n, const vt_sampler *s, uint64_t sample_step,
                          int32_t *next, float *logits)
 {
     if (!r || n == 0 || (!tokens && n != 1))
         return vt_set_error(VT_E_INVALID_ARG, "vt_runner_step: NULL runner, no tokens, or n = %u without tokens", n);
+    if (check_sampler("vt_runner_step", s) != VT_OK)
+        return VT_E_INVALID_ARG;
     if ((uint64_t)r->pos + n > r->ctx)
         return vt_set_error(VT_E_INVALID_ARG, "runner: %u tokens at position %u exceed the context of %u", n, r->pos,
                             r->ctx);
@@ -187,13 +207,25 @@ vt_status vt_runner_generate(vt_runner *r, const int32_t *prompt, uint32_t n_pro
 {
     if (!r || !prompt || n_prompt == 0 || (n_gen && !out))
         return vt_set_error(VT_E_INVALID_ARG, "vt_runner_generate: NULL runner, prompt or output, or empty prompt");
-    if ((uint64_t)n_prompt + n_gen > (uint64_t)r->ctx + 1)
+    /* The prompt's positions, then one per decode step (the last token
+     * sampled is not fed). */
+    if ((uint64_t)n_prompt + (n_gen ? n_gen - 1 : 0) > r->ctx)
         return vt_set_error(VT_E_INVALID_ARG, "runner: %u prompt + %u generated tokens exceed the context of %u",
                             n_prompt, n_gen, r->ctx);
+    if (check_sampler("vt_runner_generate", s) != VT_OK)
+        return VT_E_INVALID_ARG;
     vt_generate_stats z = {0, 0, n_prompt, 0};
     vt_status st = vt_runner_reset(r);
-    if (st != VT_OK || n_gen == 0)
+    if (st != VT_OK)
         return st;
+    if (n_gen == 0) { /* the prompt only: the next step continues after it */
+        double t0 = now_s();
+        st = vt_runner_step(r, prompt, n_prompt, s, 0, NULL, NULL);
+        z.prefill_s = now_s() - t0;
+        if (stats)
+            *stats = z;
+        return st;
+    }
     /* The decode graph is recorded once, outside the timed passes. */
     if (r->n_part) {
         if (n_gen > 1)

@@ -788,11 +788,48 @@ START_TEST(bad_files_and_inputs_are_refused_by_name)
     int32_t out[4];
     ck_assert_int_eq(vt_runner_generate(r, nine, 6, 4, NULL, out, NULL), VT_E_INVALID_ARG);
     ck_assert_ptr_nonnull(strstr(vt_last_error(), "6 prompt + 4 generated tokens exceed the context of 8"));
+    /* A sampler out of its range (vt_sampler) is refused by field, before
+     * the reset of generate or the prefill of step: a NaN temperature is
+     * not greedy, a NaN or negative top_p is not "no cut". */
+    const struct {
+        vt_sampler s;
+        const char *why;
+    } bad_s[] = {
+        {{NAN, 0, 0.0f, 1}, "sampler temperature nan is not finite"},
+        {{INFINITY, 0, 0.0f, 1}, "sampler temperature inf is not finite"},
+        {{0.8f, -1, 0.0f, 1}, "sampler top_k -1 is negative (0: no cut)"},
+        {{0.8f, 0, NAN, 1}, "sampler top_p nan is outside [0, 1] (0 means 1)"},
+        {{0.0f, 0, -0.5f, 1}, "sampler top_p -0.5 is outside [0, 1] (0 means 1)"},
+        {{0.8f, 0, 1.5f, 1}, "sampler top_p 1.5 is outside [0, 1] (0 means 1)"},
+    };
+    for (size_t i = 0; i < sizeof bad_s / sizeof bad_s[0]; i++) {
+        ck_assert_int_eq(vt_runner_step(r, nine, 2, &bad_s[i].s, 0, &tok, NULL), VT_E_INVALID_ARG);
+        ck_assert_msg(strstr(vt_last_error(), bad_s[i].why), "%zu: %s", i, vt_last_error());
+        ck_assert_ptr_nonnull(strstr(vt_last_error(), "vt_runner_step: "));
+        ck_assert_int_eq(vt_runner_generate(r, nine, 2, 2, &bad_s[i].s, out, NULL), VT_E_INVALID_ARG);
+        ck_assert_msg(strstr(vt_last_error(), bad_s[i].why), "%zu: %s", i, vt_last_error());
+        ck_assert_ptr_nonnull(strstr(vt_last_error(), "vt_runner_generate: "));
+    }
+    ck_assert_int_eq(vt_runner_position(r), 0);
     after = vt_test_stats(cpu);
     ck_assert_uint_eq(after.backend.h2d_copies, before.backend.h2d_copies);
     ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
     ck_assert_uint_eq(after.native_runs, before.native_runs);
     ck_assert_int_eq(vt_runner_generate(r, nine, 5, 4, NULL, out, NULL), VT_OK);
+    /* n_gen = 0 prefills the prompt and samples nothing into out: the next
+     * step continues after it (generate's doc: reset, prefill, n_gen). */
+    out[0] = -7;
+    vt_generate_stats gs = {1.0, 1.0, 0, 9};
+    ck_assert_int_eq(vt_runner_generate(r, nine, 5, 0, NULL, out, &gs), VT_OK);
+    ck_assert_int_eq(out[0], -7);
+    ck_assert_uint_eq(vt_runner_position(r), 5);
+    ck_assert_uint_eq(gs.n_prompt, 5);
+    ck_assert_uint_eq(gs.n_decoded, 0);
+    ck_assert(gs.prefill_s > 0.0 && gs.decode_s == 0.0);
+    ck_assert_int_eq(vt_runner_generate(r, nine, 9, 0, NULL, NULL, NULL), VT_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(vt_last_error(), "9 prompt + 0 generated tokens exceed the context of 8"));
+    ck_assert_int_eq(vt_runner_generate(r, nine, 8, 0, NULL, NULL, NULL), VT_OK);
+    ck_assert_uint_eq(vt_runner_position(r), 8);
     close_runner(reg, g, r);
     free(good);
 }

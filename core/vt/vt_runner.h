@@ -72,11 +72,12 @@ typedef struct vt_runner_info {
     uint32_t n_merged;     /* weight groups (q|k|v, gate|up) staged side by side: one MatMul each per decode step */
 } vt_runner_info;
 
-/* Sampling of the next token; temperature <= 0 is greedy (Argmax). */
+/* Sampling of the next token; temperature <= 0 is greedy (Argmax). A
+ * field outside its range is refused (VT_E_INVALID_ARG) before a step runs. */
 typedef struct vt_sampler {
-    float temperature;
-    int32_t top_k; /* 0: no cut */
-    float top_p;   /* (0, 1]; 0 means 1 */
+    float temperature; /* finite */
+    int32_t top_k;     /* >= 0; 0: no cut */
+    float top_p;       /* [0, 1]; 0 means 1 */
     uint64_t seed;
 } vt_sampler;
 
@@ -151,7 +152,8 @@ VT_WARN_UNUSED vt_status vt_runner_reset(vt_runner *r);
  * sample_step. tokens NULL with n == 1 feeds the token the previous step
  * sampled, which never left the device. next (may be NULL) receives the
  * sampled id, logits (may be NULL) the n_vocab logits of the last token.
- * VT_E_INVALID_ARG for a token >= n_vocab or a position past ctx. */
+ * VT_E_INVALID_ARG for a token >= n_vocab, a position past ctx or a
+ * sampler field outside its range, before anything runs. */
 VT_WARN_UNUSED vt_status vt_runner_step(vt_runner *r, const int32_t *tokens, uint32_t n, const vt_sampler *s,
                                         uint64_t sample_step, int32_t *next, float *logits);
 
@@ -163,7 +165,10 @@ typedef struct vt_generate_stats {
 
 /* Reset, prefill the prompt, then produce n_gen tokens into out (the first
  * comes from the prefill's logits, each next one from a decode step fed on
- * the device). Sampling step i uses RNG step i. */
+ * the device). Sampling step i uses RNG step i. n_gen = 0: the prompt only
+ * (out may be NULL), the next vt_runner_step continues after it.
+ * VT_E_INVALID_ARG, before the reset, when the prompt and n_gen - 1 decode
+ * steps pass ctx or a sampler field is outside its range. */
 VT_WARN_UNUSED vt_status vt_runner_generate(vt_runner *r, const int32_t *prompt, uint32_t n_prompt, uint32_t n_gen,
                                             const vt_sampler *s, int32_t *out, vt_generate_stats *stats);
 
