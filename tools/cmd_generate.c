@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <vt/vt_number.h>
 #include <vt/vt_runner.h>
 
 #include "progress_bar.h"
@@ -51,12 +52,24 @@ static int parse_tokens(const char *s, int32_t **out, uint32_t *n)
     return 0;
 }
 
+/* Option opt's value s as a real number in [lo, hi] (NaN is in no range):
+ * -1 to go on, else the usage exit code after saying why. */
 static int number(const char *cmd, const char *opt, const char *s, double lo, double hi, double *v)
 {
     char *end;
     *v = strtod(s, &end);
-    if (!*s || *end || *v < lo || *v > hi)
+    if (!*s || *end || !(*v >= lo && *v <= hi))
         return vtctl_usage_error(cmd, "%s '%s' is not a number in [%g, %g]", opt, s, lo, hi);
+    return -1;
+}
+
+/* Option opt's value s as a whole number in [lo, hi] (vt_parse_i64's
+ * syntax): -1 to go on, else the usage exit code after saying why. */
+static int count(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *v)
+{
+    if (!vt_parse_i64(s, lo, hi, v))
+        return vtctl_usage_error(cmd, "%s '%s' is not a whole number in [%lld, %lld]", opt, s, (long long)lo,
+                                 (long long)hi);
     return -1;
 }
 
@@ -101,7 +114,9 @@ int vtctl_cmd_generate(int argc, char **argv)
                                              {"budget", required_argument, NULL, 'B'},
                                              {NULL, 0, NULL, 0}};
     const char *backend = "cpu:0", *prompt_s = NULL, *logits_path = NULL, *devices = NULL;
-    double n_gen = 16, ctx = 0, chunk = 0, budget = 0, d;
+    int64_t n_gen = 16, ctx = 0, chunk = 0, top_k;
+    uint64_t budget = 0;
+    double d;
     vt_sampler s = {0, 0, 1.0f, 0};
     int kv = VT_RUNNER_KV_F16;
     bool json = false;
@@ -114,7 +129,7 @@ int vtctl_cmd_generate(int argc, char **argv)
         case 'b': backend = optarg; break;
         case 'p': prompt_s = optarg; break;
         case 'n':
-            if ((rc = number(argv[0], "-n", optarg, 0, 1e7, &n_gen)) >= 0)
+            if ((rc = count(argv[0], "-n", optarg, 0, 10000000, &n_gen)) >= 0)
                 return rc;
             break;
         case 't':
@@ -123,9 +138,9 @@ int vtctl_cmd_generate(int argc, char **argv)
             s.temperature = (float)d;
             break;
         case 'k':
-            if ((rc = number(argv[0], "--top-k", optarg, 0, 1e9, &d)) >= 0)
+            if ((rc = count(argv[0], "--top-k", optarg, 0, INT32_MAX, &top_k)) >= 0)
                 return rc;
-            s.top_k = (int32_t)d;
+            s.top_k = (int32_t)top_k;
             break;
         case 'P':
             if ((rc = number(argv[0], "--top-p", optarg, 1e-9, 1, &d)) >= 0)
@@ -133,16 +148,15 @@ int vtctl_cmd_generate(int argc, char **argv)
             s.top_p = (float)d;
             break;
         case 's':
-            if ((rc = number(argv[0], "--seed", optarg, 0, 1.8e19, &d)) >= 0)
-                return rc;
-            s.seed = strtoull(optarg, NULL, 10);
+            if (!vt_parse_u64(optarg, &s.seed))
+                return vtctl_usage_error(argv[0], "--seed '%s' is not an unsigned number", optarg);
             break;
         case 'c':
-            if ((rc = number(argv[0], "--ctx", optarg, 1, 1e7, &ctx)) >= 0)
+            if ((rc = count(argv[0], "--ctx", optarg, 1, 10000000, &ctx)) >= 0)
                 return rc;
             break;
         case 'C':
-            if ((rc = number(argv[0], "--chunk", optarg, 1, 1e6, &chunk)) >= 0)
+            if ((rc = count(argv[0], "--chunk", optarg, 1, 1000000, &chunk)) >= 0)
                 return rc;
             break;
         case 'v':
@@ -158,8 +172,8 @@ int vtctl_cmd_generate(int argc, char **argv)
         case 'L': logits_path = optarg; break;
         case 'D': devices = optarg; break;
         case 'B':
-            if ((rc = number(argv[0], "--budget", optarg, 1, 1.8e19, &budget)) >= 0)
-                return rc;
+            if (!vtctl_parse_bytes(optarg, &budget) || budget == 0)
+                return vtctl_usage_error(argv[0], "--budget '%s' is not a positive byte count", optarg);
             break;
         default: return vtctl_usage_error(argv[0], "unknown option '%s'", argv[optind - 1]);
         }
@@ -195,9 +209,10 @@ int vtctl_cmd_generate(int argc, char **argv)
     uint32_t want_ctx = ctx > 0 ? (uint32_t)ctx : 4096;
     if (want_ctx > info.n_ctx_train)
         want_ctx = info.n_ctx_train;
-    if ((uint64_t)n_prompt + (uint64_t)n_gen > (uint64_t)want_ctx + 1) {
-        fprintf(stderr, "vtctl generate: %u prompt tokens + -n %.0f exceed the context of %u tokens (--ctx)\n",
-                n_prompt, n_gen, want_ctx);
+    /* the prompt's positions, then one per decode step (the last token is not fed) */
+    if ((uint64_t)n_prompt + (uint64_t)(n_gen > 0 ? n_gen - 1 : 0) > (uint64_t)want_ctx) {
+        fprintf(stderr, "vtctl generate: %u prompt tokens + -n %lld exceed the context of %u tokens (--ctx)\n",
+                n_prompt, (long long)n_gen, want_ctx);
         goto done;
     }
     if (!vtctl_open(&reg))
@@ -216,8 +231,7 @@ int vtctl_cmd_generate(int argc, char **argv)
     vt_device *dev = devs[0];
     progress_bar bar;
     progress_bar_init(&bar, devices ? devices : vt_device_id(dev));
-    vt_runner_options o = {sizeof o,         want_ctx, (uint32_t)chunk,     kv,   -1,
-                           (uint64_t)budget, 0,        progress_bar_update, &bar, flags};
+    vt_runner_options o = {sizeof o, want_ctx, (uint32_t)chunk, kv, -1, budget, 0, progress_bar_update, &bar, flags};
     st = devices ? vt_runner_create_split(g, devs, n_dev, &o, &r) : vt_runner_create(g, dev, &o, &r);
     progress_bar_end(&bar);
     if (st != VT_OK) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include <vt/vt_mkmodel.h>
+#include <vt/vt_number.h>
 
 #include "vtctl.h"
 
@@ -24,20 +25,19 @@ int vtctl_cmd_mkmodel(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        char *end = NULL;
+        int64_t layers;
         switch (c) {
         case 'a': o.arch = optarg; break;
         case 'p': o.preset = optarg; break;
         case 'w': wtype = optarg; break;
         case 's':
-            o.seed = strtoull(optarg, &end, 0);
-            if (!*optarg || *end)
-                return vtctl_usage_error(argv[0], "--seed '%s' is not a number", optarg);
+            if (!vt_parse_u64(optarg, &o.seed))
+                return vtctl_usage_error(argv[0], "--seed '%s' is not an unsigned number", optarg);
             break;
         case 'l':
-            o.n_layers = (uint32_t)strtoul(optarg, &end, 0);
-            if (!*optarg || *end || o.n_layers == 0 || o.n_layers > 4096)
+            if (!vt_parse_i64(optarg, 1, 4096, &layers))
                 return vtctl_usage_error(argv[0], "--layers '%s' is not 1..4096", optarg);
+            o.n_layers = (uint32_t)layers;
             break;
         default: return vtctl_usage_error(argv[0], "unknown option '%s'", argv[optind - 1]);
         }

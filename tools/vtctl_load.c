@@ -9,8 +9,7 @@
 
 #include "vtctl_load.h"
 
-/* A byte count with an optional K/M/G/T suffix (powers of 1024). */
-static bool parse_bytes(const char *s, uint64_t *out)
+bool vtctl_parse_bytes(const char *s, uint64_t *out)
 {
     /* the digits by the one strict parser: no space, no sign, no overflow */
     size_t k = 0;
@@ -93,18 +92,18 @@ int vtctl_load_parse(const char *cmd, int argc, char **argv, vtctl_load_args *a)
         switch (c) {
         case 'b': a->backend = optarg; break;
         case 'B':
-            if (!parse_bytes(optarg, &v) || v == 0)
+            if (!vtctl_parse_bytes(optarg, &v) || v == 0)
                 return vtctl_usage_error(cmd, "--budget '%s' is not a positive byte count", optarg);
             a->options.budget_bytes = v;
             a->options.budget_origin = "--budget";
             break;
         case 'c':
-            if (!parse_bytes(optarg, &v))
+            if (!vtctl_parse_bytes(optarg, &v))
                 return vtctl_usage_error(cmd, "--ctx '%s' is not a number", optarg);
             a->options.ctx = v;
             break;
         case 'n':
-            if (!parse_bytes(optarg, &v) || v == 0)
+            if (!vtctl_parse_bytes(optarg, &v) || v == 0)
                 return vtctl_usage_error(cmd, "--batch '%s' is not a positive number", optarg);
             a->options.batch = v;
             break;
@@ -119,7 +118,7 @@ int vtctl_load_parse(const char *cmd, int argc, char **argv, vtctl_load_args *a)
                 return vtctl_usage_error(cmd, "--expand takes f16, bf16 or f32, not '%s'", optarg);
             break;
         case 'k':
-            if (!parse_bytes(optarg, &v) || v < 4096)
+            if (!vtctl_parse_bytes(optarg, &v) || v < 4096)
                 return vtctl_usage_error(cmd, "--chunk '%s' must be at least 4096 bytes", optarg);
             a->options.chunk_bytes = v;
             break;

@@ -16,6 +16,11 @@ typedef struct vtctl_load_args {
     vt_tensor_class classes[VTCTL_MAX_CLASSES]; /* --class TENSOR=CLASS (options.classes points here) */
 } vtctl_load_args;
 
+/* A byte count: decimal digits with an optional K/M/G/T suffix (powers
+ * of 1024, "KiB" and "KB" read alike), no sign, no overflow; false (and
+ * *out untouched) otherwise. */
+bool vtctl_parse_bytes(const char *s, uint64_t *out);
+
 /* Parse the shared options; returns -1 to go on, else the exit code. */
 int vtctl_load_parse(const char *cmd, int argc, char **argv, vtctl_load_args *a);
 
