@@ -313,7 +313,12 @@ static vt_status resolve_all(vt_runner *r)
     if (st == VT_OK) {
         /* flags 0: the registry's tier policy (read once at its open) applies */
         st = vt_resolve_plan(r->dev, ops, n, 0, res, &n_refused);
-        if (st != VT_OK) {
+        if (st != VT_OK && n_refused == 0) {
+            /* not an op's refusal (a bad $VT_TIER_POLICY): its reason as given */
+            char why[1024];
+            snprintf(why, sizeof why, "%s", vt_last_error());
+            st = vt_set_error(st, "%s model on %s: %s", r->info.arch, vt_device_id(r->dev), why);
+        } else if (st != VT_OK) {
             /* One line naming every refused op, then the first reason in full. */
             char msg[3072], sb[96];
             size_t len =

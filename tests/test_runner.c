@@ -835,6 +835,36 @@ START_TEST(bad_files_and_inputs_are_refused_by_name)
 }
 END_TEST
 
+/* A bad $VT_TIER_POLICY (read at the registry's open, reported by every
+ * resolution) is what vt_runner_create names, not "0 of N planned ops
+ * refused", and nothing is allocated. */
+START_TEST(bad_tier_policy_is_named)
+{
+    char *path = make_model("qwen3", VT_F32, 5);
+    setenv("VT_TIER_POLICY", "bogus", 1);
+    vt_registry *reg = vt_test_open(NULL, "cpu", 0);
+    unsetenv("VT_TIER_POLICY");
+    vt_device *cpu;
+    ck_assert_int_eq(vt_registry_find_device(reg, "cpu:0", &cpu), VT_OK);
+    vt_gguf *g;
+    ck_assert_int_eq(vt_gguf_open(path, &g), VT_OK);
+    vt_device_stats before = vt_test_stats(cpu), after;
+    vt_runner *r = (vt_runner *)1;
+    ck_assert_int_eq(vt_runner_create(g, cpu, NULL, &r), VT_E_INVALID_ARG);
+    ck_assert_ptr_null(r);
+    const char *m = vt_last_error();
+    ck_assert_msg(strstr(m, "qwen3 model on cpu:0: VT_TIER_POLICY='bogus' is not a policy: use strict or portable") &&
+                      !strstr(m, "planned ops refused"),
+                  "%s", m);
+    after = vt_test_stats(cpu);
+    ck_assert_uint_eq(after.backend.allocs, before.backend.allocs);
+    ck_assert_uint_eq(after.backend.h2d_copies, before.backend.h2d_copies);
+    vt_gguf_close(g);
+    vt_registry_close(reg);
+    free(path);
+}
+END_TEST
+
 /* Generate on a device of the named backend; tokens and the final logits. */
 static void run_on(const char *backend, const char *path, int32_t *toks, float *logits, uint32_t V)
 {
@@ -1148,6 +1178,7 @@ int main(void)
     tcase_add_test(tc, merged_weights_match_reference);
     tcase_add_test(tc, deterministic_over_threads_and_chunks);
     tcase_add_test(tc, bad_files_and_inputs_are_refused_by_name);
+    tcase_add_test(tc, bad_tier_policy_is_named);
     tcase_add_test(tc, deferred_queue_device_matches_cpu);
     tcase_add_test(tc, refused_ops_are_listed_together);
     tcase_add_test(tc, load_select_plans_and_stages_a_part);
