@@ -163,6 +163,46 @@ START_TEST(the_cpu_device_reports_its_pool_size)
 }
 END_TEST
 
+/* A $VT_NUM_THREADS outside 1..1024 or not a whole number is not taken
+ * as "the default" in silence: the cpu backend is skipped at the
+ * registry's open with the value and the range named (as VT_CPU_SIMD). */
+START_TEST(a_bad_thread_count_is_named)
+{
+    const char *saved = getenv("VT_NUM_THREADS");
+    char *keep = saved ? strdup(saved) : NULL;
+    static const char *const bad[] = {"0", "1025", "nan", "2x", " 4", "-3", "+4", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("VT_NUM_THREADS", bad[i], 1);
+        vt_registry *reg = vt_test_open(NULL, "cpu", 0);
+        vt_device *d;
+        ck_assert_int_ne(vt_registry_find_device(reg, "cpu:0", &d), VT_OK);
+        char want[96];
+        snprintf(want, sizeof want, "VT_NUM_THREADS=%s: expected a whole number from 1 to 1024", bad[i]);
+        int seen = 0;
+        for (size_t b = 0; b < vt_registry_backend_count(reg); b++) {
+            vt_backend_info info;
+            ck_assert_int_eq(vt_registry_backend_info(reg, b, &info), VT_OK);
+            if (strcmp(info.name, "cpu") != 0)
+                continue;
+            seen = 1;
+            ck_assert_msg(strstr(info.reason, want), "'%s': reason: %s", bad[i], info.reason);
+        }
+        ck_assert(seen);
+        vt_registry_close(reg);
+    }
+    setenv("VT_NUM_THREADS", "", 1); /* empty: the default, as unset */
+    vt_registry *reg = vt_test_open(NULL, "cpu", 0);
+    vt_device *d;
+    ck_assert_msg(vt_registry_find_device(reg, "cpu:0", &d) == VT_OK, "%s", vt_last_error());
+    vt_registry_close(reg);
+    if (keep)
+        setenv("VT_NUM_THREADS", keep, 1);
+    else
+        unsetenv("VT_NUM_THREADS");
+    free(keep);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s;
@@ -171,6 +211,7 @@ int main(void)
     if (gate != 0)
         return gate;
     tcase_add_test(tc, the_cpu_device_reports_its_pool_size);
+    tcase_add_test(tc, a_bad_thread_count_is_named);
     tcase_add_test(tc, every_kernel_is_bit_identical_over_thread_counts);
     return vt_test_run_suite(s);
 }

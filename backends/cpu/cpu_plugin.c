@@ -16,14 +16,17 @@ const vt_backend_iface *vt_plugin_entry(void);
 static vt_status cpu_init(vt_backend_ctx **ctx, char *why, size_t why_size)
 {
     vt_cpu_simd simd;
+    int threads;
     vt_status st = vt_cpu_simd_select(&simd, why, why_size);
+    if (st == VT_OK)
+        st = vt_cpu_threads_select(&threads, why, why_size);
     if (st != VT_OK)
         return st;
     vt_backend_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return vt_why(VT_E_NO_MEMORY, why, why_size, "out of host memory");
     c->isa = vt_cpu_isa_get(simd);
-    c->pool = vt_cpu_pool_create(0);
+    c->pool = vt_cpu_pool_create(threads);
     if (!c->pool) {
         free(c);
         return vt_why(VT_E_NO_MEMORY, why, why_size, "cannot start the thread pool");

@@ -7,11 +7,14 @@
  * pool uses no CPU that another process on a shared machine needs. */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include <vt/vt_backend.h>
 
 #include "cpu_threads.h"
 
@@ -101,16 +104,23 @@ static void *worker_main(void *p)
     return NULL;
 }
 
-int vt_cpu_default_threads(void)
+vt_status vt_cpu_threads_select(int *n, char *why, size_t why_size)
 {
     const char *e = getenv("VT_NUM_THREADS");
-    if (e && *e) {
-        char *end = NULL;
-        long v = strtol(e, &end, 10);
-        if (!*end && v >= 1 && v <= 1024)
-            return (int)v;
+    if (!e || !*e) {
+        *n = vt_cpu_online_cores();
+        return VT_OK;
     }
-    return vt_cpu_online_cores();
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(e, &end, 10);
+    /* digits only: no space or sign strtol would skip, no overflow */
+    if (*e < '0' || *e > '9' || *end || errno || v < 1 || v > 1024)
+        return vt_why(VT_E_INVALID_ARG, why, why_size,
+                      "VT_NUM_THREADS=%s: expected a whole number from 1 to 1024 (unset: the %d CPUs of this process)",
+                      e, vt_cpu_online_cores());
+    *n = (int)v;
+    return VT_OK;
 }
 
 int vt_cpu_online_cores(void)
@@ -128,7 +138,7 @@ vt_cpu_pool *vt_cpu_pool_create(int n_threads)
     vt_cpu_pool *pool = calloc(1, sizeof *pool);
     if (!pool)
         return NULL;
-    pool->n = n_threads > 0 ? n_threads : vt_cpu_default_threads();
+    pool->n = n_threads > 0 ? n_threads : vt_cpu_online_cores();
     pthread_mutex_init(&pool->region, NULL);
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->start, NULL);

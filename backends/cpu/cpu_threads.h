@@ -9,15 +9,19 @@
 #ifndef VT_CPU_THREADS_H
 #define VT_CPU_THREADS_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include <vt/vt_status.h>
 
 typedef struct vt_cpu_pool vt_cpu_pool;
 
 /* The body of a parallel loop: handle items [begin, end). */
 typedef void (*vt_cpu_range_fn)(void *arg, int64_t begin, int64_t end);
 
-/* Create a pool of n_threads (the caller counts as one); 0 picks
- * $VT_NUM_THREADS, else the cores of this process. NULL on failure. */
+/* Create a pool of n_threads (the caller counts as one; the backend's
+ * from vt_cpu_threads_select); 0 picks vt_cpu_online_cores(). NULL on
+ * failure. */
 vt_cpu_pool *vt_cpu_pool_create(int n_threads);
 
 /* Stop the workers and free the pool. NULL is ignored. */
@@ -36,10 +40,12 @@ void vt_cpu_parallel(vt_cpu_pool *pool, int64_t n, int64_t min_chunk, vt_cpu_ran
  * (a, b >= 0), so no shape divides by zero or overflows. */
 int64_t vt_cpu_grain(int64_t base, int64_t a, int64_t b);
 
-/* The one rule for the pool's size: $VT_NUM_THREADS (1..1024), else
- * vt_cpu_online_cores(). The backend reports the size it chose through its
- * caps (host_threads); nothing outside this backend restates the rule. */
-int vt_cpu_default_threads(void);
+/* The one rule for the pool's size, into *n: $VT_NUM_THREADS (a whole
+ * number from 1 to 1024), else (unset or empty) vt_cpu_online_cores();
+ * VT_E_INVALID_ARG naming the value otherwise. The backend reports the
+ * size it chose through its caps (host_threads); nothing outside this
+ * backend restates the rule. */
+vt_status vt_cpu_threads_select(int *n, char *why, size_t why_size);
 
 /* CPUs this process may run on: its affinity mask, else the online CPUs
  * (sysconf), at least 1. */
