@@ -81,7 +81,10 @@ static vt_status read_settings(vt_registry *reg, const vt_registry_options *opt)
     } else {
         const char *e = getenv("VT_LOADER_ISOLATE_TIMEOUT");
         int64_t v = 0;
-        if (e && vt_parse_i64(e, 1, 3599, &v))
+        if (e && *e && !vt_parse_i64(e, 1, 3599, &v))
+            return vt_set_error(VT_E_INVALID_ARG,
+                                "VT_LOADER_ISOLATE_TIMEOUT='%s' is not a number of seconds in 1..3599", e);
+        if (e && *e)
             reg->isolate_timeout_s = (uint32_t)v;
     }
 

@@ -488,6 +488,20 @@ START_TEST(settings_are_read_at_open_and_options_override_them)
     ck_assert_int_eq(vt_registry_open(&reg, &iso), VT_E_INVALID_ARG);
     ck_assert_ptr_null(reg);
     ck_assert_msg(strstr(vt_last_error(), "options.isolate_timeout_s 3600 is not in 1..3599"), "%s", vt_last_error());
+    /* Without the option, a bad environment value is named at the open
+     * (it was the default in silence). */
+    iso.isolate_timeout_s = 0;
+    static const char *const bad_timeout[] = {"abc", "0", "3600", "1.5", " 5"};
+    for (size_t i = 0; i < sizeof bad_timeout / sizeof bad_timeout[0]; i++) {
+        setenv("VT_LOADER_ISOLATE_TIMEOUT", bad_timeout[i], 1);
+        reg = (vt_registry *)1;
+        ck_assert_int_eq(vt_registry_open(&reg, &iso), VT_E_INVALID_ARG);
+        ck_assert_ptr_null(reg);
+        char want[96];
+        snprintf(want, sizeof want, "VT_LOADER_ISOLATE_TIMEOUT='%s' is not a number of seconds in 1..3599",
+                 bad_timeout[i]);
+        ck_assert_msg(strstr(vt_last_error(), want), "%s", vt_last_error());
+    }
     unsetenv("VT_LOADER_ISOLATE_TIMEOUT");
     vt_test_rmtree(dir);
     free(dir);
