@@ -3,6 +3,7 @@
  * timed with the host clock. */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,6 +15,7 @@ struct vt_event {
     vt_backend_event *be; /* the plugin's event, or NULL: the fallback */
     vt_queue *q;          /* the queue it was last recorded on, or NULL (guarded by dev->queue_lock) */
     double host_ms;       /* fallback: host clock at the record */
+    bool recorded;        /* recorded at least once (elapsed time needs it) */
 };
 
 /* Drop e from its queue's list (caller holds dev->queue_lock). */
@@ -131,6 +133,8 @@ vt_status vt_event_record(vt_event *e, vt_queue *q)
     } else {
         e->host_ms = now_ms(); /* the fallback queue's work is done by now */
     }
+    if (st == VT_OK)
+        e->recorded = true;
     pthread_mutex_unlock(&q->lock);
     return st == VT_OK ? link_event(e, q) : st;
 }
@@ -213,6 +217,9 @@ vt_status vt_event_elapsed_ms(vt_event *start, vt_event *end, float *ms)
         return vt_set_error(VT_E_INVALID_ARG, "vt_event_elapsed_ms: NULL argument");
     if (start->dev != end->dev)
         return vt_set_error(VT_E_INVALID_ARG, "vt_event_elapsed_ms: events of %s and %s", start->dev->id, end->dev->id);
+    if (!start->recorded || !end->recorded)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_event_elapsed_ms on %s: the %s event was never recorded",
+                            start->dev->id, start->recorded ? "end" : "start");
     if (!start->be || !end->be) {
         *ms = (float)(end->host_ms - start->host_ms);
         return VT_OK;

@@ -532,6 +532,42 @@ START_TEST(half_a_queue_set_is_refused_and_events_outlive_queues)
 }
 END_TEST
 
+/* The time between two events needs both recorded: an event only created
+ * has no time (it gave the time since its creation), on a plugin's events
+ * (cpu) and on the core's fallback (a v1 plugin) alike. */
+START_TEST(elapsed_time_needs_recorded_events)
+{
+    static const char *const devs[] = {"cpu:0", "test-v1:0"};
+    for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++) {
+        vt_device *d;
+        vt_registry *reg = open_on(devs[i], &d);
+        vt_queue *q = NULL;
+        vt_event *e0 = NULL, *e1 = NULL;
+        ck_assert_int_eq(vt_queue_create(d, &q), VT_OK);
+        ck_assert_int_eq(vt_event_create(d, &e0), VT_OK);
+        ck_assert_int_eq(vt_event_create(d, &e1), VT_OK);
+        float ms = -1;
+        ck_assert_int_eq(vt_event_elapsed_ms(e0, e1, &ms), VT_E_INVALID_ARG);
+        ck_assert_msg(strstr(vt_last_error(), "vt_event_elapsed_ms on ") &&
+                          strstr(vt_last_error(), ": the start event was never recorded"),
+                      "%s: %s", devs[i], vt_last_error());
+        ck_assert_int_eq(vt_event_record(e0, q), VT_OK);
+        ck_assert_int_eq(vt_event_elapsed_ms(e0, e1, &ms), VT_E_INVALID_ARG);
+        ck_assert_msg(strstr(vt_last_error(), ": the end event was never recorded"), "%s: %s", devs[i],
+                      vt_last_error());
+        ck_assert(ms == -1.0f);
+        ck_assert_int_eq(vt_event_record(e1, q), VT_OK);
+        ck_assert_int_eq(vt_event_synchronize(e1), VT_OK);
+        ck_assert_msg(vt_event_elapsed_ms(e0, e1, &ms) == VT_OK, "%s: %s", devs[i], vt_last_error());
+        ck_assert(ms >= 0.0f);
+        vt_event_destroy(e0);
+        vt_event_destroy(e1);
+        vt_queue_destroy(q);
+        vt_registry_close(reg);
+    }
+}
+END_TEST
+
 /* The four ways to put an op on a device share one path: an op with empty
  * outputs launches nothing and succeeds through each; the two that wait
  * run to the sync point (one host wait each on the stub); the default
@@ -637,6 +673,7 @@ int main(void)
     tcase_add_test(tc, tier_policy_is_registry_state);
     tcase_add_loop_test(tc, caps_and_stats_honour_the_callers_struct_size, 0, 2);
     tcase_add_test(tc, half_a_queue_set_is_refused_and_events_outlive_queues);
+    tcase_add_test(tc, elapsed_time_needs_recorded_events);
     tcase_add_test(tc, every_entry_point_skips_empty_outputs_and_waits_only_when_it_runs);
     tcase_add_test(tc, host_memory_wraps_only_on_a_host_addressable_device);
     return vt_test_run_suite(s);

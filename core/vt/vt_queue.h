@@ -122,7 +122,8 @@ void vt_event_destroy(vt_event *e);
 VT_WARN_UNUSED vt_status vt_event_record(vt_event *e, vt_queue *q);
 
 /* Make q wait (on the device) for e before its later work; the host
- * returns at once. e may come from another queue of the same device. */
+ * returns at once. e may come from another queue of the same device; an
+ * event of another device is waited for by the host (vt_event_synchronize). */
 VT_WARN_UNUSED vt_status vt_queue_wait_event(vt_queue *q, vt_event *e);
 
 /* VT_OK when e has completed (or was never recorded), VT_E_NOT_READY when
@@ -133,7 +134,8 @@ VT_WARN_UNUSED vt_status vt_event_query(vt_event *e);
  * the queue e was recorded on, named (as vt_queue_synchronize). */
 VT_WARN_UNUSED vt_status vt_event_synchronize(vt_event *e);
 
-/* Milliseconds between two completed events of one device. */
+/* Milliseconds between two completed events of one device;
+ * VT_E_INVALID_ARG when either was never recorded. */
 VT_WARN_UNUSED vt_status vt_event_elapsed_ms(vt_event *start, vt_event *end, float *ms);
 
 /* Start recording q: the ops and async copies put on q until vt_graph_end
