@@ -282,6 +282,22 @@ vt_status vt_tensor_view(vt_tensor *base, uint64_t offset, vt_dtype dtype, uint3
         return vt_set_error(
             VT_E_INVALID_ARG, "vt_tensor_view on %s: %llu bytes at offset %llu exceed the base tensor's %llu",
             base->dev->id, (unsigned long long)bytes, (unsigned long long)offset, (unsigned long long)base->nbytes);
+    /* Whole elements or blocks, at their alignment in the buffer (a device
+     * faults on a misaligned load): the element size, 2 for a block format
+     * (its f16 scales). */
+    const vt_dtype_info *di = vt_dtype_get(dtype);
+    const uint32_t align = di->quantized ? 2u : di->block_bytes;
+    if (offset % di->block_bytes != 0)
+        return vt_set_error(VT_E_INVALID_ARG,
+                            "vt_tensor_view on %s: offset %llu is not a whole number of %s %s (%u bytes)",
+                            base->dev->id, (unsigned long long)offset, vt_dtype_name(dtype),
+                            di->quantized ? "blocks" : "elements", di->block_bytes);
+    if ((base->offset + offset) % align != 0)
+        return vt_set_error(VT_E_INVALID_ARG,
+                            "vt_tensor_view on %s: byte %llu of the buffer (the base's own view at %llu, plus %llu) "
+                            "is not aligned to the %u bytes of %s",
+                            base->dev->id, (unsigned long long)(base->offset + offset),
+                            (unsigned long long)base->offset, (unsigned long long)offset, align, vt_dtype_name(dtype));
     vt_tensor *t = calloc(1, sizeof *t);
     if (!t)
         return vt_set_error(VT_E_NO_MEMORY, "vt_tensor_view: out of host memory");

@@ -347,6 +347,25 @@ START_TEST(queues_wait_on_events_and_views_pass_offsets)
     int64_t four = 4;
     ck_assert_int_eq(vt_tensor_view(x, 4 * sizeof(float), VT_F32, 1, &four, &v), VT_OK);
     ck_assert_int_eq(vt_tensor_view(x, 5 * sizeof(float), VT_F32, 1, &four, &(vt_tensor *){NULL}), VT_E_INVALID_ARG);
+    /* A view starts on a whole element or block, aligned in the buffer
+     * (a device faults on a misaligned load). */
+    int64_t one = 1, bytes4 = 4, q32 = 32;
+    vt_tensor *b8 = NULL, *qb = mk(d, VT_Q4_0, 1, 64, 0), *qv = NULL;
+    ck_assert_int_eq(vt_tensor_view(x, 2, VT_F32, 1, &one, &(vt_tensor *){NULL}), VT_E_INVALID_ARG);
+    ck_assert_msg(strstr(vt_last_error(), ": offset 2 is not a whole number of f32 elements (4 bytes)"), "%s",
+                  vt_last_error());
+    ck_assert_int_eq(vt_tensor_view(x, 1, VT_I8, 1, &bytes4, &b8), VT_OK);
+    ck_assert_int_eq(vt_tensor_view(b8, 0, VT_F32, 1, &one, &(vt_tensor *){NULL}), VT_E_INVALID_ARG);
+    ck_assert_msg(strstr(vt_last_error(), ": byte 1 of the buffer (the base's own view at 1, plus 0) is not aligned "
+                                          "to the 4 bytes of f32"),
+                  "%s", vt_last_error());
+    ck_assert_int_eq(vt_tensor_view(qb, 9, VT_Q4_0, 1, &q32, &(vt_tensor *){NULL}), VT_E_INVALID_ARG);
+    ck_assert_msg(strstr(vt_last_error(), ": offset 9 is not a whole number of q4_0 blocks (18 bytes)"), "%s",
+                  vt_last_error());
+    ck_assert_int_eq(vt_tensor_view(qb, 18, VT_Q4_0, 1, &q32, &qv), VT_OK);
+    vt_tensor_destroy(qv);
+    vt_tensor_destroy(qb);
+    vt_tensor_destroy(b8);
     ck_assert_int_eq(scale(q1, v, y, 2), VT_OK);
     vt_event *e = NULL, *e2 = NULL;
     ck_assert_int_eq(vt_event_create(d, &e), VT_OK);

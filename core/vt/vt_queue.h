@@ -98,7 +98,9 @@ VT_WARN_UNUSED vt_status vt_tensor_copy_async(vt_queue *q, vt_tensor *dst, uint6
                                               uint64_t src_off, size_t n);
 
 /* A tensor over part of base's memory: dtype and shape starting at byte
- * offset (bounds-checked; the view must fit inside base). The view shares
+ * offset (checked: the view fits inside base, starts on a whole element or
+ * block of dtype, at that element's alignment in the buffer: its size, 2
+ * for a block format). The view shares
  * base's buffer (destroy it before base) and never frees it; ops and copies
  * pass it as (buffer, offset), so it works on every device. */
 VT_WARN_UNUSED vt_status vt_tensor_view(vt_tensor *base, uint64_t offset, vt_dtype dtype, uint32_t ndim,
