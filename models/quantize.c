@@ -174,6 +174,15 @@ vt_status vt_quantize_row(vt_dtype dtype, const float *src, int64_t n, void *dst
     if (!vt_quantize_supported(dtype) || !info || n < 0 || n % info->block_elems)
         return vt_set_error(VT_E_INVALID_ARG, "vt_quantize_row: cannot encode %lld elements as %s", (long long)n,
                             vt_dtype_name(dtype));
+    if (n > 0 && (!src || !dst))
+        return vt_set_error(VT_E_INVALID_ARG, "vt_quantize_row: NULL src or dst for %lld elements", (long long)n);
+    /* A block's scale comes from its largest element: a NaN or an infinity
+     * would make it NaN and its codes float-to-int conversions of NaN. */
+    for (int64_t i = 0; info->quantized && i < n; i++)
+        if (!isfinite(src[i]))
+            return vt_set_error(VT_E_INVALID_ARG,
+                                "vt_quantize_row: element %lld is %g: %s blocks hold finite values only", (long long)i,
+                                (double)src[i], vt_dtype_name(dtype));
     uint8_t *out = dst;
     switch (dtype) {
     case VT_F32: memcpy(out, src, (size_t)n * sizeof(float)); break;

@@ -218,6 +218,48 @@ START_TEST(random_rows_within_bounds)
 }
 END_TEST
 
+/* Bad rows are refused by name, dst untouched: NULL pointers, and for a
+ * block format a NaN or an infinity (a block's scale would be NaN, its
+ * codes a float-to-int conversion of NaN); a plain type converts them. */
+START_TEST(bad_rows_are_refused_by_name)
+{
+    float x[64];
+    uint8_t b[256];
+    for (int i = 0; i < 64; i++)
+        x[i] = 0.25f * (float)(i - 30);
+    ck_assert_int_eq(vt_quantize_row(VT_Q4_0, NULL, 32, b), VT_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(vt_last_error(), "vt_quantize_row: NULL src or dst for 32 elements"));
+    ck_assert_int_eq(vt_quantize_row(VT_F16, x, 32, NULL), VT_E_INVALID_ARG);
+    ck_assert_int_eq(vt_quantize_row(VT_Q4_0, NULL, 0, NULL), VT_OK);
+    const struct {
+        vt_dtype dt;
+        int at;
+        float v;
+        const char *why;
+    } bad[] = {
+        {VT_Q4_0, 3, NAN, "vt_quantize_row: element 3 is nan: q4_0 blocks hold finite values only"},
+        {VT_Q8_0, 40, INFINITY, "vt_quantize_row: element 40 is inf: q8_0 blocks hold finite values only"},
+        {VT_IQ4_NL, 63, -INFINITY, "vt_quantize_row: element 63 is -inf: iq4_nl blocks hold finite values only"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        float y[64];
+        memcpy(y, x, sizeof y);
+        y[bad[k].at] = bad[k].v;
+        memset(b, 0xab, sizeof b);
+        ck_assert_int_eq(vt_quantize_row(bad[k].dt, y, 64, b), VT_E_INVALID_ARG);
+        ck_assert_msg(strstr(vt_last_error(), bad[k].why), "%s", vt_last_error());
+        for (size_t i = 0; i < sizeof b; i++)
+            ck_assert_uint_eq(b[i], 0xab);
+    }
+    float y[2] = {NAN, INFINITY};
+    uint16_t h[2];
+    ck_assert_int_eq(vt_quantize_row(VT_F16, y, 2, h), VT_OK);
+    ck_assert_uint_eq(h[1], 0x7c00);
+    ck_assert_uint_eq(h[0] & 0x7c00, 0x7c00);
+    ck_assert_uint_ne(h[0] & 0x3ff, 0);
+}
+END_TEST
+
 START_TEST(unwritable_formats_are_refused)
 {
     float x[256] = {0};
@@ -249,5 +291,6 @@ int main(void)
     tcase_add_test(tc, representable_values_come_back_exactly);
     tcase_add_test(tc, random_rows_within_bounds);
     tcase_add_test(tc, unwritable_formats_are_refused);
+    tcase_add_test(tc, bad_rows_are_refused_by_name);
     return vt_test_run_suite(s);
 }

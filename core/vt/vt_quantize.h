@@ -21,9 +21,10 @@ extern "C" {
 bool vt_quantize_supported(vt_dtype dtype);
 
 /* Encode n floats of src into dst as dtype (plain types are converted,
- * rounding to nearest even). VT_E_INVALID_ARG when dtype is not supported
- * or n is not a multiple of its block. dst holds the row's bytes
- * (vt_dtype_row_bytes). */
+ * rounding to nearest even). VT_E_INVALID_ARG, dst untouched, when dtype
+ * is not supported, n is not a multiple of its block, src or dst is NULL,
+ * or (block formats) an element is NaN or infinite, named. dst holds the
+ * row's bytes (vt_dtype_row_bytes). */
 VT_WARN_UNUSED vt_status vt_quantize_row(vt_dtype dtype, const float *src, int64_t n, void *dst);
 
 #ifdef __cplusplus
