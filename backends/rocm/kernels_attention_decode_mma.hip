@@ -135,7 +135,14 @@ template <int D, int G> __host__ __device__ constexpr int warps_floats()
 // warps' merge area): per head h of the block's G, m[h], l[h], then o[h][D].
 template <int D, int G> __host__ __device__ constexpr int part_offset()
 {
-    return warps_floats<D, G>() * (int)sizeof(float);
+    return (warps_floats<D, G>() * (int)sizeof(float) + 15) / 16 * 16;
+}
+// Floats before o[0] in that area: m and l of the G heads, rounded up to 16
+// bytes so that a lane's vector store of its outputs is aligned at any G
+// (G = 1 gave an 8-byte-aligned 16-byte store: a misaligned address).
+template <int G> __host__ __device__ constexpr int part_o()
+{
+    return (2 * G + 3) / 4 * 4;
 }
 
 // V consecutive floats (V = 2 or 4) at p (aligned to 4 V bytes).
@@ -182,7 +189,8 @@ __device__ inline void chunk_partial(const float *q, const uint16_t *k, const ui
 {
     constexpr int KC = D / 16; // k steps of the scores
     constexpr int DT = D / 8;  // n tiles of the values
-    static_assert(part_offset<D, G>() + G * (D + 2) * (int)sizeof(float) <= (int)block_smem<D>(), "part in the rings");
+    static_assert(part_offset<D, G>() + (part_o<G>() + G * D) * (int)sizeof(float) <= (int)block_smem<D>(),
+                  "part in the rings");
     static_assert(D % 32 == 0 && ((D + kPad) * sizeof(float)) % 16 == 0, "a lane's outputs of a row: one vector");
     const int lane = (int)threadIdx.x % 32, w = (int)threadIdx.x / 32, g = lane / 4, c2 = 2 * (lane % 4);
     int64_t s0, s1;
@@ -488,7 +496,7 @@ __global__ void __launch_bounds__(kWarps * 32)
     chunk_partial<D, G>(q, k, v, pos[t], row0, kvh, Hkv, S, scale, window, r, n_split, smem);
     const bool lead = threadIdx.x % 32 == 0;
     combine_warps<D, G>(smem, [&](int h, int jd, const float(&o)[D / 32], float M, float sum) {
-        st_vec<D / 32>(part + 2 * G + h * D + jd, o);
+        st_vec<D / 32>(part + part_o<G>() + h * D + jd, o);
         if (lead)
             part[h] = M, part[G + h] = sum;
     });
@@ -501,7 +509,7 @@ __global__ void __launch_bounds__(kWarps * 32)
         for (int i = 0; i < kMaxCluster; i++)
             if (i < ns) {
                 const float *pp = cluster_peer(part, (unsigned)i);
-                cm[i] = pp[h], cl[i] = pp[G + h], co[i] = pp[2 * G + e];
+                cm[i] = pp[h], cl[i] = pp[G + h], co[i] = pp[part_o<G>() + e];
             }
         float M = -INFINITY;
 #pragma unroll
