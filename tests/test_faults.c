@@ -200,18 +200,9 @@ START_TEST(bad_fault_settings_fail_the_plugin_by_name)
 {
     setenv("VT_CUDA_STUB_FAIL_ALLOC_AT", "two", 1);
     vt_registry *reg = vt_test_open(NULL, "cpu,cuda-stub", 0);
-    vt_backend_info b;
-    bool seen = false;
-    for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
-        ck_assert_int_eq(vt_registry_backend_info(reg, i, &b), VT_OK);
-        if (strcmp(b.name, "cuda-stub") == 0) {
-            seen = true;
-            ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
-            ck_assert_msg(strstr(b.reason, "VT_CUDA_STUB_FAIL_ALLOC_AT='two' is not an unsigned number"), "%s",
-                          b.reason);
-        }
-    }
-    ck_assert(seen);
+    const vt_backend_info b = vt_test_backend(reg, "cuda-stub");
+    ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
+    ck_assert_msg(strstr(b.reason, "VT_CUDA_STUB_FAIL_ALLOC_AT='two' is not an unsigned number"), "%s", b.reason);
     cpu_still_works(reg);
     vt_registry_close(reg);
 }

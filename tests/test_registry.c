@@ -47,19 +47,6 @@ static void write_file(const char *dir, const char *name, const char *text)
     fclose(f);
 }
 
-/* The candidate with backend name, or fail. */
-static vt_backend_info find_backend(vt_registry *reg, const char *name)
-{
-    vt_backend_info b;
-    for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
-        ck_assert_int_eq(vt_registry_backend_info(reg, i, &b), VT_OK);
-        if (strcmp(b.name, name) == 0)
-            return b;
-    }
-    ck_abort_msg("backend %s not among the %zu candidates", name, vt_registry_backend_count(reg));
-    return b;
-}
-
 /* The one plugin file, alone in a fresh directory that is the only one
  * searched: its backend's entry, asserted skipped (close_and_remove ends it). */
 static vt_backend_info skipped_alone(const char *file, const char *backend, vt_registry **reg, char **dir)
@@ -67,7 +54,7 @@ static vt_backend_info skipped_alone(const char *file, const char *backend, vt_r
     *dir = vt_test_mkdtemp();
     link_test_plugin(*dir, file);
     *reg = vt_test_open(*dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
-    vt_backend_info b = find_backend(*reg, backend);
+    vt_backend_info b = vt_test_backend(*reg, backend);
     ck_assert_msg(b.state == VT_BACKEND_SKIPPED, "%s: state %d, want skipped", file, (int)b.state);
     return b;
 }
@@ -96,13 +83,13 @@ START_TEST(broken_plugins_are_skipped_with_reasons)
     ck_assert_uint_eq(vt_registry_backend_count(reg), 6);
     ck_assert_uint_eq(vt_registry_device_count(reg), 0);
 
-    vt_backend_info b = find_backend(reg, "bogus");
+    vt_backend_info b = vt_test_backend(reg, "bogus");
     ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
     ck_assert_msg(strstr(b.reason, "not an ELF file"), "reason: %s", b.reason);
     ck_assert_msg(strstr(b.reason, "6e 6f 74 20"), "reason names the bytes: %s", b.reason);
     ck_assert_str_eq(b.origin, "VT_PLUGIN_PATH");
 
-    b = find_backend(reg, "test-badabi");
+    b = vt_test_backend(reg, "test-badabi");
     ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
     ck_assert_str_eq(b.reason, "ABI 999, core wants 1");
     ck_assert_uint_eq(b.abi_found, 999);
@@ -110,20 +97,20 @@ START_TEST(broken_plugins_are_skipped_with_reasons)
     ck_assert_ptr_null(getenv("VT_TEST_ENTRY_CALLED_test-badabi"));
     ck_assert_ptr_nonnull(getenv("VT_TEST_ENTRY_CALLED_test-zerodev")); /* the marker works */
 
-    b = find_backend(reg, "test-noabi");
+    b = vt_test_backend(reg, "test-noabi");
     ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
     ck_assert_str_eq(b.reason, "missing symbol vt_plugin_abi");
 
-    b = find_backend(reg, "test-noentry");
+    b = vt_test_backend(reg, "test-noentry");
     ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
     ck_assert_str_eq(b.reason, "missing symbol vt_plugin_entry");
 
-    b = find_backend(reg, "test-initfail");
+    b = vt_test_backend(reg, "test-initfail");
     ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
     ck_assert_msg(strstr(b.reason, "init failed: VT_E_DEVICE: test plugin init fails on purpose"), "reason: %s",
                   b.reason);
 
-    b = find_backend(reg, "test-zerodev");
+    b = vt_test_backend(reg, "test-zerodev");
     ck_assert_int_eq(b.state, VT_BACKEND_NO_DEVICES);
     ck_assert_uint_eq(b.device_count, 0);
     ck_assert_str_eq(b.reason, "test plugin has no devices on purpose");
@@ -138,12 +125,12 @@ END_TEST
 START_TEST(build_tree_plugins_are_found)
 {
     vt_registry *reg = vt_test_open(NULL, NULL, 0);
-    vt_backend_info b = find_backend(reg, "cpu");
+    vt_backend_info b = vt_test_backend(reg, "cpu");
     ck_assert_int_eq(b.state, VT_BACKEND_READY);
     ck_assert_str_eq(b.origin, "build tree");
     ck_assert_uint_eq(b.abi_found, VT_PLUGIN_ABI);
     ck_assert_uint_eq(b.device_count, 1);
-    b = find_backend(reg, "cuda-stub");
+    b = vt_test_backend(reg, "cuda-stub");
     ck_assert_int_eq(b.state, VT_BACKEND_READY);
     ck_assert_int_eq(b.device_type, VT_DEVICE_CUDA);
     vt_device *dev = NULL;
@@ -163,16 +150,16 @@ END_TEST
 START_TEST(vt_backends_selects_and_excludes)
 {
     vt_registry *reg = vt_test_open(NULL, "cpu", 0);
-    ck_assert_int_eq(find_backend(reg, "cpu").state, VT_BACKEND_READY);
-    vt_backend_info b = find_backend(reg, "cuda-stub");
+    ck_assert_int_eq(vt_test_backend(reg, "cpu").state, VT_BACKEND_READY);
+    vt_backend_info b = vt_test_backend(reg, "cuda-stub");
     ck_assert_int_eq(b.state, VT_BACKEND_EXCLUDED);
     ck_assert_str_eq(b.reason, "not selected by VT_BACKENDS");
     ck_assert_uint_eq(vt_registry_device_count(reg), 1);
     vt_registry_close(reg);
 
     reg = vt_test_open(NULL, "^cuda-stub", 0);
-    ck_assert_int_eq(find_backend(reg, "cpu").state, VT_BACKEND_READY);
-    b = find_backend(reg, "cuda-stub");
+    ck_assert_int_eq(vt_test_backend(reg, "cpu").state, VT_BACKEND_READY);
+    b = vt_test_backend(reg, "cuda-stub");
     ck_assert_int_eq(b.state, VT_BACKEND_EXCLUDED);
     ck_assert_str_eq(b.reason, "excluded by VT_BACKENDS");
     vt_registry_close(reg);
@@ -181,8 +168,8 @@ START_TEST(vt_backends_selects_and_excludes)
     setenv("VT_BACKENDS", "cuda-stub,nosuch", 1);
     reg = vt_test_open(NULL, NULL, 0);
     unsetenv("VT_BACKENDS");
-    ck_assert_int_eq(find_backend(reg, "cpu").state, VT_BACKEND_EXCLUDED);
-    ck_assert_int_eq(find_backend(reg, "cuda-stub").state, VT_BACKEND_READY);
+    ck_assert_int_eq(vt_test_backend(reg, "cpu").state, VT_BACKEND_EXCLUDED);
+    ck_assert_int_eq(vt_test_backend(reg, "cuda-stub").state, VT_BACKEND_READY);
     bool warned = false;
     for (size_t i = 0; i < vt_registry_warning_count(reg); i++)
         warned |= strstr(vt_registry_warning(reg, i), "'nosuch'") != NULL;
@@ -328,16 +315,16 @@ START_TEST(foreign_and_truncated_objects_are_named)
                "\x7f"
                "ELF");
     vt_registry *reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
-    vt_backend_info b = find_backend(reg, "arm");
+    vt_backend_info b = vt_test_backend(reg, "arm");
     ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
 #if defined(__x86_64__)
     ck_assert_str_eq(b.reason, "wrong architecture: ELF machine 183 (aarch64), this process is x86_64 (62)");
 #else
     ck_assert_msg(strstr(b.reason, "ELF machine 183") || strstr(b.reason, "dlopen"), "%s", b.reason);
 #endif
-    b = find_backend(reg, "empty");
+    b = vt_test_backend(reg, "empty");
     ck_assert_msg(strstr(b.reason, "not an ELF file (first bytes: none, empty file)"), "%s", b.reason);
-    b = find_backend(reg, "short");
+    b = vt_test_backend(reg, "short");
     ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
     close_and_remove(reg, dir);
 }
@@ -352,16 +339,16 @@ START_TEST(isolation_contains_a_crashing_and_a_hanging_plugin)
     link_into(dir, TEST_CPU_PLUGIN, "vt_cpu.so");
     setenv("VT_LOADER_ISOLATE_TIMEOUT", "2", 1);
     vt_registry *reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH | VT_REGISTRY_ISOLATE);
-    vt_backend_info b = find_backend(reg, "test-crash");
+    vt_backend_info b = vt_test_backend(reg, "test-crash");
     ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
     /* A plain build dies of SIGSEGV; under ASan its handler exits 1: both
      * are attributed to the stage. */
     ck_assert_msg(strstr(b.reason, "during init in an isolated probe process; not loaded"), "%s", b.reason);
-    b = find_backend(reg, "test-hang");
+    b = vt_test_backend(reg, "test-hang");
     ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
     ck_assert_msg(strstr(b.reason, "hung for 2 s during init"), "%s", b.reason);
-    ck_assert_int_eq(find_backend(reg, "test-zerodev").state, VT_BACKEND_NO_DEVICES);
-    ck_assert_int_eq(find_backend(reg, "cpu").state, VT_BACKEND_READY);
+    ck_assert_int_eq(vt_test_backend(reg, "test-zerodev").state, VT_BACKEND_NO_DEVICES);
+    ck_assert_int_eq(vt_test_backend(reg, "cpu").state, VT_BACKEND_READY);
     ck_assert_uint_eq(vt_registry_device_count(reg), 1);
     close_and_remove(reg, dir);
 }
@@ -419,7 +406,7 @@ START_TEST(isolation_that_cannot_start_is_a_registry_warning)
     ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
     long printed = stderr_end(saved, dir, "stderr.txt");
     ck_assert_int_eq(st, VT_OK);
-    ck_assert_int_eq(find_backend(reg, "cpu").state, VT_BACKEND_READY);
+    ck_assert_int_eq(vt_test_backend(reg, "cpu").state, VT_BACKEND_READY);
     ck_assert_uint_eq(vt_registry_warning_count(reg), 1);
     const char *w = vt_registry_warning(reg, 0);
     ck_assert_msg(strstr(w, "/vt_cpu.so: cannot isolate: pipe failed (") && strstr(w, "); loading in process"), "%s",
@@ -480,7 +467,7 @@ START_TEST(settings_are_read_at_open_and_options_override_them)
                                .flags = VT_REGISTRY_ONLY_PLUGIN_PATH | VT_REGISTRY_ISOLATE,
                                .isolate_timeout_s = 1};
     ck_assert_msg(vt_registry_open(&reg, &iso) == VT_OK, "%s", vt_last_error());
-    vt_backend_info b = find_backend(reg, "test-hang");
+    vt_backend_info b = vt_test_backend(reg, "test-hang");
     ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
     ck_assert_msg(strstr(b.reason, "hung for 1 s during init"), "%s", b.reason);
     vt_registry_close(reg);
@@ -570,20 +557,20 @@ START_TEST(refused_abi_runs_no_plugin_code)
         link_test_plugin(dir, "vt_test_zerodev.so");
         vt_registry *reg = open_with_markers(dir, marks, isolate);
 
-        vt_backend_info b = find_backend(reg, "test-badabi");
+        vt_backend_info b = vt_test_backend(reg, "test-badabi");
         ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
         ck_assert_str_eq(b.reason, "ABI 999, core wants 1");
         ck_assert_uint_eq(b.abi_found, 999);
-        b = find_backend(reg, "test-noabi");
+        b = vt_test_backend(reg, "test-noabi");
         ck_assert_str_eq(b.reason, "missing symbol vt_plugin_abi");
-        b = find_backend(reg, "test-abibyte");
+        b = vt_test_backend(reg, "test-abibyte");
         ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
         ck_assert_str_eq(b.reason, "symbol vt_plugin_abi is 1 byte, the ABI word is 4 (uint32_t)");
-        b = find_backend(reg, "test-abifunc");
+        b = vt_test_backend(reg, "test-abifunc");
         ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
         ck_assert_str_eq(b.reason, "symbol vt_plugin_abi is a function (STT_FUNC), not the 4-byte data word; "
                                    "not called");
-        ck_assert_int_eq(find_backend(reg, "test-zerodev").state, VT_BACKEND_NO_DEVICES);
+        ck_assert_int_eq(vt_test_backend(reg, "test-zerodev").state, VT_BACKEND_NO_DEVICES);
         vt_registry_close(reg);
 
         /* No constructor of a refused plugin ran, in this process or in an
@@ -699,7 +686,7 @@ START_TEST(hostile_elf_files_are_refused_by_name)
     for (size_t i = 0; i < n_cases; i++) {
         char name[32];
         snprintf(name, sizeof name, "m%02zu", i);
-        vt_backend_info b = find_backend(reg, name);
+        vt_backend_info b = vt_test_backend(reg, name);
         ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
         ck_assert_msg(strstr(b.reason, cases[i].want), "case %zu: want '%s' in: %s", i, cases[i].want, b.reason);
     }
@@ -777,13 +764,13 @@ START_TEST(untrusted_files_and_directories_are_refused)
     /* Control: a private copy under sticky, root-owned /tmp loads. */
     copy_cpu(dir, "vt_cpu.so", 0755);
     vt_registry *reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
-    ck_assert_int_eq(find_backend(reg, "cpu").state, VT_BACKEND_READY);
+    ck_assert_int_eq(vt_test_backend(reg, "cpu").state, VT_BACKEND_READY);
     vt_registry_close(reg);
 
     /* A 0666 plugin file. */
     const char *f = copy_cpu(dir, "vt_cpu.so", 0666);
     reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
-    vt_backend_info b = find_backend(reg, "cpu");
+    vt_backend_info b = vt_test_backend(reg, "cpu");
     ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
     snprintf(want, sizeof want, "untrusted: file %s is world-writable (mode 0666)", f);
     ck_assert_str_eq(b.reason, want);
@@ -792,14 +779,14 @@ START_TEST(untrusted_files_and_directories_are_refused)
     ck_assert_int_eq(chmod(f, 0664), 0);
     ck_assert_int_eq(chown(f, 0 + geteuid(), OTHER_ID), 0);
     reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
-    b = find_backend(reg, "cpu");
+    b = vt_test_backend(reg, "cpu");
     ck_assert_msg(strstr(b.reason, "is writable by group 54321 (mode 0664)"), "%s", b.reason);
     vt_registry_close(reg);
     /* One owned by another user. */
     ck_assert_int_eq(chmod(f, 0644), 0);
     ck_assert_int_eq(chown(f, OTHER_ID, 0), 0);
     reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
-    b = find_backend(reg, "cpu");
+    b = vt_test_backend(reg, "cpu");
     snprintf(want, sizeof want, "untrusted: file %s is owned by uid 54321, not by root or this process's user", f);
     ck_assert_msg(strstr(b.reason, want), "%s", b.reason);
     vt_registry_close(reg);
@@ -820,7 +807,7 @@ START_TEST(untrusted_files_and_directories_are_refused)
     ck_assert_int_eq(chmod(target, 0666), 0);
     link_into(dir, target, "vt_cpu.so");
     reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
-    b = find_backend(reg, "cpu");
+    b = vt_test_backend(reg, "cpu");
     ck_assert_int_eq(b.state, VT_BACKEND_SKIPPED);
     snprintf(want, sizeof want, "untrusted: file %s is world-writable (mode 0666)", target);
     ck_assert_str_eq(b.reason, want);
@@ -828,13 +815,13 @@ START_TEST(untrusted_files_and_directories_are_refused)
     /* Made safe, the same link loads; a link owned by another user does not. */
     ck_assert_int_eq(chmod(target, 0644), 0);
     reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
-    ck_assert_int_eq(find_backend(reg, "cpu").state, VT_BACKEND_READY);
+    ck_assert_int_eq(vt_test_backend(reg, "cpu").state, VT_BACKEND_READY);
     vt_registry_close(reg);
     char lpath[1100];
     snprintf(lpath, sizeof lpath, "%s/vt_cpu.so", dir);
     ck_assert_int_eq(lchown(lpath, OTHER_ID, OTHER_ID), 0);
     reg = vt_test_open(dir, NULL, VT_REGISTRY_ONLY_PLUGIN_PATH);
-    b = find_backend(reg, "cpu");
+    b = vt_test_backend(reg, "cpu");
     snprintf(want, sizeof want, "untrusted: symbolic link %s is owned by uid 54321", lpath);
     ck_assert_msg(strstr(b.reason, want), "%s", b.reason);
     vt_registry_close(reg);

@@ -229,3 +229,15 @@ int vt_test_run_suite(Suite *s)
     srunner_free(sr);
     return failed ? 1 : 0;
 }
+/* The candidate with backend name, or fail. */
+vt_backend_info vt_test_backend(vt_registry *reg, const char *name)
+{
+    vt_backend_info b;
+    for (size_t i = 0; i < vt_registry_backend_count(reg); i++) {
+        ck_assert_int_eq(vt_registry_backend_info(reg, i, &b), VT_OK);
+        if (strcmp(b.name, name) == 0)
+            return b;
+    }
+    ck_abort_msg("backend %s not among the %zu candidates", name, vt_registry_backend_count(reg));
+    return b;
+}

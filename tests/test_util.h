@@ -58,6 +58,10 @@ int vt_test_backend_gate(const char *backend);
 /* Open a registry with loader debug off, failing the test on error. */
 vt_registry *vt_test_open(const char *plugin_path, const char *backends, uint32_t flags);
 
+/* The entry of the candidate backend named name (its strings owned by
+ * reg), failing the test when reg lists none. */
+vt_backend_info vt_test_backend(vt_registry *reg, const char *name);
+
 /* The device spec names ("cpu:0"), failing the test (with the registry's
  * reason) when there is none. */
 vt_device *vt_test_device(vt_registry *reg, const char *spec);
