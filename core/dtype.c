@@ -77,6 +77,12 @@ bool vt_dtype_from_name(const char *name, vt_dtype *out)
     return false;
 }
 
+uint32_t vt_dtype_alignment(vt_dtype id)
+{
+    const vt_dtype_info *info = vt_dtype_get(id);
+    return !info ? 0 : info->quantized ? 2u : info->block_bytes;
+}
+
 bool vt_dtype_row_bytes(vt_dtype id, int64_t n, uint64_t *bytes)
 {
     const vt_dtype_info *info = vt_dtype_get(id);

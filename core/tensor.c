@@ -2,6 +2,7 @@
  * host memory and a tensor (blocking, and asynchronous on a queue). */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,9 @@ vt_status vt_tensor_wrap(vt_device *dev, vt_dtype dtype, uint32_t ndim, const in
     if (!data && bytes)
         return vt_set_error(VT_E_INVALID_ARG, "vt_tensor_wrap on %s: data is NULL for %llu bytes", dev->id,
                             (unsigned long long)bytes);
+    if ((uintptr_t)data % vt_dtype_alignment(dtype) != 0)
+        return vt_set_error(VT_E_INVALID_ARG, "vt_tensor_wrap on %s: data at %p is not aligned to the %u bytes of %s",
+                            dev->id, data, vt_dtype_alignment(dtype), vt_dtype_name(dtype));
     vt_status st = host_addressable(dev, "vt_tensor_wrap");
     if (st != VT_OK)
         return st;
@@ -282,11 +286,9 @@ vt_status vt_tensor_view(vt_tensor *base, uint64_t offset, vt_dtype dtype, uint3
         return vt_set_error(
             VT_E_INVALID_ARG, "vt_tensor_view on %s: %llu bytes at offset %llu exceed the base tensor's %llu",
             base->dev->id, (unsigned long long)bytes, (unsigned long long)offset, (unsigned long long)base->nbytes);
-    /* Whole elements or blocks, at their alignment in the buffer (a device
-     * faults on a misaligned load): the element size, 2 for a block format
-     * (its f16 scales). */
+    /* Whole elements or blocks, at their alignment in the buffer */
     const vt_dtype_info *di = vt_dtype_get(dtype);
-    const uint32_t align = di->quantized ? 2u : di->block_bytes;
+    const uint32_t align = vt_dtype_alignment(dtype);
     if (offset % di->block_bytes != 0)
         return vt_set_error(VT_E_INVALID_ARG,
                             "vt_tensor_view on %s: offset %llu is not a whole number of %s %s (%u bytes)",

@@ -920,6 +920,48 @@ END_TEST
 /* An n-gram embedding table not named *token_embd.weight: classed matmul
  * by its name, gather (or none) when the runner says so; every entry must
  * name a tensor of the file, once, with a real class. */
+/* general.alignment 1 may leave an f32 tensor off its 4 bytes: on the cpu
+ * it is copied, not used in place (nor is the rest of the file), and reads
+ * back as written; vt_tensor_wrap refuses such data by name. */
+START_TEST(a_misaligned_tensor_is_copied_not_used_in_place)
+{
+    vt_registry *reg = vt_test_open(NULL, "cpu", 0);
+    vt_device *cpu = vt_test_device(reg, "cpu:0");
+    vt_rng r;
+    vt_rng_init(&r, 61);
+    bool done = false;
+    for (int64_t lead = 1; lead <= 2 && !done; lead++) {
+        const spec s[] = {{"lead.weight", VT_I8, 1, {lead}}, {"output_norm.weight", VT_F32, 1, {64}}};
+        vt_gguf_writer *w = llama_writer();
+        ck_assert_int_eq(vt_gguf_writer_set_alignment(w, 1), VT_OK);
+        model_file mf;
+        vt_gguf *g = model_open(&mf, w, s, 2, &r);
+        const vt_gguf_tensor *norm = vt_gguf_tensor_at(g, 1);
+        if ((uintptr_t)norm->data % 4 == 0) { /* the other lead puts it off its 4 bytes */
+            model_close(&mf);
+            continue;
+        }
+        done = true;
+        vt_tensor *t = NULL;
+        ck_assert_int_eq(vt_tensor_wrap(cpu, VT_F32, 1, (int64_t[]){64}, (void *)norm->data, true, &t),
+                         VT_E_INVALID_ARG);
+        ck_assert_msg(strstr(vt_last_error(), "is not aligned to the 4 bytes of f32"), "%s", vt_last_error());
+        vt_load_plan *plan;
+        vt_model *m = stage_ok(g, cpu, NULL, &plan);
+        ck_assert_uint_eq(vt_load_plan_report(plan)->n_in_place, 0);
+        ck_assert_uint_eq(vt_model_stats(m)->tensors_in_place, 0);
+        ck_assert_uint_eq(vt_model_stats(m)->tensors_copied, 2);
+        float v[64];
+        ck_assert_int_eq(vt_tensor_read(vt_model_find(m, "output_norm.weight"), v, sizeof v), VT_OK);
+        ck_assert_int_eq(memcmp(v, mf.keep[1], sizeof v), 0);
+        unstage(m, plan);
+        model_close(&mf);
+    }
+    ck_assert(done);
+    vt_registry_close(reg);
+}
+END_TEST
+
 START_TEST(load_options_take_a_per_tensor_op_class)
 {
     vt_rng r;
@@ -997,5 +1039,6 @@ int main(void)
     tcase_add_test(tc, a_host_addressable_device_is_fit_checked_over_what_it_allocates);
     tcase_add_test(tc, the_loader_follows_the_staging_decisions);
     tcase_add_test(tc, load_options_take_a_per_tensor_op_class);
+    tcase_add_test(tc, a_misaligned_tensor_is_copied_not_used_in_place);
     return vt_test_run_suite(s);
 }

@@ -79,6 +79,11 @@ bool vt_dtype_from_name(const char *name, vt_dtype *out);
 /* True when the id is one that ggml removed (4, 5, 31-33, 36-38). */
 bool vt_dtype_is_removed(vt_dtype id);
 
+/* The alignment in bytes that data of type id needs in memory (a device
+ * faults on a misaligned load): the element size of a plain type, 2 for a
+ * block format (its f16 scales); 0 when the type is unknown. */
+uint32_t vt_dtype_alignment(vt_dtype id);
+
 /* Bytes of a row of n elements of type id: (n / block_elems) * block_bytes.
  * Returns false (and leaves *bytes alone) when the type is unknown, n is not
  * a multiple of the block, or the product overflows. */

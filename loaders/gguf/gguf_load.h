@@ -17,6 +17,7 @@ struct vt_load_plan {
     vt_weight_plan *decisions;
     vt_fit_report report;
     vt_run_estimate run;
+    size_t misaligned; /* tensors whose data is not at their type's alignment: then none is used in place */
     vt_status verdict; /* VT_OK or VT_E_DOES_NOT_FIT */
     char *message;     /* the refusal, "" when it fits */
 };

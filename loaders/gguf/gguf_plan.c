@@ -5,6 +5,7 @@
  * the device. */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,6 +129,11 @@ vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options 
             continue;
         size_t i = p->n++;
         p->tensors[i] = t;
+        /* general.alignment may be below a type's (1 or 2): such a tensor is
+         * copied, never used in place, and so is the rest of the file */
+        const uint32_t align = vt_dtype_alignment(t->type);
+        if (t->n_bytes && align > 1 && (uintptr_t)t->data % align != 0)
+            p->misaligned++;
         vt_weight_desc *d = &p->descs[i];
         d->name = t->name;
         d->dtype = t->type;
@@ -158,7 +164,7 @@ vt_status vt_load_plan_create(vt_gguf *g, vt_device *dev, const vt_load_options 
     fo.budget_origin = p->options.budget_origin;
     fo.run_bytes = p->run.total;
     fo.model = vt_gguf_name(g);
-    fo.flags = (p->options.flags & VT_LOAD_NO_ZERO_COPY) ? VT_FIT_NO_IN_PLACE : 0;
+    fo.flags = (p->options.flags & VT_LOAD_NO_ZERO_COPY) || p->misaligned ? VT_FIT_NO_IN_PLACE : 0;
     st = vt_fit_plan(dev, p->descs, p->n, &fo, p->decisions, &p->report);
     if (st != VT_OK && st != VT_E_DOES_NOT_FIT) {
         vt_load_plan_destroy(p);
