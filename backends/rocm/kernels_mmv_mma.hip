@@ -317,6 +317,50 @@ template <int U> __device__ inline void step_words(const uint8_t *row, int o, in
     }
 }
 
+// Whether DT's 32-element sub-blocks (q2_k, q3_k: pairs of 16-element
+// groups) take their scale and minimum from bits packed per 256-element
+// super-block (q2_k, q3_k, q4_k, q5_k: sub_scale; iq4_xs's too, but its
+// one scale is cheap). With the call's split (PRE) and four or eight
+// columns the kernel decodes them once per staged tile into the warp's
+// split area, unused under PRE (scale_table), where every lane of a row's
+// fragments would otherwise decode them again for each block it visits.
+// On the H200 (m = 4096, k = 14336, graph us, against the lanes' decode):
+// n = 4 q4_k 22.10 / 23.25, q5_k 25.04 / 25.93, q3_k 23.33 / 25.75, q2_k
+// 21.98 / 25.04; n = 8 29.84 / 30.48, 32.42 / 34.69, 30.24 / 31.80,
+// 29.81 / 31.94; iq4_xs measured slower with it (n = 4 23.79 / 23.58,
+// n = 8 29.77 / 28.70) and keeps the lanes' decode.
+template <uint32_t DT, int N, bool PRE> __host__ __device__ constexpr bool scale_table()
+{
+    return PRE && N >= 4 && (DT == 10 || DT == 11 || DT == 12 || DT == 13);
+}
+// Bytes of scale_table's table: [8 sub-blocks][32 rows] of (dw, mw), q2_k's
+// with its two groups' minimum coefficients after them (float4).
+template <uint32_t DT, int N, bool PRE> __host__ __device__ constexpr int scale_table_bytes()
+{
+    return scale_table<DT, N, PRE>() ? 8 * kWarpRows * (group_mins<DT>() ? 16 : 8) : 0;
+}
+
+// Sub-block s (0..7) of the super-block at ob in a staged row: its weight
+// scale dw and min coefficient mw (block_regs'), for scale_table's formats.
+template <uint32_t DT> __device__ inline void sub_scale(const uint8_t *row, int ob, int s, float &dw, float &mw)
+{
+    if (DT == 10) { /* q2_k: the low nibbles of scale bytes 2s, 2s + 1 (at 0), d at 80 */
+        const float d = sh_f16(row, ob + 80);
+        dw = d * (float)vt_blk_q2k_scale(row + ob, 2 * s);
+        mw = d * (float)vt_blk_q2k_scale(row + ob, 2 * s + 1);
+    } else if (DT == 11) { /* q3_k: signed 6-bit scales of groups 2s, 2s + 1 at 96, d at 108 */
+        const float d = sh_f16(row, ob + 108);
+        dw = d * (float)vt_blk_q3k_scale(row + ob + 96, 2 * s);
+        mw = d * (float)vt_blk_q3k_scale(row + ob + 96, 2 * s + 1);
+    } else if (DT == 23) { /* iq4_xs: d times the 6-bit scale less 32 */
+        dw = sh_f16(row, ob) * (float)vt_blk_iq4_xs_scale(row + ob, s);
+        mw = 0.0f;
+    } else { /* q4_k, q5_k: d, dmin, then 12 packed bytes of 6-bit scales and mins */
+        dw = sh_f16(row, ob) * (float)vt_blk_k4_scale(row + ob + 4, s);
+        mw = sh_f16(row, ob + 2) * (float)vt_blk_k4_min(row + ob + 4, s);
+    }
+}
+
 // A registers of groups 2u0 .. 2(u0 + U) - 1 of block b (0..3) of chunk h
 // (0, 1) of a row's staged tile `row`, the block's weight scale dw and its
 // min coefficient mw (value = dw * code - mw; mw = 0 but for q4_k). Group
@@ -392,7 +436,7 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
             o += 1;
         } else {
             const int sb = 4 * h + b;
-            dw = sh_f16(row, ob) * (float)vt_blk_iq4_xs_scale(row + ob, sb);
+            sub_scale<DT>(row, ob, sb, dw, mw);
             o = ob + 8 + 16 * sb;
         }
         uint32_t w[U];
@@ -455,15 +499,10 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
          * d at 108. */
         const int s = 4 * h + b;
         uint32_t ql[2 * U], qm[2 * U];
+        sub_scale<DT>(row, ob, s, dw, mw);
         if (DT == 10) {
-            const float d = sh_f16(row, ob + 80);
-            dw = d * (float)vt_blk_q2k_scale(row + ob, 2 * s);
-            mw = d * (float)vt_blk_q2k_scale(row + ob, 2 * s + 1);
             step_words<U>(row, ob + 16 + 32 * h, u0, ql);
         } else {
-            const float d = sh_f16(row, ob + 108);
-            dw = d * (float)vt_blk_q3k_scale(row + ob + 96, 2 * s);
-            mw = d * (float)vt_blk_q3k_scale(row + ob + 96, 2 * s + 1);
             step_words<U>(row, ob + 32 + 32 * h, u0, ql);
             step_words<U>(row, ob, u0, qm);
         }
@@ -479,9 +518,7 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
     } else { /* q4_k: sub-block s = 4h + b: nibble half s % 2 of qs bytes 32 (s / 2) .. + 31;
               * q5_k: the same at 48, with bit s of qh[l] (at 16) over nibble l */
         const int s = 4 * h + b;
-        const float d = sh_f16(row, 0), dmin = sh_f16(row, 2);
-        dw = d * (float)vt_blk_k4_scale(row + 4, s);
-        mw = dmin * (float)vt_blk_k4_min(row + 4, s);
+        sub_scale<DT>(row, 0, s, dw, mw);
         uint32_t w[2 * U];
         sh_words<2 * U>(row, (DT == 12 ? 16 : 48) + 32 * (s >> 1) + 8 * u0, w);
         const int ns = 4 * (s & 1);
@@ -916,8 +953,10 @@ __device__ inline void int_chunk_pre(const uint8_t *cur, int ob, int h, int64_t 
 // split of one 128-element chunk of x (Bs[j][block][hi/lo][group] as pairs
 // of f16x2), the blocks' powers of two and sums of x (int_path: instead two
 // buffers of kDigitBytes, int_chunk's; PRE, f16, bf16 and int_pre: none, the
-// split is the call's). After the warps' areas: the warps' row sums (two
-// buffers: [2][nw][32 rows][N]) and the ring's mbarriers ([nw][S]). The f16
+// split is the call's; scale_table's formats under PRE: the staged tile's
+// scales there, scale_table_bytes). After the warps' areas: the warps' row
+// sums (two buffers: [2][nw][32 rows][N]) and the ring's mbarriers
+// ([nw][S]). The f16
 // path's block formats keep the unused area under PRE: without it q5_1 at
 // n = 8 measured 49.8 us on the H200 (m = 4096, k = 14336) against 34.7
 // with it, every other format the same. ncu with the area: registers allow 2
@@ -928,9 +967,11 @@ __device__ inline void int_chunk_pre(const uint8_t *cur, int ob, int h, int64_t 
 template <uint32_t DT, int N, int S, bool PRE> struct WarpSmem {
     static constexpr int ring = S * kWarpRows * tile_row_bytes<DT>();
     static constexpr int bs = N * 4 * 2 * 8 * 8;
-    static constexpr int bytes = ring + (PRE && (dense<DT>() || int_pre<DT, N, PRE>()) ? 0
-                                         : int_path<DT, N>()                           ? 2 * kDigitBytes
-                                                             : bs + N * 4 * 4 + N * 4 * 4 * xs_per_block(DT));
+    static constexpr int split = PRE && (dense<DT>() || int_pre<DT, N, PRE>()) ? 0
+                                 : int_path<DT, N>()                           ? 2 * kDigitBytes
+                                                     : bs + N * 4 * 4 + N * 4 * 4 * xs_per_block(DT);
+    static constexpr int bytes =
+        ring + (split > scale_table_bytes<DT, N, PRE>() ? split : scale_table_bytes<DT, N, PRE>());
 };
 
 // The pair (f0, f1) as hi = the pair rounded to f16 (BF: bf16) and lo =
@@ -1518,6 +1559,24 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
         if (++cs == S)
             cs = 0, cph ^= 1;
         __syncwarp();
+        if constexpr (scale_table<DT, N, PRE>()) {
+            /* row lane's 8 sub-blocks: tab[s][row] = (dw, mw); the last
+             * tile's reads ended at the loop's closing __syncwarp */
+            uint8_t *tab = mine + WS::ring;
+#pragma unroll
+            for (int sb = 0; sb < 8; sb++) {
+                float dw, mw;
+                sub_scale<DT>(cur + lane * TB, ob, sb, dw, mw);
+                if constexpr (group_mins<DT>()) {
+                    float nm[2];
+                    q2k_mins(cur + lane * TB, ob, sb >> 2, sb & 3, nm);
+                    ((float4 *)(void *)tab)[sb * kWarpRows + lane] = make_float4(dw, mw, nm[0], nm[1]);
+                } else {
+                    ((float2 *)(void *)tab)[sb * kWarpRows + lane] = make_float2(dw, mw);
+                }
+            }
+            __syncwarp();
+        }
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             if constexpr (int_path<DT, N>() && !PRE) {
@@ -1603,6 +1662,19 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                         if (group_mins<DT>()) {
                             q2k_mins(ra, ob, h, blk, na);
                             q2k_mins(rb, ob, h, blk, nb);
+                        }
+                        if constexpr (scale_table<DT, N, PRE>()) { /* the tile's table, not the lane's decode */
+                            const int e = (4 * h + blk) * kWarpRows + 16 * rt + g;
+                            if constexpr (group_mins<DT>()) {
+                                const float4 sa = ((const float4 *)(const void *)(mine + WS::ring))[e];
+                                const float4 sb = ((const float4 *)(const void *)(mine + WS::ring))[e + 8];
+                                da = sa.x, ma = sa.y, na[0] = sa.z, na[1] = sa.w;
+                                db = sb.x, mb = sb.y, nb[0] = sb.z, nb[1] = sb.w;
+                            } else {
+                                const float2 sa = ((const float2 *)(const void *)(mine + WS::ring))[e];
+                                const float2 sb = ((const float2 *)(const void *)(mine + WS::ring))[e + 8];
+                                da = sa.x, ma = sa.y, db = sb.x, mb = sb.y;
+                            }
                         }
 #pragma unroll
                         for (int tau = 0; tau < T; tau++) {
