@@ -158,14 +158,18 @@ template <uint32_t DT> __host__ __device__ constexpr int tile_max_start()
 // pieces; iq4_xs, mxfp4: 9), and one more where the rows would lie a
 // multiple of 128 bytes apart (q3_k: 9, not 8), which puts the same word
 // of every row in the same shared-memory bank (ncu on the H200: q3_k at
-// 128 bytes issued 20% of its slots, 56 us). (An odd number of pieces for
-// q4_1 and q5_1, 11 and 13, which would put every row g of an mma tile in
-// its own banks on the integer path, measured slower on the H200: q4_1
-// n = 1 16.95 us against 16.04, n = 4 24.1 against 20.9.)
+// 128 bytes issued 20% of its slots, 56 us), and for q6_k one more than
+// its 14 (15: rows an odd number of pieces apart, each row g of an mma
+// tile in its own banks; H200, m = 4096, k = 14336, graph us: n = 1 26.97
+// against 28.80, MoeExpertMatMul t = 4 34.85 against 38.83, n = 4 28.97
+// against 28.33). (An odd number of pieces for q4_1 and q5_1, 11 and 13,
+// measured slower on the H200: q4_1 n = 1 16.95 us against 16.04, n = 4
+// 24.1 against 20.9; q5_1 n = 1 23.52 against 21.75, n = 8 35.59 against
+// 34.29; so did 7 for q2_k: n = 1 19.26 against 17.81.)
 template <uint32_t DT> __host__ __device__ constexpr int tile_row_bytes()
 {
     return (tile_max_start<DT>() + tile_src_bytes<DT>() + 15) / 16 * 16 +
-           ((tile_max_start<DT>() + tile_src_bytes<DT>() + 15) / 16 % 8 == 0 ? 16 : 0);
+           ((tile_max_start<DT>() + tile_src_bytes<DT>() + 15) / 16 % 8 == 0 || DT == 14 ? 16 : 0);
 }
 // Whether the staged bytes of the last tile of a row that ends on a 16-byte
 // boundary, from the piece holding its first byte (its byte
@@ -1225,7 +1229,7 @@ __device__ inline void cp16(unsigned s, const void *src, int flags)
     asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
 }
 
-// The ring's copies: on sm_90 the rows of 224 and 272 bytes per tile
+// The ring's copies: on sm_90 the rows of 240 and 272 bytes per tile
 // (q6_k, q8_0) come with one bulk copy each (the TMA unit) that signals an
 // mbarrier per ring slot; the 144-byte rows (q4_0, iq4_nl, q4_k) and
 // older targets copy 16-byte pieces with cp.async, one commit group per
