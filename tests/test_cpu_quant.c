@@ -387,6 +387,35 @@ START_TEST(shared_block_decoder_matches_reference)
 }
 END_TEST
 
+/* vt_blk_k4_words, the word form of Q4_K/Q5_K's packed scales the device
+ * kernels decode a super-block with: every byte of its words is the
+ * reference's scale or minimum, on random packed bytes and on all-ones. */
+START_TEST(k4_scale_words_match_reference)
+{
+    vt_rng r;
+    vt_rng_init(&r, 11);
+    for (int it = 0; it < 4096; it++) {
+        uint8_t s[12];
+        for (int i = 0; i < 12; i++)
+            s[i] = it == 0 ? 0xFF : (uint8_t)(vt_rng_next(&r) >> 24);
+        uint32_t w[3];
+        for (int i = 0; i < 3; i++)
+            w[i] = (uint32_t)s[4 * i] | (uint32_t)s[4 * i + 1] << 8 | (uint32_t)s[4 * i + 2] << 16 |
+                   (uint32_t)s[4 * i + 3] << 24;
+        int sc[8], mn[8];
+        ref_k4_scales(s, sc, mn);
+        uint32_t wsc[2], wmn[2];
+        vt_blk_k4_words(w[0], w[1], w[2], wsc, wmn);
+        for (int j = 0; j < 8; j++) {
+            ck_assert_int_eq((int)(wsc[j / 4] >> (8 * (j % 4)) & 0xFF), sc[j]);
+            ck_assert_int_eq((int)(wmn[j / 4] >> (8 * (j % 4)) & 0xFF), mn[j]);
+            ck_assert_int_eq(vt_blk_k4_scale(s, j), sc[j]);
+            ck_assert_int_eq(vt_blk_k4_min(s, j), mn[j]);
+        }
+    }
+}
+END_TEST
+
 /* Dequantize n elements of blocks (format t, shape sh) on d into a
  * poisoned tensor of dtype to: what it wrote (malloc'd, the caller frees),
  * with the reference decode of blocks in ref (n floats). */
@@ -1170,6 +1199,7 @@ int main(void)
         return gate;
     tcase_add_test(tc, layouts_match_the_type_table);
     tcase_add_test(tc, shared_block_decoder_matches_reference);
+    tcase_add_test(tc, k4_scale_words_match_reference);
     tcase_add_test(tc, dequantize_is_exact);
     tcase_add_test(tc, dequantize_scale_sweep);
     tcase_add_test(tc, get_rows_is_exact);

@@ -378,11 +378,8 @@ template <uint32_t DT> __device__ inline void sub_scales8(const uint8_t *row, in
         const uint4 v = *(const uint4 *)(const void *)(row + ob);
         const float d = __half2float(__ushort_as_half((unsigned short)(v.x & 0xFFFFu)));
         const float dmin = __half2float(__ushort_as_half((unsigned short)(v.x >> 16)));
-        /* bytes 4..15: scales 0..3 and mins 0..3 in their low 6 bits (words
-         * y, z); scales and mins 4..7 from the nibbles of w and the top two
-         * bits of y and z (vt_blk_k4_scale, vt_blk_k4_min) */
-        const uint32_t sc[2] = {v.y & 0x3F3F3F3Fu, (v.w & 0x0F0F0F0Fu) | ((v.y >> 2) & 0x30303030u)};
-        const uint32_t mn[2] = {v.z & 0x3F3F3F3Fu, ((v.w >> 4) & 0x0F0F0F0Fu) | ((v.z >> 2) & 0x30303030u)};
+        uint32_t sc[2], mn[2]; /* bytes 4..15: the packed scales and mins */
+        vt_blk_k4_words(v.y, v.z, v.w, sc, mn);
 #pragma unroll
         for (int s = 0; s < 8; s++) {
             dw[s] = d * (float)((sc[s >> 2] >> (8 * (s & 3))) & 0xFFu);

@@ -125,6 +125,19 @@ static inline VT_HOST_DEVICE int vt_blk_k4_min(const uint8_t *s, int j)
     return j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
 }
 
+/* Q4_K/Q5_K's 8 scales and 8 minimums a byte each, from the 12 packed
+ * scale bytes read as little-endian words w0 (bytes 0-3), w1 (4-7) and w2
+ * (8-11): sc[0] holds scales 0-3, sc[1] scales 4-7, mn[0] and mn[1] the
+ * minimums (vt_blk_k4_scale and vt_blk_k4_min by word operations, for
+ * kernels that decode a super-block's scales together). */
+static inline VT_HOST_DEVICE void vt_blk_k4_words(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t sc[2], uint32_t mn[2])
+{
+    sc[0] = w0 & 0x3F3F3F3Fu;
+    sc[1] = (w2 & 0x0F0F0F0Fu) | ((w0 >> 2) & 0x30303030u);
+    mn[0] = w1 & 0x3F3F3F3Fu;
+    mn[1] = ((w2 >> 4) & 0x0F0F0F0Fu) | ((w1 >> 2) & 0x30303030u);
+}
+
 /* Signed 6-bit scale i (0..15) of Q3_K's 12 packed scale bytes, minus 32. */
 static inline VT_HOST_DEVICE int vt_blk_q3k_scale(const uint8_t *s, int i)
 {
