@@ -43,7 +43,8 @@ __device__ inline void chunk_keys(int64_t p, int64_t S, int32_t window, int64_t 
     s1 = s0 + per_block - 1 < hi ? s0 + per_block - 1 : hi;
 }
 
-// A float written by another block of the same launch (read past L1).
+// A float written by another block of the same launch (read past L1; the
+// mma kernel's vector form, NVIDIA only: ld_vec_cg).
 __device__ inline float ld_other(const float *p)
 {
     return *(const volatile float *)p;
@@ -73,7 +74,11 @@ struct AttnArgs {
 // elements tid, tid + NT, .. and loads their chunks B at a time with every
 // load of a batch in flight; the first batch goes out with the chunks'
 // (m, l), so the merge costs the counter's round trip and about one load
-// round trip per B chunks. Every thread of the block calls it.
+// round trip per B chunks. Every thread of the block calls it. The
+// arrival: every thread fences its own writes before the barrier, a form
+// that does not rely on a fence's cumulativity (this kernel is AMD's too);
+// the mma kernel's merge_chunks, NVIDIA only, has one fence by thread 0
+// after the barrier, cumulative in PTX's memory model.
 template <int G, int D, int NT>
 __device__ inline void merge_last(const float *part_o, const float *part_ml, uint32_t *done, float *out, int64_t row0,
                                   int64_t n_split)
