@@ -67,6 +67,7 @@
 #include "rocm_mma.h"
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <type_traits>
 
 namespace vt_mmv
 {
@@ -337,11 +338,16 @@ template <uint32_t DT, int N, bool PRE> __host__ __device__ constexpr bool scale
 {
     return PRE && N >= 4 && (DT == 10 || DT == 11 || DT == 12 || DT == 13);
 }
+
+// An entry of scale_table's table: (dw, mw), q2_k's (dw, mw, its two
+// groups' minimum coefficients).
+template <uint32_t DT> using ScaleEntry = typename std::conditional<group_mins<DT>(), float4, float2>::type;
+
 // Bytes of scale_table's table: [8 sub-blocks][32 rows] of (dw, mw), q2_k's
 // with its two groups' minimum coefficients after them (float4).
 template <uint32_t DT, int N, bool PRE> __host__ __device__ constexpr int scale_table_bytes()
 {
-    return scale_table<DT, N, PRE>() ? 8 * kWarpRows * (group_mins<DT>() ? 16 : 8) : 0;
+    return scale_table<DT, N, PRE>() ? 8 * kWarpRows * (int)sizeof(ScaleEntry<DT>) : 0;
 }
 
 // Sub-block s (0..7) of the super-block at ob in a staged row: its weight
@@ -396,11 +402,15 @@ template <uint32_t DT> __device__ inline void sub_scales8(const uint8_t *row, in
 // (0, 1) of a row's staged tile `row`, the block's weight scale dw and its
 // min coefficient mw (value = dw * code - mw; mw = 0 but for q4_k). Group
 // q's registers: a[q - 2 u0][0] and [1] (element order of group_of_run).
-template <uint32_t DT, int U>
+// SCALES false (scale_table's formats, whose caller reads dw and mw from
+// the tile's table): the sub-block's scales are not decoded, and dw and
+// mw are left as they were.
+template <uint32_t DT, int U, bool SCALES = true>
 __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int u0, uint32_t (&a)[2 * U][2], float &dw,
                                   float &mw)
 {
-    mw = 0.0f;
+    if constexpr (SCALES)
+        mw = 0.0f;
     if (dense<DT>()) { /* f16, bf16: group q of block b is its elements' 8 bytes at 8 q */
         dw = 1.0f;
         const uint4 *p = (const uint4 *)(const void *)(row + ob + 64 * (4 * h + b) + 16 * u0);
@@ -530,7 +540,8 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
          * d at 108. */
         const int s = 4 * h + b;
         uint32_t ql[2 * U], qm[2 * U];
-        sub_scale<DT>(row, ob, s, dw, mw);
+        if constexpr (SCALES)
+            sub_scale<DT>(row, ob, s, dw, mw);
         if (DT == 10) {
             step_words<U>(row, ob + 16 + 32 * h, u0, ql);
         } else {
@@ -549,7 +560,8 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
     } else { /* q4_k: sub-block s = 4h + b: nibble half s % 2 of qs bytes 32 (s / 2) .. + 31;
               * q5_k: the same at 48, with bit s of qh[l] (at 16) over nibble l */
         const int s = 4 * h + b;
-        sub_scale<DT>(row, 0, s, dw, mw);
+        if constexpr (SCALES)
+            sub_scale<DT>(row, 0, s, dw, mw);
         uint32_t w[2 * U];
         sh_words<2 * U>(row, (DT == 12 ? 16 : 48) + 32 * (s >> 1) + 8 * u0, w);
         const int ns = 4 * (s & 1);
@@ -1005,6 +1017,14 @@ template <uint32_t DT, int N, int S, bool PRE> struct WarpSmem {
         ring + (split > scale_table_bytes<DT, N, PRE>() ? split : scale_table_bytes<DT, N, PRE>());
 };
 
+// Floats of the row sums of w warps in the buffers after the warps' areas
+// ([2][nw][32 rows][N]: buffer b's warp w's sum of row r, column j at
+// part_floats(b * nw + w) + r * N + j).
+template <int N> __host__ __device__ constexpr int part_floats(int w)
+{
+    return w * kWarpRows * N;
+}
+
 // The pair (f0, f1) as hi = the pair rounded to f16 (BF: bf16) and lo =
 // the rest rounded the same way, each as the bits of one f16x2 (bf16x2):
 // hi + lo carries 22 significant bits (bf16: 16).
@@ -1396,8 +1416,8 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
     uint2 *bs = (uint2 *)(void *)(mine + WS::ring);
     float *pw = (float *)(void *)(mine + WS::ring + WS::bs);
     float *xsum = pw + 4 * N;
-    float *part = (float *)(void *)(smem + nw * WS::bytes); /* [2][nw][32 rows][N] */
-    uint64_t *bars = (uint64_t *)(void *)(part + 2 * nw * kWarpRows * N) + wv * S;
+    float *part = (float *)(void *)(smem + nw * WS::bytes); /* two buffers of part_floats */
+    uint64_t *bars = (uint64_t *)(void *)(part + part_floats<N>(2 * nw)) + wv * S;
     const unsigned bar0 = (unsigned)__cvta_generic_to_shared(bars);
 #if VT_MMA_BULK_ARCH
     if constexpr (bulk_copies<DT>()) {
@@ -1593,7 +1613,7 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
         if constexpr (scale_table<DT, N, PRE>()) {
             /* row lane's 8 sub-blocks: tab[s][row] = (dw, mw); the last
              * tile's reads ended at the loop's closing __syncwarp */
-            uint8_t *tab = mine + WS::ring;
+            ScaleEntry<DT> *tab = (ScaleEntry<DT> *)(void *)(mine + WS::ring); /* [8][32 rows] */
             float dw[8], mw[8];
             sub_scales8<DT>(cur + lane * TB, ob, dw, mw);
 #pragma unroll
@@ -1601,9 +1621,9 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                 if constexpr (group_mins<DT>()) {
                     float nm[2];
                     q2k_mins(cur + lane * TB, ob, sb >> 2, sb & 3, nm);
-                    ((float4 *)(void *)tab)[sb * kWarpRows + lane] = make_float4(dw[sb], mw[sb], nm[0], nm[1]);
+                    tab[sb * kWarpRows + lane] = make_float4(dw[sb], mw[sb], nm[0], nm[1]);
                 } else {
-                    ((float2 *)(void *)tab)[sb * kWarpRows + lane] = make_float2(dw[sb], mw[sb]);
+                    tab[sb * kWarpRows + lane] = make_float2(dw[sb], mw[sb]);
                 }
             }
             __syncwarp();
@@ -1685,27 +1705,22 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
                     for (int v = 0; v < BV; v++) {
                         const int blk = N == 1 ? t : N == 2 ? 2 * v + (t >> 1) : v;
                         const int u0 = N == 1 ? 0 : N == 2 ? 2 * (t & 1) : t;
+                        constexpr bool TAB = scale_table<DT, N, PRE>(); /* the scales from the tile's table */
                         uint32_t aa[2 * U][2], ab[2 * U][2];
                         float da, db, ma, mb;
-                        block_regs<DT, U>(ra, ob, h, blk, u0, aa, da, ma);
-                        block_regs<DT, U>(rb, ob, h, blk, u0, ab, db, mb);
+                        block_regs<DT, U, !TAB>(ra, ob, h, blk, u0, aa, da, ma);
+                        block_regs<DT, U, !TAB>(rb, ob, h, blk, u0, ab, db, mb);
                         float na[2] = {0.0f, 0.0f}, nb[2] = {0.0f, 0.0f}; /* q2_k's mins */
-                        if (group_mins<DT>()) {
+                        if constexpr (TAB) {
+                            const int e = (4 * h + blk) * kWarpRows + 16 * rt + g; /* rows g, g + 8 of the half */
+                            const ScaleEntry<DT> *tab = (const ScaleEntry<DT> *)(const void *)(mine + WS::ring);
+                            const ScaleEntry<DT> sa = tab[e], sb = tab[e + 8];
+                            da = sa.x, ma = sa.y, db = sb.x, mb = sb.y;
+                            if constexpr (group_mins<DT>())
+                                na[0] = sa.z, na[1] = sa.w, nb[0] = sb.z, nb[1] = sb.w;
+                        } else if (group_mins<DT>()) {
                             q2k_mins(ra, ob, h, blk, na);
                             q2k_mins(rb, ob, h, blk, nb);
-                        }
-                        if constexpr (scale_table<DT, N, PRE>()) { /* the tile's table, not the lane's decode */
-                            const int e = (4 * h + blk) * kWarpRows + 16 * rt + g;
-                            if constexpr (group_mins<DT>()) {
-                                const float4 sa = ((const float4 *)(const void *)(mine + WS::ring))[e];
-                                const float4 sb = ((const float4 *)(const void *)(mine + WS::ring))[e + 8];
-                                da = sa.x, ma = sa.y, na[0] = sa.z, na[1] = sa.w;
-                                db = sb.x, mb = sb.y, nb[0] = sb.z, nb[1] = sb.w;
-                            } else {
-                                const float2 sa = ((const float2 *)(const void *)(mine + WS::ring))[e];
-                                const float2 sb = ((const float2 *)(const void *)(mine + WS::ring))[e + 8];
-                                da = sa.x, ma = sa.y, db = sb.x, mb = sb.y;
-                            }
                         }
 #pragma unroll
                         for (int tau = 0; tau < T; tau++) {
@@ -1769,7 +1784,7 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
         /* y of the group's first row, column 0 (MOE: slot du / gpm's rows;
          * kMoeChunks: each pair's rows, cpair) */
         float *yg = y + (MOE ? du / gpm * m : 0) + r0;
-        float *pb = part + (int)(gi & 1) * nw * kWarpRows * N;
+        float *pb = part + part_floats<N>((int)(gi & 1) * nw);
 #pragma unroll
         for (int rt = 0; rt < 2; rt++)
 #pragma unroll
@@ -1820,7 +1835,7 @@ __global__ void __launch_bounds__(N == 8 ? 256 : 512)
 // with it, 47.6 us against 52.8 on the H200).
 template <uint32_t DT, int N, int S, bool PRE> constexpr size_t block_smem(int nw)
 {
-    return (size_t)nw * WarpSmem<DT, N, S, PRE>::bytes + 2 * (size_t)nw * kWarpRows * N * sizeof(float) +
+    return (size_t)nw * WarpSmem<DT, N, S, PRE>::bytes + (size_t)part_floats<N>(2 * nw) * sizeof(float) +
            (size_t)nw * S * sizeof(uint64_t);
 }
 
