@@ -992,6 +992,17 @@ __device__ inline void int_chunk_pre(const uint8_t *cur, int ob, int h, int64_t 
     }
 }
 
+// The most warps a block of mma_kernel has (its launch bounds): 16, at 128
+// registers a thread; 8 at eight columns (255 registers), but for q4_1,
+// whose eight-column kernel at 135 registers ran 8 warps per SM. At 128
+// (ptxas spills 32 bytes) it runs 12: on the H100, m = 4096, k = 14336,
+// n = 8, 30.46 -> 29.08 us graph (plugin-ab), ncu 35.58 -> 33.09 us with
+// 0.40 -> 0.43 issued per scheduler. q2_k's would spill 192 bytes.
+template <uint32_t DT, int N> __host__ __device__ constexpr int launch_warps()
+{
+    return N == 8 && DT != 3 ? 8 : 16;
+}
+
 // Per warp, in shared memory: the ring of S staged tiles, then the hi/lo
 // split of one 128-element chunk of x (Bs[j][block][hi/lo][group] as pairs
 // of f16x2), the blocks' powers of two and sums of x (int_path: instead two
@@ -1396,7 +1407,7 @@ template <uint32_t DT, int S> __device__ inline void wait_tile(unsigned bar, uns
 // pairs as the columns (the chunk count read from the table after the
 // chained wait).
 template <uint32_t DT, int N, bool PRE, int S, int MO>
-__global__ void __launch_bounds__(N == 8 ? 256 : 512)
+__global__ void __launch_bounds__(32 * launch_warps<DT, N>())
     mma_kernel(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k, int flags,
                Pre pre, Moe mo)
 {
@@ -1905,7 +1916,7 @@ hipError_t mma_plan(int64_t m, int64_t k, const Pre &pre, const Moe &mo, int dev
     pl = MmaPlan{0, 0, 0, use_pre, 0};
     /* 14 warps (8 for N = 8, the launch bounds), then as few as give the
      * same longest share: measured on the H200 against 16 and 12 */
-    int nw = N == 8 ? 8 : 14;
+    int nw = launch_warps<DT, N>() == 8 ? 8 : 14;
     const int64_t groups = (m + kWarpRows - 1) / kWarpRows * (MO != kMatMul ? mo.TK : 1);
     /* a block that gets one group of rows at most (m = 4096: 128 groups on
      * 132 SMs) has nothing to stream behind its first tiles: up to 16
