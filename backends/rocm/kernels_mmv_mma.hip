@@ -997,10 +997,15 @@ __device__ inline void int_chunk_pre(const uint8_t *cur, int ob, int h, int64_t 
 // whose eight-column kernel at 135 registers ran 8 warps per SM. At 128
 // (ptxas spills 32 bytes) it runs 12: on the H100, m = 4096, k = 14336,
 // n = 8, 30.46 -> 29.08 us graph (plugin-ab), ncu 35.58 -> 33.09 us with
-// 0.40 -> 0.43 issued per scheduler. q2_k's would spill 192 bytes.
+// 0.40 -> 0.43 issued per scheduler. q2_k's would spill 192 bytes. q3_k,
+// q4_k and q5_k at eight columns: 12 at 168 registers (ptxas spills 8 to
+// 56 bytes on the call's split), not 8 at 178 - 244; on the H100, same
+// shape, graph us (plugin-ab, 3 rounds): q4_k 29.42 -> 27.73, q3_k 31.22
+// -> 29.01, q5_k 33.20 -> 32.60. q2_k (52 bytes) and q6_k (8) measured
+// the same at 12 and keep 8.
 template <uint32_t DT, int N> __host__ __device__ constexpr int launch_warps()
 {
-    return N == 8 && DT != 3 ? 8 : 16;
+    return N != 8 || DT == 3 ? 16 : DT == 11 || DT == 12 || DT == 13 ? 12 : 8;
 }
 
 // Per warp, in shared memory: the ring of S staged tiles, then the hi/lo
@@ -1914,9 +1919,9 @@ hipError_t mma_plan(int64_t m, int64_t k, const Pre &pre, const Moe &mo, int dev
     const size_t optin = smem_optin(dev);
     const int64_t tiles = k / kTile;
     pl = MmaPlan{0, 0, 0, use_pre, 0};
-    /* 14 warps (8 for N = 8, the launch bounds), then as few as give the
-     * same longest share: measured on the H200 against 16 and 12 */
-    int nw = launch_warps<DT, N>() == 8 ? 8 : 14;
+    /* 14 warps (fewer where the launch bounds say so), then as few as
+     * give the same longest share: measured on the H200 against 16 and 12 */
+    int nw = launch_warps<DT, N>() < 14 ? launch_warps<DT, N>() : 14;
     const int64_t groups = (m + kWarpRows - 1) / kWarpRows * (MO != kMatMul ? mo.TK : 1);
     /* a block that gets one group of rows at most (m = 4096: 128 groups on
      * 132 SMs) has nothing to stream behind its first tiles: up to 16
