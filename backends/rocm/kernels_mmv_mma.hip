@@ -333,10 +333,15 @@ template <int U> __device__ inline void step_words(const uint8_t *row, int o, in
 // n = 4 q4_k 22.10 / 23.25, q5_k 25.04 / 25.93, q3_k 23.33 / 25.75, q2_k
 // 21.98 / 25.04; n = 8 29.84 / 30.48, 32.42 / 34.69, 30.24 / 31.80,
 // 29.81 / 31.94; iq4_xs measured slower with it (n = 4 23.79 / 23.58,
-// n = 8 29.77 / 28.70) and keeps the lanes' decode.
+// n = 8 29.77 / 28.70) and keeps the lanes' decode. table_format: the
+// formats that take the table.
+__host__ __device__ constexpr bool table_format(uint32_t dt)
+{
+    return dt == 10 || dt == 11 || dt == 12 || dt == 13;
+}
 template <uint32_t DT, int N, bool PRE> __host__ __device__ constexpr bool scale_table()
 {
-    return PRE && N >= 4 && (DT == 10 || DT == 11 || DT == 12 || DT == 13);
+    return PRE && N >= 4 && table_format(DT);
 }
 
 // An entry of scale_table's table: (dw, mw), q2_k's (dw, mw, its two
@@ -1005,7 +1010,7 @@ __device__ inline void int_chunk_pre(const uint8_t *cur, int ob, int h, int64_t 
 // the same at 12 and keep 8.
 template <uint32_t DT, int N> __host__ __device__ constexpr int launch_warps()
 {
-    return N != 8 || DT == 3 ? 16 : DT == 11 || DT == 12 || DT == 13 ? 12 : 8;
+    return N != 8 || DT == 3 ? 16 : table_format(DT) && DT != 10 ? 12 : 8;
 }
 
 // Per warp, in shared memory: the ring of S staged tiles, then the hi/lo
