@@ -601,8 +601,9 @@ __device__ inline void q2k_mins(const uint8_t *row, int ob, int h, int b, float 
     n[1] = dmin * (float)vt_blk_q2k_min(row + ob, 2 * s + 1);
 }
 
-// Whether mma_kernel of DT at N columns splits x into digits itself, one
-// chunk ahead (int_chunk): n = 1.
+// Whether mma_kernel of DT at N columns splits x into digits itself (n = 1):
+// one chunk ahead (int_chunk), or both chunks of a tile before it
+// (split_ahead).
 template <uint32_t DT, int N> __host__ __device__ constexpr bool int_path()
 {
     return int_format(DT) && N == 1;
@@ -865,17 +866,17 @@ __device__ inline void int_block_scale(const uint8_t *row, int ob, int h, int b,
 
 // One 128-element chunk h of the staged tile cur (the warp's 32 rows, the
 // tile at ob of them) on the integer path (int_path), from the digits of
-// its x in the warp's buffer h of dz; then the next chunk's x, xnext, into
-// buffer 1 - h (split_digits; the lanes' sync before that buffer is read
-// is the caller's). Per pair of blocks and 16-row tile two chained
-// m16n8k32: k = positions 0..15 of both blocks (int_block_codes), then
+// its x in the warp's buffer h of dz; then, with split, the next chunk's
+// x, xnext, into buffer 1 - h (split_digits; the lanes' sync before that
+// buffer is read is the caller's). Per pair of blocks and 16-row tile two
+// chained m16n8k32: k = positions 0..15 of both blocks (int_block_codes), then
 // 16..31; columns 0..3 the first block's digits, 4..7 the second's (each
 // zero where k is the other block's). Lane t's columns 2t, 2t + 1 are
 // digits 2 (t % 2), + 1 of block t / 2 of the pair, of rows g and g + 8,
 // summed into acc[row tile][row half][0] (mma_kernel's accumulators).
 template <uint32_t DT>
-__device__ inline void int_chunk(const uint8_t *cur, int ob, int h, const float4 &xnext, int lane, uint8_t *dz,
-                                 float (&acc)[2][2][1])
+__device__ inline void int_chunk(const uint8_t *cur, int ob, int h, const float4 &xnext, bool split, int lane,
+                                 uint8_t *dz, float (&acc)[2][2][1])
 {
     constexpr int TB = tile_row_bytes<DT>();
     const int g = lane >> 2, t = lane & 3, gb = g >> 2, tb = t >> 1;
@@ -922,7 +923,8 @@ __device__ inline void int_chunk(const uint8_t *cur, int ob, int h, const float4
     }
     /* the next chunk's digits, independent of the above: their arithmetic
      * fills the mma chains' latencies */
-    split_into<DT>(xnext, lane, dz + (1 - h) * kDigitBytes);
+    if (split)
+        split_into<DT>(xnext, lane, dz + (1 - h) * kDigitBytes);
 }
 
 // a[j] for a j known only at run time, without indexing the registers.
@@ -1109,6 +1111,21 @@ __device__ inline void split_x(const float4 (&xv)[N], int lane, uint2 *bs, float
 // mma_kernel's forms: MatMul, MoeExpertMatMul at one token, and
 // MoeExpertMatMul over the chunks of a grouping table (two or more tokens).
 constexpr int kMatMul = 0, kMoeOne = 1, kMoeChunks = 2;
+
+// Whether int_path's warp splits both chunks of a tile before waiting for
+// it (and the next tile's after the last mma of this one), so that no split
+// runs between the mmas of a tile: MoeExpertMatMul, whose warps mostly have
+// one tile, and MatMul but for q4_k. On the H100, graph us, main's
+// interleaved split against this (plugin-ab, 2 rounds): MoeExpertMatMul
+// t = 1 (E = 128, 8 used, m = 768, k = 2048) q4_0 7.97 -> 7.46, q4_k 8.19
+// -> 7.51, iq4_nl 9.18 -> 8.67; MatMul n = 1, m = 4096, k = 14336, q4_0
+// 16.89 -> 16.03, q8_0 27.11 -> 26.65, iq4_nl 21.05 -> 19.58; m = 6144,
+// k = 4096 q4_0 10.76 -> 9.89. q4_k's MatMul measured slower with it at
+// m = k = 4096 (6.79 -> 7.14) and keeps the interleaved split.
+template <uint32_t DT, int N, bool PRE, int MO> __host__ __device__ constexpr bool split_ahead()
+{
+    return int_path<DT, N>() && !PRE && (MO != kMatMul || DT != VT_Q4_K);
+}
 
 // MoeExpertMatMul (W [E, m, k]). kMoeOne: slot s of the TK takes the m rows
 // of expert ids[s], x row x_per_slot ? s : 0, and y rows [s m, s m + m).
@@ -1408,9 +1425,10 @@ template <uint32_t DT, int S> __device__ inline void wait_tile(unsigned bar, uns
 // groups); y[j, c] = x[j] . W[c] for the n <= N columns (a missing column
 // repeats the last one and is not stored). w0 is 16-byte aligned and
 // row_bytes a multiple of 16. PRE: x split into pre by split_kernel, else
-// each warp splits its own chunks (int_path: one chunk ahead). flags: 1 in
-// the plugin; the harness's diagnostics add 2 (no split) and 4 (loads
-// only) on the f16 path, 8 and 16 (cp16's prefetch).
+// each warp splits its own chunks (int_path: one chunk ahead, or one tile,
+// split_ahead). flags: 1 in the plugin; the harness's diagnostics add 2
+// (no split) and 4 (loads only) on the f16 path, 8 and 16 (cp16's
+// prefetch).
 // MO (Moe): kMoeOne (N = 1, no PRE), MoeExpertMatMul at one token, the
 // groups of 32 rows those of each slot's expert in turn (ceil(m / 32) per
 // slot); kMoeChunks (N = 2, PRE), those of each chunk's expert, the chunk's
@@ -1585,12 +1603,16 @@ __global__ void __launch_bounds__(32 * launch_warps<DT, N>())
     }
 
     float acc[2][2][T] = {};
-    /* x of the next chunk, loaded one chunk ahead */
-    float4 xn[N];
+    /* x of the next chunk, loaded one chunk ahead (ahead: and of the one
+     * after it, xn1) */
+    constexpr bool ahead = split_ahead<DT, N, PRE, MO>();
+    float4 xn[N], xn1 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (!PRE && total > 0) {
 #pragma unroll
         for (int j = 0; j < N; j++)
             xn[j] = __ldg((const float4 *)(xs[j] + f * kTile) + lane);
+        if (ahead)
+            xn1 = __ldg((const float4 *)(xs[0] + f * kTile + 128) + lane);
     }
 #pragma unroll
     for (int i = 0; i < S - 1; i++) {
@@ -1602,11 +1624,15 @@ __global__ void __launch_bounds__(32 * launch_warps<DT, N>())
     if constexpr (early)
         vt_chain_begin();
     if constexpr (int_path<DT, N>() && !PRE) {
-        /* the integer path splits one chunk ahead: the first now (buffer 0), xn the second's x */
+        /* the integer path splits one chunk ahead: the first now (buffer 0),
+         * xn the second's x; ahead, the second too (buffer 1) */
         if (total > 0) {
             uint8_t *dz = mine + WS::ring;
             split_into<DT>(xn[0], lane, dz);
-            xn[0] = __ldg((const float4 *)(xs[0] + f * kTile + 128) + lane);
+            if (ahead)
+                split_into<DT>(xn1, lane, dz + kDigitBytes);
+            else
+                xn[0] = __ldg((const float4 *)(xs[0] + f * kTile + 128) + lane);
             __syncwarp();
         }
     }
@@ -1651,11 +1677,28 @@ __global__ void __launch_bounds__(32 * launch_warps<DT, N>())
         }
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            if constexpr (int_path<DT, N>() && !PRE) {
-                /* xn: the next chunk's x (split now); then the one after it */
+            if constexpr (ahead) {
+                /* both chunks' digits are in their buffers; the next
+                 * tile's x comes in meanwhile */
+                if (h == 0 && it + 1 < total) {
+                    xn[0] = __ldg((const float4 *)(xt + ttn * kTile) + lane);
+                    xn1 = __ldg((const float4 *)(xt + ttn * kTile + 128) + lane);
+                }
+                int_chunk<DT>(cur, ob, h, xn[0], false, lane, mine + WS::ring, acc);
+                if (h == 1 && it + 1 < total) {
+                    __syncwarp(); /* both buffers read before they are rewritten */
+                    split_into<DT>(xn[0], lane, mine + WS::ring);
+                    split_into<DT>(xn1, lane, mine + WS::ring + kDigitBytes);
+                }
+                __syncwarp(); /* digits written before they are read */
+            } else if constexpr (int_path<DT, N>() && !PRE) {
+                /* xn: the next chunk's x (split now); then the one after
+                 * it; past the warp's last tile neither */
                 const float4 xs_next = xn[0];
-                xn[0] = __ldg((const float4 *)(xt + ttn * kTile + 128 * h) + lane);
-                int_chunk<DT>(cur, ob, h, xs_next, lane, mine + WS::ring, acc);
+                const bool next = it + 1 < total;
+                if (next)
+                    xn[0] = __ldg((const float4 *)(xt + ttn * kTile + 128 * h) + lane);
+                int_chunk<DT>(cur, ob, h, xs_next, h == 0 || next, lane, mine + WS::ring, acc);
                 __syncwarp(); /* digits written before they are read, read before rewritten */
             } else if constexpr (int_pre<DT, N, PRE>()) {
                 int_chunk_pre<DT>(cur, ob, h, 2 * tt + h, pre, colx, lane, acc);
