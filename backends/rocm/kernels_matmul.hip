@@ -100,25 +100,25 @@ template <uint32_t DT> __device__ inline float q_unit_dot(const uint8_t *blk, in
         xs[4 * i + 3] = v.w;
     }
     float acc = 0.0f;
-    if (DT == 2 || DT == 20) { /* q4_0, iq4_nl: d, then 16 bytes of nibbles */
+    if (DT == VT_Q4_0 || DT == VT_IQ4_NL) { /* q4_0, iq4_nl: d, then 16 bytes of nibbles */
         const uint8_t *qs = blk + 2;
 #pragma unroll
         for (int l = 0; l < 16; l++) {
             const int lo = qs[l] & 0xF, hi = qs[l] >> 4;
-            if (DT == 2)
+            if (DT == VT_Q4_0)
                 acc += xs[l] * (float)(lo - 8) + xs[l + 16] * (float)(hi - 8);
             else
                 acc += xs[l] * vt_q_iq4nl(lo) + xs[l + 16] * vt_q_iq4nl(hi);
         }
         return vt_q_half(blk) * acc;
     }
-    if (DT == 8) { /* q8_0: d, then 32 signed bytes */
+    if (DT == VT_Q8_0) { /* q8_0: d, then 32 signed bytes */
 #pragma unroll
         for (int l = 0; l < 32; l++)
             acc += xs[l] * (float)(int8_t)blk[2 + l];
         return vt_q_half(blk) * acc;
     }
-    if (DT == 12) { /* q4_k: x = d*sc*c - dmin*mn over each 32 */
+    if (DT == VT_Q4_K) { /* q4_k: x = d*sc*c - dmin*mn over each 32 */
         int sc, mn;
         vt_q_k4_scale_min(blk + 4, sub, &sc, &mn);
         const uint8_t *q = blk + 16 + 32 * (sub >> 1);
@@ -144,7 +144,7 @@ template <uint32_t DT> __device__ inline float q_unit_dot(const uint8_t *blk, in
         }
         return vt_q_half(blk) * (float)sc * acc - vt_q_half(blk + 2) * (float)mn * xsum;
     }
-    if (DT == 14) { /* q6_k: two signed scales per 32, codes 6 bits minus 32 */
+    if (DT == VT_Q6_K) { /* q6_k: two signed scales per 32, codes 6 bits minus 32 */
         const int h = sub >> 2, r = sub & 3;
         const uint8_t *ql = blk + 64 * h + 32 * (r & 1), *qh = blk + 128 + 32 * h;
         const int8_t *scales = (const int8_t *)(blk + 192) + 8 * h + 2 * r;
@@ -157,7 +157,7 @@ template <uint32_t DT> __device__ inline float q_unit_dot(const uint8_t *blk, in
         }
         return vt_q_half(blk + 208) * ((float)scales[0] * half_acc[0] + (float)scales[1] * half_acc[1]);
     }
-    if (DT != 2 && DT != 20 && DT != 8 && DT != 12 && DT != 14) {
+    if (DT != VT_Q4_0 && DT != VT_IQ4_NL && DT != VT_Q8_0 && DT != VT_Q4_K && DT != VT_Q6_K) {
 #pragma unroll
         for (int l = 0; l < 32; l++)
             acc += xs[l] * vt_q_value(DT, blk, sub * 32 + l);
@@ -169,7 +169,7 @@ template <uint32_t DT> __device__ inline float q_unit_dot(const uint8_t *blk, in
 // at byte 0 and whose pairs of blocks q_pair_dot reads as 32-bit words.
 __host__ __device__ constexpr bool q_pairable(uint32_t dt)
 {
-    return dt == 2 || dt == 8 || dt == 20; /* q4_0, q8_0, iq4_nl */
+    return dt == VT_Q4_0 || dt == VT_Q8_0 || dt == VT_IQ4_NL; /* q4_0, q8_0, iq4_nl */
 }
 
 // q_words_sum for 16 nibble bytes: low nibble element 4i + b, high nibble
@@ -184,7 +184,7 @@ template <uint32_t DT> __device__ inline void q_nibble_words_sum(const uint32_t 
 #pragma unroll
         for (int b = 0; b < 4; b++) {
             const int l = (int)(c[i] >> (8 * b)) & 0xF, h = (int)(c[i] >> (8 * b + 4)) & 0xF;
-            if (DT == 2)
+            if (DT == VT_Q4_0)
                 acc += xl[b] * (float)(l - 8) + xh[b] * (float)(h - 8);
             else
                 acc += xl[b] * vt_q_iq4nl(l) + xh[b] * vt_q_iq4nl(h);
@@ -198,7 +198,7 @@ template <uint32_t DT> __device__ inline void q_nibble_words_sum(const uint32_t 
 template <uint32_t DT> __device__ inline float q_words_sum(const uint32_t *c, const float4 *x4)
 {
     float acc = 0.0f;
-    if (DT == 8) { /* 32 signed bytes: element 4i + b */
+    if (DT == VT_Q8_0) { /* 32 signed bytes: element 4i + b */
 #pragma unroll
         for (int i = 0; i < 8; i++) {
             const float4 v = x4[i];
@@ -220,7 +220,7 @@ template <uint32_t DT> __device__ inline float q_words_sum(const uint32_t *c, co
 // its codes are the words after it.
 template <uint32_t DT> __device__ inline float q_pair_dot(const uint32_t *p, const float *x)
 {
-    constexpr int W = DT == 8 ? 17 : 9, CW = DT == 8 ? 8 : 4;
+    constexpr int W = DT == VT_Q8_0 ? 17 : 9, CW = DT == VT_Q8_0 ? 8 : 4;
     uint32_t w[W];
 #pragma unroll
     for (int i = 0; i < W; i++)

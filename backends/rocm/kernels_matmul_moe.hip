@@ -272,9 +272,9 @@ bool moe_grouped_takes(uint32_t dt, int64_t T)
 {
     if (T < 2)
         return false;
-    if (dt == 2 || dt == 12) // q4_0, q4_k
+    if (dt == VT_Q4_0 || dt == VT_Q4_K) // q4_0, q4_k
         return true;
-    return T >= 8 && (dt == 8 || dt == 14 || dt == VT_F16); // q8_0, q6_k
+    return T >= 8 && (dt == VT_Q8_0 || dt == VT_Q6_K || dt == VT_F16); // q8_0, q6_k
 }
 
 } // namespace
@@ -317,10 +317,10 @@ extern "C" hipError_t vt_rocm_launch_moe_grouped(const float *x, int x_per_slot,
     *taken = 1;
     switch (w_dtype) {
     case VT_F16: return run_moe<VT_F16>(a);
-    case 2: return run_moe<2>(a);   // q4_0
-    case 8: return run_moe<8>(a);   // q8_0
-    case 12: return run_moe<12>(a); // q4_k
-    case 14: return run_moe<14>(a); // q6_k
+    case VT_Q4_0: return run_moe<VT_Q4_0>(a);
+    case VT_Q8_0: return run_moe<VT_Q8_0>(a);
+    case VT_Q4_K: return run_moe<VT_Q4_K>(a);
+    case VT_Q6_K: return run_moe<VT_Q6_K>(a);
     }
     *taken = 0;
     return hipSuccess;
@@ -353,18 +353,18 @@ extern "C" hipError_t vt_rocm_launch_moe_one_checked(vt_rocm_err *err, uint32_t 
     if (*taken || em != hipSuccess)
         return em;
     switch (w_dtype) {
-    case 2: // q4_0
+    case VT_Q4_0:
         *taken = 1;
-        return launch_slots<2, kSlotRowsQ4>(x, x_per_slot, wb, rb, ids, err, op, E, y, TK, TK, m, k, stream, al);
-    case 8: // q8_0
+        return launch_slots<VT_Q4_0, kSlotRowsQ4>(x, x_per_slot, wb, rb, ids, err, op, E, y, TK, TK, m, k, stream, al);
+    case VT_Q8_0:
         *taken = 1;
-        return launch_slots<8, kSlotRows>(x, x_per_slot, wb, rb, ids, err, op, E, y, TK, TK, m, k, stream, al);
-    case 12: // q4_k
+        return launch_slots<VT_Q8_0, kSlotRows>(x, x_per_slot, wb, rb, ids, err, op, E, y, TK, TK, m, k, stream, al);
+    case VT_Q4_K:
         *taken = 1;
-        return launch_slots<12, kSlotRows>(x, x_per_slot, wb, rb, ids, err, op, E, y, TK, TK, m, k, stream, al);
-    case 14: // q6_k
+        return launch_slots<VT_Q4_K, kSlotRows>(x, x_per_slot, wb, rb, ids, err, op, E, y, TK, TK, m, k, stream, al);
+    case VT_Q6_K:
         *taken = 1;
-        return launch_slots<14, kSlotRows>(x, x_per_slot, wb, rb, ids, err, op, E, y, TK, TK, m, k, stream, al);
+        return launch_slots<VT_Q6_K, kSlotRows>(x, x_per_slot, wb, rb, ids, err, op, E, y, TK, TK, m, k, stream, al);
     }
     return hipSuccess;
 }

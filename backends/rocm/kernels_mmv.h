@@ -49,7 +49,7 @@ namespace vt_mmv
 // bytes per block. The float types count a run of 8 elements as a block.
 __host__ __device__ constexpr int blk_elems(uint32_t dt)
 {
-    return (dt <= 1 || dt == 30) ? 8 : vt_block_elems(dt) ? vt_block_elems(dt) : 32;
+    return (dt == VT_F32 || dt == VT_F16 || dt == VT_BF16) ? 8 : vt_block_elems(dt) ? vt_block_elems(dt) : 32;
 }
 // Bytes per block of dt (0: not a weight dtype of these kernels).
 __host__ __device__ constexpr int blk_bytes(uint32_t dt)
@@ -194,7 +194,7 @@ __device__ inline void nib8(uint32_t w0, uint32_t w1, int sh, float off, float (
 // Whether a dtype's runs carry an additive min (value = a * v + mn).
 __host__ __device__ constexpr bool has_min(uint32_t dt)
 {
-    return dt == 12;
+    return dt == VT_Q4_K;
 }
 
 // Run r of the block at byte o of the 16-byte aligned shared buffer b, of
@@ -222,11 +222,11 @@ __device__ inline void run_vals(const uint8_t *b, int o, int r, float (&v)[8], f
             }
         }
         a = 1.0f;
-    } else if (DT == 2 || DT == 20) { /* q4_0, iq4_nl: runs 0, 1 low nibbles of bytes 0..15, 2, 3 high */
+    } else if (DT == VT_Q4_0 || DT == VT_IQ4_NL) { /* q4_0, iq4_nl: runs 0, 1 low nibbles of bytes 0..15, 2, 3 high */
         uint32_t w0, w1;
         sh_word2(b, o + 2 + 8 * (r & 1), w0, w1);
         a = sh_half(b, o);
-        if (DT == 2) {
+        if (DT == VT_Q4_0) {
             nib8(w0, w1, 4 * (r >> 1), 8.0f, v);
         } else {
             const int sh = 4 * (r >> 1);
@@ -236,7 +236,7 @@ __device__ inline void run_vals(const uint8_t *b, int o, int r, float (&v)[8], f
                 v[4 + b] = iq4nl_f((w1 >> (8 * b + sh)) & 0xF);
             }
         }
-    } else if (DT == 8) { /* q8_0: signed bytes 8r..8r+7 (xor 0x80: plus 128) */
+    } else if (DT == VT_Q8_0) { /* q8_0: signed bytes 8r..8r+7 (xor 0x80: plus 128) */
         uint32_t w0, w1;
         sh_word2(b, o + 2 + 8 * r, w0, w1);
         a = sh_half(b, o);
@@ -247,7 +247,7 @@ __device__ inline void run_vals(const uint8_t *b, int o, int r, float (&v)[8], f
             v[b] = byte_f(w0, b, 128.0f);
             v[4 + b] = byte_f(w1, b, 128.0f);
         }
-    } else if (DT == 12) { /* q4_k: sub-block s = r / 4 (32 elements), bytes of pair s / 2, nibble s % 2 */
+    } else if (DT == VT_Q4_K) { /* q4_k: sub-block s = r / 4 (32 elements), bytes of pair s / 2, nibble s % 2 */
         const int s = r >> 2;
         uint32_t w0, w1;
         sh_word2(b, o + 16 + 32 * (s >> 1) + 8 * (r & 3), w0, w1);
@@ -255,7 +255,7 @@ __device__ inline void run_vals(const uint8_t *b, int o, int r, float (&v)[8], f
         a = d * (float)vt_blk_k4_scale(blk + 4, s);
         mn = -(dmin * (float)vt_blk_k4_min(blk + 4, s));
         nib8(w0, w1, 4 * (s & 1), 0.0f, v);
-    } else if (DT == 14) { /* q6_k: sub s = r / 4: half h, quarter q; low 4 bits in ql, high 2 in qh */
+    } else if (DT == VT_Q6_K) { /* q6_k: sub s = r / 4: half h, quarter q; low 4 bits in ql, high 2 in qh */
         const int s = r >> 2, h = s >> 2, q = s & 3, l0 = 8 * (r & 3);
         uint32_t l0w, l1w, h0w, h1w;
         sh_word2(b, o + 64 * h + 32 * (q & 1) + l0, l0w, l1w);

@@ -82,7 +82,7 @@ extern "C" hipError_t vt_rocm_launch_mmv(const float *x, const void *w, uint32_t
     /* Measured on the H200 (BENCHMARKS.md): the first kernels are faster for
      * the float types where the above does not take them, for q4_k at n = 1
      * and iq4_nl at n <= 2. */
-    if (dense || (w_dtype == 12 && n == 1) || (w_dtype == 20 && n <= 2)) {
+    if (dense || (w_dtype == VT_Q4_K && n == 1) || (w_dtype == VT_IQ4_NL && n <= 2)) {
         const hipError_t e = vt_mmv::run_v1(x, w, w_dtype, y, n, m, k, stream, taken);
         if (*taken || e != hipSuccess)
             return e;

@@ -10,8 +10,8 @@ hipError_t run_kq(uint32_t dt, const Args &a, bool aligned, int *taken)
 {
     *taken = 1;
     switch (dt) {
-    case 12: return run_dt<12>(a, aligned);
-    case 14: return run_dt<14>(a, aligned);
+    case VT_Q4_K: return run_dt<VT_Q4_K>(a, aligned);
+    case VT_Q6_K: return run_dt<VT_Q6_K>(a, aligned);
     }
     *taken = 0;
     return hipSuccess;

@@ -81,20 +81,20 @@ constexpr int kWarpRows = 32; // rows per warp: two 16-row mma tiles
 constexpr int kTile = 256;    // elements of k per staged tile
 constexpr unsigned kFull = 0xffffffffu;
 
-// The formats this kernel decodes (vt_dtype ids): q4_0, q4_1, q5_0, q5_1,
-// q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs and mxfp4 (all of
-// SPEC 7's), and f16 and bf16 (dense()).
+// Whether this kernel decodes dt: every block format of SPEC 7, and f16
+// and bf16 (dense()).
 __host__ __device__ constexpr bool mma_format(uint32_t dt)
 {
-    return dt == 1 || dt == 2 || dt == 3 || dt == 6 || dt == 7 || dt == 8 || dt == 10 || dt == 11 || dt == 12 ||
-           dt == 13 || dt == 14 || dt == 20 || dt == 23 || dt == 30 || dt == 39;
+    return dt == VT_F16 || dt == VT_Q4_0 || dt == VT_Q4_1 || dt == VT_Q5_0 || dt == VT_Q5_1 || dt == VT_Q8_0 ||
+           dt == VT_Q2_K || dt == VT_Q3_K || dt == VT_Q4_K || dt == VT_Q5_K || dt == VT_Q6_K || dt == VT_IQ4_NL ||
+           dt == VT_IQ4_XS || dt == VT_BF16 || dt == VT_MXFP4;
 }
-// The float weights, f16 (1) and bf16 (30): A is the weights themselves
+// The float weights, f16 and bf16: A is the weights themselves
 // (bf16: the bf16 instruction, with B's hi and lo in bf16), a 32-element
 // "block" 64 bytes with factor 1.
 __host__ __device__ constexpr bool dense_dt(uint32_t dt)
 {
-    return dt == 1 || dt == 30;
+    return dt == VT_F16 || dt == VT_BF16;
 }
 template <uint32_t DT> __host__ __device__ constexpr bool dense()
 {
@@ -114,18 +114,18 @@ __host__ __device__ constexpr bool mma_takes(uint32_t dt, int64_t n)
 // 16-element group, q2k_mins).
 template <uint32_t DT> __host__ __device__ constexpr bool has_min()
 {
-    return DT == 3 || DT == 7 || DT == 10 || DT == 12 || DT == 13;
+    return DT == VT_Q4_1 || DT == VT_Q5_1 || DT == VT_Q2_K || DT == VT_Q4_K || DT == VT_Q5_K;
 }
 // Whether DT's minimums come per 16-element group (q2_k, q2k_mins) rather
 // than per block: they go with each group's sum of x.
 template <uint32_t DT> __host__ __device__ constexpr bool group_mins()
 {
-    return DT == 10;
+    return DT == VT_Q2_K;
 }
 // Sums of x per block of 32 that the split keeps: q2_k's two groups of 16.
 __host__ __device__ constexpr int xs_per_block(uint32_t dt)
 {
-    return dt == 10 ? 2 : 1;
+    return dt == VT_Q2_K ? 2 : 1;
 }
 // Whether dt's codes go to the integer matrix instructions: the formats
 // of 32-element blocks but q5_1, q4_k and iq4_xs (int_block_codes; the
@@ -139,7 +139,8 @@ __host__ __device__ constexpr bool int_format(uint32_t dt)
     (void)dt;
     return false;
 #else
-    return dt == 2 || dt == 3 || dt == 6 || dt == 8 || dt == 12 || dt == 20 || dt == 23 || dt == 39;
+    return dt == VT_Q4_0 || dt == VT_Q4_1 || dt == VT_Q5_0 || dt == VT_Q8_0 || dt == VT_Q4_K || dt == VT_IQ4_NL ||
+           dt == VT_IQ4_XS || dt == VT_MXFP4;
 #endif
 }
 // Bytes of one row's 256-element tile of dtype DT in memory.
@@ -170,7 +171,7 @@ template <uint32_t DT> __host__ __device__ constexpr int tile_max_start()
 template <uint32_t DT> __host__ __device__ constexpr int tile_row_bytes()
 {
     return (tile_max_start<DT>() + tile_src_bytes<DT>() + 15) / 16 * 16 +
-           ((tile_max_start<DT>() + tile_src_bytes<DT>() + 15) / 16 % 8 == 0 || DT == 14 ? 16 : 0);
+           ((tile_max_start<DT>() + tile_src_bytes<DT>() + 15) / 16 % 8 == 0 || DT == VT_Q6_K ? 16 : 0);
 }
 // Whether the staged bytes of the last tile of a row that ends on a 16-byte
 // boundary, from the piece holding its first byte (its byte
@@ -254,11 +255,14 @@ __device__ inline float sh_f16(const uint8_t *b, int o)
 // and q6_k as runs of 32 in order.
 template <uint32_t DT> __device__ constexpr int group_of_run(int r)
 {
-    return (DT == 2 || DT == 3 || DT == 6 || DT == 7 || DT == 20 || DT == 23 || DT == 39) ? 2 * (r & 3) + (r >> 2) : r;
+    return (DT == VT_Q4_0 || DT == VT_Q4_1 || DT == VT_Q5_0 || DT == VT_Q5_1 || DT == VT_IQ4_NL || DT == VT_IQ4_XS ||
+            DT == VT_MXFP4)
+               ? 2 * (r & 3) + (r >> 2)
+               : r;
 }
 template <uint32_t DT> __host__ __device__ constexpr bool adjacent_pairs()
 {
-    return DT == 20 || DT == 23 || DT == 39 || dense<DT>();
+    return DT == VT_IQ4_NL || DT == VT_IQ4_XS || DT == VT_MXFP4 || dense<DT>();
 }
 
 // Bits 0..3 of b at bit 4 of bytes 0..3 (q5's fifth bits beside the nibbles).
@@ -293,7 +297,7 @@ __device__ inline void book_bytes(uint32_t w, uint32_t lo0, uint32_t lo1, uint32
 // block get separate accumulators.
 template <uint32_t DT> __host__ __device__ constexpr bool sixteen_groups()
 {
-    return DT == 10 || DT == 11 || DT == 14;
+    return DT == VT_Q2_K || DT == VT_Q3_K || DT == VT_Q6_K;
 }
 
 // The 2U words of a 32-byte run at byte o of row (word w: elements 4w..)
@@ -337,7 +341,7 @@ template <int U> __device__ inline void step_words(const uint8_t *row, int o, in
 // formats that take the table.
 __host__ __device__ constexpr bool table_format(uint32_t dt)
 {
-    return dt == 10 || dt == 11 || dt == 12 || dt == 13;
+    return dt == VT_Q2_K || dt == VT_Q3_K || dt == VT_Q4_K || dt == VT_Q5_K;
 }
 template <uint32_t DT, int N, bool PRE> __host__ __device__ constexpr bool scale_table()
 {
@@ -359,15 +363,15 @@ template <uint32_t DT, int N, bool PRE> __host__ __device__ constexpr int scale_
 // scale dw and min coefficient mw (block_regs'), for scale_table's formats.
 template <uint32_t DT> __device__ inline void sub_scale(const uint8_t *row, int ob, int s, float &dw, float &mw)
 {
-    if (DT == 10) { /* q2_k: the low nibbles of scale bytes 2s, 2s + 1 (at 0), d at 80 */
+    if (DT == VT_Q2_K) { /* q2_k: the low nibbles of scale bytes 2s, 2s + 1 (at 0), d at 80 */
         const float d = sh_f16(row, ob + 80);
         dw = d * (float)vt_blk_q2k_scale(row + ob, 2 * s);
         mw = d * (float)vt_blk_q2k_scale(row + ob, 2 * s + 1);
-    } else if (DT == 11) { /* q3_k: signed 6-bit scales of groups 2s, 2s + 1 at 96, d at 108 */
+    } else if (DT == VT_Q3_K) { /* q3_k: signed 6-bit scales of groups 2s, 2s + 1 at 96, d at 108 */
         const float d = sh_f16(row, ob + 108);
         dw = d * (float)vt_blk_q3k_scale(row + ob + 96, 2 * s);
         mw = d * (float)vt_blk_q3k_scale(row + ob + 96, 2 * s + 1);
-    } else if (DT == 23) { /* iq4_xs: d times the 6-bit scale less 32 */
+    } else if (DT == VT_IQ4_XS) { /* iq4_xs: d times the 6-bit scale less 32 */
         dw = sh_f16(row, ob) * (float)vt_blk_iq4_xs_scale(row + ob, s);
         mw = 0.0f;
     } else { /* q4_k, q5_k: d, dmin, then 12 packed bytes of 6-bit scales and mins */
@@ -385,7 +389,7 @@ template <uint32_t DT> __device__ inline void sub_scale(const uint8_t *row, int 
 // 30.93 / 32.49.)
 template <uint32_t DT> __device__ inline void sub_scales8(const uint8_t *row, int ob, float (&dw)[8], float (&mw)[8])
 {
-    if constexpr (DT == 12 || DT == 13) {
+    if constexpr (DT == VT_Q4_K || DT == VT_Q5_K) {
         const uint4 v = *(const uint4 *)(const void *)(row + ob);
         const float d = __half2float(__ushort_as_half((unsigned short)(v.x & 0xFFFFu)));
         const float dmin = __half2float(__ushort_as_half((unsigned short)(v.x >> 16)));
@@ -424,7 +428,7 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
             const uint4 v = p[i];
             a[2 * i][0] = v.x, a[2 * i][1] = v.y, a[2 * i + 1][0] = v.z, a[2 * i + 1][1] = v.w;
         }
-    } else if (DT == 2) { /* q4_0: unit u = qs word u: low nibbles group 2u, high 2u + 1 */
+    } else if (DT == VT_Q4_0) { /* q4_0: unit u = qs word u: low nibbles group 2u, high 2u + 1 */
         const int o = ob + 18 * (4 * h + b);
         dw = sh_f16(row, o);
         uint32_t w[U];
@@ -440,24 +444,24 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
             a[2 * i + 1][0] = h2_fma(h0, 0x2C002C00u, 0xD480D480u);
             a[2 * i + 1][1] = h2_fma(h1, 0x2C002C00u, 0xD480D480u);
         }
-    } else if (DT == 3 || DT == 6 || DT == 7) {
+    } else if (DT == VT_Q4_1 || DT == VT_Q5_0 || DT == VT_Q5_1) {
         /* q4_1 (d, m, qs), q5_0 (d, qh, qs), q5_1 (d, m, qh, qs): q4_0's
          * units, each nibble with its bit of qh (element l: bit l) at bit 4;
          * q4_1 and q5_1: value = d code + m (mw = -m) */
-        constexpr int BB = blk_bytes(DT), QS = DT == 3 ? 4 : DT == 6 ? 6 : 8;
-        constexpr uint32_t z = DT == 6 ? 0x64106410u : 0x64006400u; /* 1024 + 16 (q5_0), 1024 */
+        constexpr int BB = blk_bytes(DT), QS = DT == VT_Q4_1 ? 4 : DT == VT_Q5_0 ? 6 : 8;
+        constexpr uint32_t z = DT == VT_Q5_0 ? 0x64106410u : 0x64006400u; /* 1024 + 16 (q5_0), 1024 */
         const int o = ob + BB * (4 * h + b);
         dw = sh_f16(row, o);
-        if (DT != 6)
+        if (DT != VT_Q5_0)
             mw = -sh_f16(row, o + 2);
         uint32_t w[U], qh[1] = {0u};
         sh_words<U>(row, o + QS + 4 * u0, w);
-        if (DT != 3)
+        if (DT != VT_Q4_1)
             sh_words<1>(row, o + QS - 4, qh);
 #pragma unroll
         for (int i = 0; i < U; i++) {
             uint32_t lo = w[i] & 0x0F0F0F0Fu, hi = (w[i] >> 4) & 0x0F0F0F0Fu;
-            if (DT != 3) {
+            if (DT != VT_Q4_1) {
                 lo |= bits_to_bytes4(qh[0] >> (4 * (u0 + i)));
                 hi |= bits_to_bytes4(qh[0] >> (16 + 4 * (u0 + i)));
             }
@@ -466,17 +470,17 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
             a[2 * i + 1][0] = bytes_to_h2(hi, 0x4240, z);
             a[2 * i + 1][1] = bytes_to_h2(hi, 0x4341, z);
         }
-    } else if (DT == 20 || DT == 23 || DT == 39) {
+    } else if (DT == VT_IQ4_NL || DT == VT_IQ4_XS || DT == VT_MXFP4) {
         /* iq4_nl (d, qs), iq4_xs (sub-block s = 4h + b of the tile's d,
          * scales_h, scales_l, qs: qs at 8 + 16 s, scale d (ls - 32)), mxfp4
          * (E8M0 exponent, qs): the code books plus 128 as bytes, a nibble to
          * a byte with two permutes of 8 */
         int o;
-        if (DT == 20) {
+        if (DT == VT_IQ4_NL) {
             o = ob + 18 * (4 * h + b);
             dw = sh_f16(row, o);
             o += 2;
-        } else if (DT == 39) {
+        } else if (DT == VT_MXFP4) {
             o = ob + 17 * (4 * h + b);
             dw = vt_blk_e8m0_half(row[o]);
             o += 1;
@@ -490,7 +494,7 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
 #pragma unroll
         for (int i = 0; i < U; i++) {
             uint32_t t[2];
-            if (DT == 39) /* 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 */
+            if (DT == VT_MXFP4) /* 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 */
                 book_bytes(w[i], 0x83828180u, 0x8C888684u, 0x7D7E7F80u, 0x74787A7Cu, t);
             else /* -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113 */
                 book_bytes(w[i], 0x3F2D1801u, 0x766A5D4Fu, 0xA6998D81u, 0xF1D9C5B5u, t);
@@ -500,7 +504,7 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
             a[2 * i + 1][0] = bytes_to_h2(t[0], 0x4341, 0x64806480u);
             a[2 * i + 1][1] = bytes_to_h2(t[1], 0x4341, 0x64806480u);
         }
-    } else if (DT == 8) { /* q8_0: unit u = qs words 2u, 2u + 1, one group each */
+    } else if (DT == VT_Q8_0) { /* q8_0: unit u = qs words 2u, 2u + 1, one group each */
         const int o = ob + 34 * (4 * h + b);
         dw = sh_f16(row, o);
         uint32_t w[2 * U];
@@ -511,7 +515,7 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
             a[i][0] = h2_sub(__byte_perm(x, 0x64646464u, 0x4240), 0x64806480u);
             a[i][1] = h2_sub(__byte_perm(x, 0x64646464u, 0x4341), 0x64806480u);
         }
-    } else if (DT == 14) {
+    } else if (DT == VT_Q6_K) {
         /* q6_k: group s = 4h + b: low four bits from ql[64h + 32(b % 2) + l]
          * (high nibble for b >= 2), top two from qh[32h + l] at shift 2b,
          * minus 32. The words (4 elements each) go so that every lane of a
@@ -535,7 +539,7 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
             a[i][0] = h2_sub(__byte_perm(v, 0x64646464u, 0x4240), 0x64206420u);
             a[i][1] = h2_sub(__byte_perm(v, 0x64646464u, 0x4341), 0x64206420u);
         }
-    } else if (DT == 10 || DT == 11) {
+    } else if (DT == VT_Q2_K || DT == VT_Q3_K) {
         /* group s = 4h + b, the words in q6_k's order (step_words), scales
          * 2s and 2s + 1 of its 16-element groups: dw = d * the first, mw =
          * d * the second. q2_k: two bits from qs[32h + l] (at 16) at shift
@@ -547,7 +551,7 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
         uint32_t ql[2 * U], qm[2 * U];
         if constexpr (SCALES)
             sub_scale<DT>(row, ob, s, dw, mw);
-        if (DT == 10) {
+        if (DT == VT_Q2_K) {
             step_words<U>(row, ob + 16 + 32 * h, u0, ql);
         } else {
             step_words<U>(row, ob + 32 + 32 * h, u0, ql);
@@ -556,11 +560,11 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
 #pragma unroll
         for (int i = 0; i < 2 * U; i++) {
             uint32_t v = (ql[i] >> (2 * b)) & 0x03030303u;
-            if (DT == 11)
+            if (DT == VT_Q3_K)
                 v |= ((qm[i] >> s) & 0x01010101u) << 2;
             /* f16 1024 + code less 1024 (q2_k) or 1028 (q3_k) */
-            a[i][0] = bytes_to_h2(v, 0x4240, DT == 10 ? 0x64006400u : 0x64046404u);
-            a[i][1] = bytes_to_h2(v, 0x4341, DT == 10 ? 0x64006400u : 0x64046404u);
+            a[i][0] = bytes_to_h2(v, 0x4240, DT == VT_Q2_K ? 0x64006400u : 0x64046404u);
+            a[i][1] = bytes_to_h2(v, 0x4341, DT == VT_Q2_K ? 0x64006400u : 0x64046404u);
         }
     } else { /* q4_k: sub-block s = 4h + b: nibble half s % 2 of qs bytes 32 (s / 2) .. + 31;
               * q5_k: the same at 48, with bit s of qh[l] (at 16) over nibble l */
@@ -568,9 +572,9 @@ __device__ inline void block_regs(const uint8_t *row, int ob, int h, int b, int 
         if constexpr (SCALES)
             sub_scale<DT>(row, 0, s, dw, mw);
         uint32_t w[2 * U];
-        sh_words<2 * U>(row, (DT == 12 ? 16 : 48) + 32 * (s >> 1) + 8 * u0, w);
+        sh_words<2 * U>(row, (DT == VT_Q4_K ? 16 : 48) + 32 * (s >> 1) + 8 * u0, w);
         const int ns = 4 * (s & 1);
-        if (DT == 12) {
+        if (DT == VT_Q4_K) {
 #pragma unroll
             for (int i = 0; i < 2 * U; i++) {
                 const uint32_t x = w[i] >> ns, xh = w[i] >> (ns + 8);
@@ -612,7 +616,7 @@ template <uint32_t DT, int N> __host__ __device__ constexpr bool int_path()
 // but q4_1. The call's split writes those columns' digits (split_warp).
 __host__ __device__ constexpr bool int_two(uint32_t dt)
 {
-    return int_format(dt) && dt != 3;
+    return int_format(dt) && dt != VT_Q4_1;
 }
 // Whether it reads two columns' digits from the call's split instead
 // (int_chunk_pre): N = 2 with the split (PRE; without it the f16 path
@@ -733,7 +737,7 @@ constexpr int kDigitBytes = 512 + 16 + 64 + 16;
 // minimum (q4_1, q4_k: value = scale * code - min).
 template <uint32_t DT> __host__ __device__ constexpr int int_zero()
 {
-    return DT == 2 ? 8 : DT == 6 ? 16 : (DT == 20 || DT == 23 || DT == 39) ? 128 : 0;
+    return DT == VT_Q4_0 ? 8 : DT == VT_Q5_0 ? 16 : (DT == VT_IQ4_NL || DT == VT_IQ4_XS || DT == VT_MXFP4) ? 128 : 0;
 }
 
 // Whether A holds the elements of a word as book_bytes leaves them
@@ -742,7 +746,7 @@ template <uint32_t DT> __host__ __device__ constexpr int int_zero()
 // B's digits are permuted to match (int_b).
 template <uint32_t DT> __host__ __device__ constexpr bool int_interleaved()
 {
-    return DT == 20 || DT == 23 || DT == 39;
+    return DT == VT_IQ4_NL || DT == VT_IQ4_XS || DT == VT_MXFP4;
 }
 
 // split_digits of v into the buffer buf for DT's codes.
@@ -781,7 +785,7 @@ __device__ inline uint32_t word_at(const uint8_t *row, int o, int m)
 // book, or mxfp4's doubled E2M1 values (book_bytes's order).
 template <uint32_t DT> __device__ inline void int_book(uint32_t w, uint32_t (&t)[2])
 {
-    if (DT == 39) /* 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 */
+    if (DT == VT_MXFP4) /* 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 */
         book_bytes(w, 0x83828180u, 0x8C888684u, 0x7D7E7F80u, 0x74787A7Cu, t);
     else /* -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113 */
         book_bytes(w, 0x3F2D1801u, 0x766A5D4Fu, 0xA6998D81u, 0xF1D9C5B5u, t);
@@ -800,13 +804,13 @@ __device__ inline void int_block_codes(const uint8_t *ra, const uint8_t *rb, int
                                        uint32_t (&a)[4])
 {
     constexpr uint32_t kLo = 0x0F0F0F0Fu;
-    if (DT == 12) {
+    if (DT == VT_Q4_K) {
         const int sh = 4 * (b & 1), o = ob + 16 + 32 * (2 * h + (b >> 1)) + 4 * t;
         a[0] = (word_at(ra, o, 0) >> sh) & kLo, a[1] = (word_at(rb, o, 0) >> sh) & kLo;
         a[2] = (word_at(ra, o + 16, 0) >> sh) & kLo, a[3] = (word_at(rb, o + 16, 0) >> sh) & kLo;
         return;
     }
-    if (DT == 8) { /* the bytes at o + 2: words t (elements 4t..) and 4 + t (16 + 4t..) */
+    if (DT == VT_Q8_0) { /* the bytes at o + 2: words t (elements 4t..) and 4 + t (16 + 4t..) */
         const int o = ob + 34 * (4 * h + b) + 2 + 4 * t, m = (34 * b + 2) & 3;
         a[0] = word_at(ra, o, m), a[1] = word_at(rb, o, m), a[2] = word_at(ra, o + 16, m),
         a[3] = word_at(rb, o + 16, m);
@@ -815,13 +819,13 @@ __device__ inline void int_block_codes(const uint8_t *ra, const uint8_t *rb, int
     /* the 16 nibble bytes at q (word t: elements 4t.. low, 16 + 4t.. high)
      * and q5's 32 fifth bits at qh (element l: bit l) */
     int q, m, qh = -1, mh = -1;
-    if (DT == 2 || DT == 20)
+    if (DT == VT_Q4_0 || DT == VT_IQ4_NL)
         q = ob + 18 * (4 * h + b) + 2, m = (18 * b + 2) & 3;
-    else if (DT == 3)
+    else if (DT == VT_Q4_1)
         q = ob + 20 * (4 * h + b) + 4, m = 0;
-    else if (DT == 6)
+    else if (DT == VT_Q5_0)
         qh = ob + 22 * (4 * h + b) + 2, mh = (22 * b + 2) & 3, q = qh + 4, m = mh;
-    else if (DT == 23) /* sub-block 4h + b of the tile's super-block: at 8 + 16 (4h + b), ob and 8 even */
+    else if (DT == VT_IQ4_XS) /* sub-block 4h + b of the tile's super-block: at 8 + 16 (4h + b), ob and 8 even */
         q = ob + 8 + 16 * (4 * h + b), m = 0;
     else /* mxfp4: 17-byte blocks, at any byte */
         q = ob + 17 * (4 * h + b) + 1, m = -1;
@@ -834,7 +838,7 @@ __device__ inline void int_block_codes(const uint8_t *ra, const uint8_t *rb, int
         return;
     }
     a[0] = wa & kLo, a[1] = wb & kLo, a[2] = (wa >> 4) & kLo, a[3] = (wb >> 4) & kLo;
-    if (DT == 6) {
+    if (DT == VT_Q5_0) {
         const uint32_t ha = word_at(ra, qh, mh), hb = word_at(rb, qh, mh);
         a[0] |= bits_to_bytes4(ha >> (4 * t)), a[1] |= bits_to_bytes4(hb >> (4 * t));
         a[2] |= bits_to_bytes4(ha >> (16 + 4 * t)), a[3] |= bits_to_bytes4(hb >> (16 + 4 * t));
@@ -849,17 +853,17 @@ __device__ inline void int_block_scale(const uint8_t *row, int ob, int h, int b,
 {
     const int s = 4 * h + b;
     mw = 0.0f;
-    if (DT == 12) {
+    if (DT == VT_Q4_K) {
         dw = sh_f16(row, ob) * (float)vt_blk_k4_scale(row + ob + 4, s);
         mw = sh_f16(row, ob + 2) * (float)vt_blk_k4_min(row + ob + 4, s);
-    } else if (DT == 23) {
+    } else if (DT == VT_IQ4_XS) {
         dw = sh_f16(row, ob) * (float)vt_blk_iq4_xs_scale(row + ob, s);
-    } else if (DT == 39) {
+    } else if (DT == VT_MXFP4) {
         dw = vt_blk_e8m0_half(row[ob + 17 * s]);
     } else {
         constexpr int BB = blk_bytes(DT);
         dw = sh_f16(row, ob + BB * s);
-        if (DT == 3)
+        if (DT == VT_Q4_1)
             mw = -sh_f16(row, ob + BB * s + 2);
     }
 }
@@ -905,8 +909,8 @@ __device__ inline void int_chunk(const uint8_t *cur, int ob, int h, const float4
             int_block_codes<DT>(ra, rb, ob, h, 2 * pr + 1, t, a1);
             const uint32_t lo[4] = {a0[0], a0[1], a1[0], a1[1]}, hi[4] = {a0[2], a0[3], a1[2], a1[3]};
             int c1[4], c[4];
-            mma16832<DT == 8>(c1, lo, b1a, b1b, c0);
-            mma16832<DT == 8>(c, hi, b2a, b2b, c1);
+            mma16832<DT == VT_Q8_0>(c1, lo, b1a, b1b, c0);
+            mma16832<DT == VT_Q8_0>(c, hi, b2a, b2b, c1);
             const float ya = fmaf(__int_as_float(c[1]) - mg, 1.0f / 128.0f, __int_as_float(c[0]) - mg);
             const float yb = fmaf(__int_as_float(c[3]) - mg, 1.0f / 128.0f, __int_as_float(c[2]) - mg);
             float dwa, mwa, dwb, mwb;
@@ -990,7 +994,7 @@ __device__ inline void int_chunk_pre(const uint8_t *cur, int ob, int h, int64_t 
 #pragma unroll
         for (int rt = 0; rt < 2; rt++) {
             int d[4];
-            mma16832<DT == 8>(d, a[rt], bv.x, bv.y, c0);
+            mma16832<DT == VT_Q8_0>(d, a[rt], bv.x, bv.y, c0);
             const float ya = fmaf(__int_as_float(d[1]) - mg, 1.0f / 128.0f, __int_as_float(d[0]) - mg);
             const float yb = fmaf(__int_as_float(d[3]) - mg, 1.0f / 128.0f, __int_as_float(d[2]) - mg);
             acc[rt][0][0] = fmaf(-mw[rt][0], xm, fmaf(dw[rt][0] * p, ya, acc[rt][0][0]));
@@ -1012,7 +1016,7 @@ __device__ inline void int_chunk_pre(const uint8_t *cur, int ob, int h, int64_t 
 // the same at 12 and keep 8.
 template <uint32_t DT, int N> __host__ __device__ constexpr int launch_warps()
 {
-    return N != 8 || DT == 3 ? 16 : table_format(DT) && DT != 10 ? 12 : 8;
+    return N != 8 || DT == VT_Q4_1 ? 16 : table_format(DT) && DT != VT_Q2_K ? 12 : 8;
 }
 
 // Per warp, in shared memory: the ring of S staged tiles, then the hi/lo
@@ -1088,8 +1092,8 @@ __device__ inline void split_x(const float4 (&xv)[N], int lane, uint2 *bs, float
         const float f0 = adjacent_pairs<DT>() ? p0 : p0, f1 = adjacent_pairs<DT>() ? p1 : p2;
         const float f2 = adjacent_pairs<DT>() ? p2 : p1, f3 = adjacent_pairs<DT>() ? p3 : p3;
         uint32_t h0, h1, l0, l1;
-        split_pair<DT == 30>(f0, f1, h0, l0);
-        split_pair<DT == 30>(f2, f3, h1, l1);
+        split_pair<DT == VT_BF16>(f0, f1, h0, l0);
+        split_pair<DT == VT_BF16>(f2, f3, h1, l1);
         const int base = ((j * 4 + b) * 2) * 8 + q;
         bs[base] = make_uint2(h0, h1);
         bs[base + 8] = make_uint2(l0, l1);
@@ -1795,7 +1799,7 @@ __global__ void __launch_bounds__(32 * launch_warps<DT, N>())
                                 const uint32_t af[4] = {aa[i][0], ab[i][0], aa[i][1], ab[i][1]};
                                 /* two chains; q6_k: one per 16-element scale group */
                                 const bool second = sixteen_groups<DT>() ? i >= U : (i & 1) != 0;
-                                mma16816<DT != 30>(second ? c1 : c0, af, bf[tau][s][0], bf[tau][s][1]);
+                                mma16816<DT != VT_BF16>(second ? c1 : c0, af, bf[tau][s][0], bf[tau][s][1]);
                             }
                             const int j = N == 1 ? 0 : N == 2 ? (t & 1) : 4 * tau + t;
                             const int jj = MO == kMoeChunks ? pick(colx, j) : j < n ? j : n - 1;
@@ -2219,18 +2223,18 @@ hipError_t run_mma_moe_one(uint32_t dt, const float *x, int x_per_slot, const ui
     switch (dt) {
 #define VT_MMA_CASE(id)                                                                                                \
     case id: return mma_moe_one<id>(x, w, row_bytes, y, m, k, mo, stream, taken);
-        VT_MMA_CASE(2)
-        VT_MMA_CASE(3)
-        VT_MMA_CASE(6)
-        VT_MMA_CASE(7)
-        VT_MMA_CASE(8)
-        VT_MMA_CASE(10)
-        VT_MMA_CASE(11)
-        VT_MMA_CASE(12)
-        VT_MMA_CASE(13)
-        VT_MMA_CASE(20)
-        VT_MMA_CASE(23)
-        VT_MMA_CASE(39)
+        VT_MMA_CASE(VT_Q4_0)
+        VT_MMA_CASE(VT_Q4_1)
+        VT_MMA_CASE(VT_Q5_0)
+        VT_MMA_CASE(VT_Q5_1)
+        VT_MMA_CASE(VT_Q8_0)
+        VT_MMA_CASE(VT_Q2_K)
+        VT_MMA_CASE(VT_Q3_K)
+        VT_MMA_CASE(VT_Q4_K)
+        VT_MMA_CASE(VT_Q5_K)
+        VT_MMA_CASE(VT_IQ4_NL)
+        VT_MMA_CASE(VT_IQ4_XS)
+        VT_MMA_CASE(VT_MXFP4)
 #undef VT_MMA_CASE
     }
     return hipSuccess;
@@ -2254,21 +2258,21 @@ hipError_t run_mma_moe_chunks(uint32_t dt, const float *x, int x_per_slot, const
     switch (dt) {
 #define VT_MMA_CASE(id)                                                                                                \
     case id: return mma_moe_chunks<id>(x, w, row_bytes, y, T, m, k, mo, scratch, stream, taken);
-        VT_MMA_CASE(1)
-        VT_MMA_CASE(2)
-        VT_MMA_CASE(3)
-        VT_MMA_CASE(6)
-        VT_MMA_CASE(7)
-        VT_MMA_CASE(8)
-        VT_MMA_CASE(10)
-        VT_MMA_CASE(11)
-        VT_MMA_CASE(12)
-        VT_MMA_CASE(13)
-        VT_MMA_CASE(14)
-        VT_MMA_CASE(20)
-        VT_MMA_CASE(23)
-        VT_MMA_CASE(30)
-        VT_MMA_CASE(39)
+        VT_MMA_CASE(VT_F16)
+        VT_MMA_CASE(VT_Q4_0)
+        VT_MMA_CASE(VT_Q4_1)
+        VT_MMA_CASE(VT_Q5_0)
+        VT_MMA_CASE(VT_Q5_1)
+        VT_MMA_CASE(VT_Q8_0)
+        VT_MMA_CASE(VT_Q2_K)
+        VT_MMA_CASE(VT_Q3_K)
+        VT_MMA_CASE(VT_Q4_K)
+        VT_MMA_CASE(VT_Q5_K)
+        VT_MMA_CASE(VT_Q6_K)
+        VT_MMA_CASE(VT_IQ4_NL)
+        VT_MMA_CASE(VT_IQ4_XS)
+        VT_MMA_CASE(VT_BF16)
+        VT_MMA_CASE(VT_MXFP4)
 #undef VT_MMA_CASE
     }
     return hipSuccess;
@@ -2294,21 +2298,21 @@ hipError_t run_mma_scratch(uint32_t dt, const Args &a, void *scratch, int *taken
     switch (dt) {
 #define VT_MMA_CASE(id)                                                                                                \
     case id: return mma_cols<id>(a.x, a.w, a.row_bytes, a.y, a.T, a.m, a.k, scratch, a.stream, taken);
-        VT_MMA_CASE(1)
-        VT_MMA_CASE(2)
-        VT_MMA_CASE(3)
-        VT_MMA_CASE(6)
-        VT_MMA_CASE(7)
-        VT_MMA_CASE(8)
-        VT_MMA_CASE(10)
-        VT_MMA_CASE(11)
-        VT_MMA_CASE(12)
-        VT_MMA_CASE(13)
-        VT_MMA_CASE(14)
-        VT_MMA_CASE(20)
-        VT_MMA_CASE(23)
-        VT_MMA_CASE(30)
-        VT_MMA_CASE(39)
+        VT_MMA_CASE(VT_F16)
+        VT_MMA_CASE(VT_Q4_0)
+        VT_MMA_CASE(VT_Q4_1)
+        VT_MMA_CASE(VT_Q5_0)
+        VT_MMA_CASE(VT_Q5_1)
+        VT_MMA_CASE(VT_Q8_0)
+        VT_MMA_CASE(VT_Q2_K)
+        VT_MMA_CASE(VT_Q3_K)
+        VT_MMA_CASE(VT_Q4_K)
+        VT_MMA_CASE(VT_Q5_K)
+        VT_MMA_CASE(VT_Q6_K)
+        VT_MMA_CASE(VT_IQ4_NL)
+        VT_MMA_CASE(VT_IQ4_XS)
+        VT_MMA_CASE(VT_BF16)
+        VT_MMA_CASE(VT_MXFP4)
 #undef VT_MMA_CASE
     }
     return hipSuccess;

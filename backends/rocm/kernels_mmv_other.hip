@@ -11,10 +11,10 @@ hipError_t run_other(uint32_t dt, const Args &a, bool aligned, int *taken)
 {
     *taken = 1;
     switch (dt) {
-    case 3: return run_dt<3>(a, aligned);
-    case 6: return run_dt<6>(a, aligned);
-    case 7: return run_dt<7>(a, aligned);
-    case 39: return run_dt<39>(a, aligned);
+    case VT_Q4_1: return run_dt<VT_Q4_1>(a, aligned);
+    case VT_Q5_0: return run_dt<VT_Q5_0>(a, aligned);
+    case VT_Q5_1: return run_dt<VT_Q5_1>(a, aligned);
+    case VT_MXFP4: return run_dt<VT_MXFP4>(a, aligned);
     }
     *taken = 0;
     return hipSuccess;

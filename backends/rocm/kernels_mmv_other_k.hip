@@ -11,10 +11,10 @@ hipError_t run_other_k(uint32_t dt, const Args &a, bool aligned, int *taken)
 {
     *taken = 1;
     switch (dt) {
-    case 10: return run_dt<10>(a, aligned);
-    case 11: return run_dt<11>(a, aligned);
-    case 13: return run_dt<13>(a, aligned);
-    case 23: return run_dt<23>(a, aligned);
+    case VT_Q2_K: return run_dt<VT_Q2_K>(a, aligned);
+    case VT_Q3_K: return run_dt<VT_Q3_K>(a, aligned);
+    case VT_Q5_K: return run_dt<VT_Q5_K>(a, aligned);
+    case VT_IQ4_XS: return run_dt<VT_IQ4_XS>(a, aligned);
     }
     *taken = 0;
     return hipSuccess;

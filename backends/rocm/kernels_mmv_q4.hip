@@ -10,8 +10,8 @@ hipError_t run_q4(uint32_t dt, const Args &a, bool aligned, int *taken)
 {
     *taken = 1;
     switch (dt) {
-    case 2: return run_dt<2>(a, aligned);
-    case 20: return run_dt<20>(a, aligned);
+    case VT_Q4_0: return run_dt<VT_Q4_0>(a, aligned);
+    case VT_IQ4_NL: return run_dt<VT_IQ4_NL>(a, aligned);
     }
     *taken = 0;
     return hipSuccess;

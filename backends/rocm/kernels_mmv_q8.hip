@@ -10,7 +10,7 @@ hipError_t run_q8(uint32_t dt, const Args &a, bool aligned, int *taken)
 {
     *taken = 1;
     switch (dt) {
-    case 8: return run_dt<8>(a, aligned);
+    case VT_Q8_0: return run_dt<VT_Q8_0>(a, aligned);
     }
     *taken = 0;
     return hipSuccess;

@@ -206,7 +206,7 @@ template <uint32_t WT> struct UDense {
 // byte 2; block B: factor in the high half of the middle word, codes in
 // the words after it.
 template <uint32_t DT> struct UPair {
-    static constexpr int W = DT == 8 ? 17 : 9;
+    static constexpr int W = DT == VT_Q8_0 ? 17 : 9;
     static constexpr int E = 64, C = 8;
     static constexpr bool kScaled = true, kMin = false;
     uint32_t w[W];
@@ -235,7 +235,7 @@ template <uint32_t DT> struct UPair {
         const int blk = c >> 2, h = c & 3;
         a = vt_dev_f16_to_f32_fast((uint16_t)(blk == 0 ? (w[0] & 0xFFFF) : (w[W / 2] >> 16)));
         mn = 0.0f;
-        if (DT == 8) { /* run h: code bytes 8h..8h+7, signed (xor 0x80: plus 128) */
+        if (DT == VT_Q8_0) { /* run h: code bytes 8h..8h+7, signed (xor 0x80: plus 128) */
 #pragma unroll
             for (int t = 0; t < 2; t++) {
                 const uint32_t q = code(blk, 2 * h + t) ^ 0x80808080u;
@@ -252,7 +252,7 @@ template <uint32_t DT> struct UPair {
             const uint32_t q = (code(blk, wi + t) >> sh) & 0x0F0F0F0Fu;
 #pragma unroll
             for (int b = 0; b < 4; b++)
-                v[4 * t + b] = DT == 2 ? byte_f(q, b, 8.0f) : iq4nl_f((q >> (8 * b)) & 0xFF);
+                v[4 * t + b] = DT == VT_Q4_0 ? byte_f(q, b, 8.0f) : iq4nl_f((q >> (8 * b)) & 0xFF);
         }
     }
 };
@@ -601,11 +601,11 @@ int pick_unit(uint32_t dt, const void *w, int64_t row_bytes, int64_t k)
         return k % 8 == 0 && a % 16 == 0 && row_bytes % 16 == 0 ? U_DENSE : U_NONE;
     if (q_bb(dt) == 0 || k % q_be(dt) != 0)
         return U_NONE;
-    if ((dt == 2 || dt == 20 || dt == 8) && a % 4 == 0 && row_bytes % 4 == 0 && (k / 32) % 2 == 0)
+    if ((dt == VT_Q4_0 || dt == VT_IQ4_NL || dt == VT_Q8_0) && a % 4 == 0 && row_bytes % 4 == 0 && (k / 32) % 2 == 0)
         return U_PAIR;
-    if (dt == 12 && a % 16 == 0 && row_bytes % 16 == 0)
+    if (dt == VT_Q4_K && a % 16 == 0 && row_bytes % 16 == 0)
         return U_Q4K;
-    if (dt == 14 && a % 4 == 0 && row_bytes % 2 == 0)
+    if (dt == VT_Q6_K && a % 4 == 0 && row_bytes % 2 == 0)
         return U_Q6K;
     return U_GEN;
 }
@@ -639,9 +639,9 @@ hipError_t vt_mmv::run_v1(const float *x, const void *w, uint32_t w_dtype, float
         *taken = 1;
         return ::launch_mmv<UDense<VT_BF16>>(x, wb, row_bytes, y, n, m, k, stream);
     }
-    if (u == U_PAIR && w_dtype == 20) {
+    if (u == U_PAIR && w_dtype == VT_IQ4_NL) {
         *taken = 1;
-        return ::launch_mmv<UPair<20>>(x, wb, row_bytes, y, n, m, k, stream);
+        return ::launch_mmv<UPair<VT_IQ4_NL>>(x, wb, row_bytes, y, n, m, k, stream);
     }
     if (u == U_Q4K) {
         *taken = 1;
@@ -671,12 +671,12 @@ hipError_t vt_mmv::run_v1_moe1(const float *x, int x_per_slot, const void *w, ui
         return ::launch_moe_cols<UDense<VT_F16>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
     if (u == U_DENSE && w_dtype == VT_BF16)
         return ::launch_moe_cols<UDense<VT_BF16>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
-    if (u == U_PAIR && w_dtype == 2)
-        return ::launch_moe_cols<UPair<2>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
-    if (u == U_PAIR && w_dtype == 8)
-        return ::launch_moe_cols<UPair<8>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
-    if (u == U_PAIR && w_dtype == 20)
-        return ::launch_moe_cols<UPair<20>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
+    if (u == U_PAIR && w_dtype == VT_Q4_0)
+        return ::launch_moe_cols<UPair<VT_Q4_0>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
+    if (u == U_PAIR && w_dtype == VT_Q8_0)
+        return ::launch_moe_cols<UPair<VT_Q8_0>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
+    if (u == U_PAIR && w_dtype == VT_IQ4_NL)
+        return ::launch_moe_cols<UPair<VT_IQ4_NL>, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
     if (u == U_Q4K)
         return ::launch_moe_cols<UQ4K, 1>(x, x_per_slot, wb, row_bytes, ids, y, Ki, TK, m, k, stream);
     if (u == U_Q6K)
