@@ -169,7 +169,7 @@ template <uint32_t DT> __device__ inline float q_unit_dot(const uint8_t *blk, in
 // at byte 0 and whose pairs of blocks q_pair_dot reads as 32-bit words.
 __host__ __device__ constexpr bool q_pairable(uint32_t dt)
 {
-    return dt == VT_Q4_0 || dt == VT_Q8_0 || dt == VT_IQ4_NL; /* q4_0, q8_0, iq4_nl */
+    return dt == VT_Q4_0 || dt == VT_Q8_0 || dt == VT_IQ4_NL;
 }
 
 // q_words_sum for 16 nibble bytes: low nibble element 4i + b, high nibble

@@ -272,9 +272,9 @@ bool moe_grouped_takes(uint32_t dt, int64_t T)
 {
     if (T < 2)
         return false;
-    if (dt == VT_Q4_0 || dt == VT_Q4_K) // q4_0, q4_k
+    if (dt == VT_Q4_0 || dt == VT_Q4_K)
         return true;
-    return T >= 8 && (dt == VT_Q8_0 || dt == VT_Q6_K || dt == VT_F16); // q8_0, q6_k
+    return T >= 8 && (dt == VT_Q8_0 || dt == VT_Q6_K || dt == VT_F16);
 }
 
 } // namespace
