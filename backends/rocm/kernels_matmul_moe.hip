@@ -326,11 +326,19 @@ extern "C" hipError_t vt_rocm_launch_moe_grouped(const float *x, int x_per_slot,
     return hipSuccess;
 }
 
-// MoeExpertMatMul at one token with the id check folded in (ids [1, K] as
-// the caller passed them, E experts): *taken = 0 (nothing queued) unless
-// T = 1 and the weight type is a block format with the matrix-instruction
-// kernel's shapes (kernels_mmv_mma.hip, every format but q6_k), or q4_0,
-// q8_0, q4_k or q6_k with the tile decoder's alignments. H200
+// The most pairs T K (T >= 2) vt_rocm_launch_moe_one_checked takes as
+// slots of the one-token kernel, each reading its own expert's rows; more
+// go to the chunked kernel, which reads each expert once for all its pairs.
+// On the H100 (E = 128, 8 used, m = 768, k = 2048, plugin-ab, graph us),
+// chunked against slots: q4_0 t = 2 14.78 -> 11.96, t = 4 22.05 -> 17.50,
+// t = 8 32.35 -> 29.63, t = 12 42.53 -> 41.02, t = 16 50.88 -> 52.85.
+constexpr int64_t kMoeOnePairs = 96;
+
+// MoeExpertMatMul with the id check folded in (ids [T, K] as the caller
+// passed them, E experts): *taken = 0 (nothing queued) unless the weight
+// type is a block format with the matrix-instruction kernel's shapes
+// (kernels_mmv_mma.hip, every format but q6_k) and T K <= kMoeOnePairs, or
+// T = 1 and q4_0, q8_0, q4_k or q6_k with the tile decoder's alignments. H200
 // (BENCHMARKS.md, E = 128, 8 used, m = 768, k = 2048), graph mode: the
 // matrix-instruction kernel against the tile decoder: q4_0 7.27 / 8.45 us,
 // q8_0 9.83 / 11.58, q4_k 7.42 / 10.37, q6_k 12.72 / 11.57 (q6_k keeps the
@@ -342,15 +350,16 @@ extern "C" hipError_t vt_rocm_launch_moe_one_checked(vt_rocm_err *err, uint32_t 
 {
     *taken = 0;
     const int be = blk_elems(w_dtype), bb = blk_bytes(w_dtype);
-    if (T != 1 || K <= 0 || K > 65535 || E <= 0 || m <= 0 || k <= 0 || bb == 0 || k % be != 0 || k % 8 != 0 ||
-        (uintptr_t)x % 16 != 0 || m > (int64_t)1 << 30)
+    if (T <= 0 || (T > 1 && T * K > kMoeOnePairs) || K <= 0 || K > 65535 || E <= 0 || m <= 0 || k <= 0 || bb == 0 ||
+        k % be != 0 || k % 8 != 0 || (uintptr_t)x % 16 != 0 || m > (int64_t)1 << 30)
         return hipSuccess;
     const int64_t rb = k / be * bb;
     const bool al = (uintptr_t)w % 16 == 0 && rb % 16 == 0;
     const uint8_t *wb = (const uint8_t *)w;
     const int TK = (int)K;
-    const hipError_t em = run_mma_moe_one(w_dtype, x, x_per_slot, wb, rb, ids, K, E, err, op, y, m, k, stream, taken);
-    if (*taken || em != hipSuccess)
+    const hipError_t em =
+        run_mma_moe_one(w_dtype, x, x_per_slot, wb, rb, ids, T * K, K, E, err, op, y, m, k, stream, taken);
+    if (*taken || em != hipSuccess || T > 1)
         return em;
     switch (w_dtype) {
     case VT_Q4_0:

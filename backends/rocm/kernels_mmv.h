@@ -619,15 +619,15 @@ hipError_t run_other_k(uint32_t dt, const Args &a, bool aligned, int *taken);
 // bytes, w and x 16-byte aligned); *taken = 0 when it does not apply.
 hipError_t run_mma(uint32_t dt, const Args &a, int *taken);
 
-// MoeExpertMatMul at one token on matrix instructions
+// MoeExpertMatMul of TK slots, K a token, on matrix instructions
 // (kernels_mmv_mma.hip's MOE kernel: every block format but q6_k, k a
 // multiple of 256, rows of a multiple of 16 bytes, w and x 16-byte
 // aligned), the TK ids checked in the kernel (a bad one recorded in err
 // for op, every slot then computed with expert 0); *taken = 0 when it does
 // not apply.
 hipError_t run_mma_moe_one(uint32_t dt, const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes,
-                           const int32_t *ids, int64_t TK, int64_t E, vt_rocm_err *err, uint32_t op, float *y,
-                           int64_t m, int64_t k, hipStream_t stream, int *taken);
+                           const int32_t *ids, int64_t TK, int64_t K, int64_t E, vt_rocm_err *err, uint32_t op,
+                           float *y, int64_t m, int64_t k, hipStream_t stream, int *taken);
 
 // MoeExpertMatMul of 2 <= T tokens on matrix instructions
 // (kernels_mmv_mma.hip): one kernel checks the ids, groups the T K pairs by

@@ -1132,7 +1132,8 @@ template <uint32_t DT, int N, bool PRE, int MO> __host__ __device__ constexpr bo
 }
 
 // MoeExpertMatMul (W [E, m, k]). kMoeOne: slot s of the TK takes the m rows
-// of expert ids[s], x row x_per_slot ? s : 0, and y rows [s m, s m + m).
+// of expert ids[s], x row x_per_slot ? s : K ? s / K : 0 (its token's; K =
+// 0 at one token, where every slot takes row 0), and y rows [s m, s m + m).
 // Every block checks the ids; a bad one is recorded in err (the first, as
 // vt_rocm_launch_check_range does) and every slot then computes with
 // expert 0, as the checked copy (all 0) would have it. kMoeChunks: chunk c
@@ -1557,7 +1558,7 @@ __global__ void __launch_bounds__(32 * launch_warps<DT, N>())
             r0 = (u - sl * gpm) * kWarpRows;
             const int64_t e = bad || u >= groups ? 0 : __ldg(mo.ids + sl);
             base = e * m + r0;
-            xg = x + (mo.x_per_slot && u < groups ? sl : 0) * k;
+            xg = x + (u >= groups ? 0 : mo.x_per_slot ? sl : mo.K ? (int)sl / mo.K : 0) * k;
         } else if constexpr (MO == kMoeChunks) {
             const int64_t c = u / gpm;
             r0 = (u - c * gpm) * kWarpRows;
@@ -2206,20 +2207,26 @@ hipError_t mma_moe_chunks(const float *x, const uint8_t *w, int64_t row_bytes, f
 
 } // namespace
 
-// MoeExpertMatMul at one token on matrix instructions, the ids checked in
-// the kernel (W [E, m, k] of dt; x [1, k], or [1, TK, k] with x_per_slot;
-// y [1, TK, m]): *taken = 0 and nothing queued unless dt, the shapes, the
-// alignments and the device fit. q6_k stays on the slot kernels: measured on
-// the H200 (E=128, 8 used, m=768, k=2048) they take 11.6 us against 12.7 here.
+// MoeExpertMatMul of TK slots, K a token, on matrix instructions, the ids
+// checked in the kernel (W [E, m, k] of dt; x [TK / K, k], or [TK / K, K,
+// k] with x_per_slot; y [TK / K, K, m]): each slot reads its expert's rows
+// for its own token, so an expert two tokens chose is asked for twice, the
+// second time from L2 (ncu on the H100, E = 128, 8 used, m = 768, k = 2048,
+// q4_0 at four tokens: 25.74 MB read from DRAM, as by the chunked kernel,
+// which reads each expert once); *taken = 0 and nothing queued unless dt,
+// the shapes, the alignments and the device fit. q6_k stays on the slot
+// kernels: measured on the H200 (E=128, 8 used, m=768, k=2048) they take
+// 11.6 us against 12.7 here.
 hipError_t run_mma_moe_one(uint32_t dt, const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes,
-                           const int32_t *ids, int64_t TK, int64_t E, vt_rocm_err *err, uint32_t op, float *y,
-                           int64_t m, int64_t k, hipStream_t stream, int *taken)
+                           const int32_t *ids, int64_t TK, int64_t K, int64_t E, vt_rocm_err *err, uint32_t op,
+                           float *y, int64_t m, int64_t k, hipStream_t stream, int *taken)
 {
     *taken = 0;
-    if (TK <= 0 || TK > 65535 || E <= 0 || m <= 0 || k <= 0 || k % kTile != 0 || (uintptr_t)w % 16 != 0 ||
-        (uintptr_t)x % 16 != 0 || row_bytes % 16 != 0 || m * TK > ((int64_t)1 << 40))
+    if (TK <= 0 || TK > 65535 || K <= 0 || TK % K != 0 || E <= 0 || m <= 0 || k <= 0 || k % kTile != 0 ||
+        (uintptr_t)w % 16 != 0 || (uintptr_t)x % 16 != 0 || row_bytes % 16 != 0 || m * TK > ((int64_t)1 << 40))
         return hipSuccess;
-    const Moe mo = {ids, err, op, (int)TK, x_per_slot, E};
+    /* K = 0: one token, no division in the kernel */
+    const Moe mo = {ids, err, op, (int)TK, x_per_slot, E, nullptr, TK == K ? 0 : (int)K};
     switch (dt) {
 #define VT_MMA_CASE(id)                                                                                                \
     case id: return mma_moe_one<id>(x, w, row_bytes, y, m, k, mo, stream, taken);
@@ -2382,11 +2389,11 @@ int64_t mma_moe_scratch_bytes(uint32_t dt, int64_t T, int64_t K, int64_t k, int 
 
 // MoeExpertMatMul on matrix instructions: none on this target (*taken = 0).
 hipError_t run_mma_moe_one(uint32_t dt, const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes,
-                           const int32_t *ids, int64_t TK, int64_t E, vt_rocm_err *err, uint32_t op, float *y,
-                           int64_t m, int64_t k, hipStream_t stream, int *taken)
+                           const int32_t *ids, int64_t TK, int64_t K, int64_t E, vt_rocm_err *err, uint32_t op,
+                           float *y, int64_t m, int64_t k, hipStream_t stream, int *taken)
 {
-    (void)dt, (void)x, (void)x_per_slot, (void)w, (void)row_bytes, (void)ids, (void)TK, (void)E, (void)err, (void)op;
-    (void)y, (void)m, (void)k, (void)stream;
+    (void)dt, (void)x, (void)x_per_slot, (void)w, (void)row_bytes, (void)ids, (void)TK, (void)K, (void)E, (void)err;
+    (void)op, (void)y, (void)m, (void)k, (void)stream;
     *taken = 0;
     return hipSuccess;
 }

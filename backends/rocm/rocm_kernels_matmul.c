@@ -109,7 +109,8 @@ static vt_status k_moe_matmul(vt_backend_ctx *c, int dev, const vt_op_args *a, c
     const vt_operand *x = &a->in[0], *w = &a->in[1], *ids = &a->in[2];
     int64_t T = ids->shape[0], K = ids->shape[1], E = w->shape[0], m = w->shape[1], k = w->shape[2];
     int taken = 0;
-    /* one token: one kernel checks the ids and computes the slots */
+    /* one token, or a few as its slots: one kernel checks the ids and
+     * computes the slots */
     hipError_t e = E > 0 ? vt_rocm_launch_moe_one_checked(L_.q->err, a->op, x->data, x->ndim == 3, w->data, w->dtype,
                                                           ids->data, E, a->out[0].data, T, K, m, k, s, &taken)
                          : hipSuccess;
