@@ -682,15 +682,17 @@ static void check_moe_bad_id(vt_device *d, vt_dtype wt, int64_t T, int64_t k, vt
 }
 
 /* MoeExpertMatMul at several tokens (the rocm backend's grouped kernels,
- * and on NVIDIA its matrix-instruction kernel over chunks of two pairs of
- * one expert where k is a multiple of 256): x per token and per slot, an
- * expert named by many pairs (5 experts for 32 pairs: chunks of two and a
- * last one of one), by one pair or none (128 experts), rows not a multiple
- * of 32, k not a whole tile (k_odd). */
+ * and on NVIDIA, where k is a multiple of 256, its matrix-instruction
+ * kernel: up to 96 pairs as one-token slots, more over chunks of two pairs
+ * of one expert): x per token and per slot, an expert named by many pairs
+ * (5 experts for 32 pairs), 96 pairs, 128 pairs of 128 experts (chunks of
+ * one pair or two), rows not a multiple of 32, k not a whole tile
+ * (k_odd). */
 static void check_moe_several_tokens(vt_device *d, vt_dtype wt, int64_t k_odd, vt_rng *r)
 {
     check_moe_shape(d, wt, 3, 4, 6, 33, 4096, 1, r);
     check_moe_shape(d, wt, 4, 8, 5, 67, 2048, 0, r);
+    check_moe_shape(d, wt, 12, 8, 64, 40, 1024, 0, r); /* 96 pairs: rocm's most as one-token slots */
     check_moe_shape(d, wt, 16, 8, 128, 40, 1024, 0, r);
     check_moe_shape(d, wt, 5, 8, 40, 35, 1024, 1, r);
     check_moe_shape(d, wt, 2, 4, 3, 45, k_odd, 0, r);
