@@ -141,11 +141,16 @@ static void moe_case(uint32_t dt, const char *name, int E, int K, int64_t m, int
     // (vt_rocm_moe_grouped_scratch_bytes non-zero), else kernels_mmv*
     const bool grouped = vt_rocm_moe_grouped_scratch_bytes(dt, T, K) != 0;
     // the plugin's path now: at one token the kernel with the id check
-    // folded in, else the check kernel and the grouped or mmv kernels
+    // folded in, up to 96 pairs its slots, else the check kernel and the
+    // grouped or mmv kernels
     auto run_new = [&](int i) {
         int taken = 0;
-        CK(vt_rocm_launch_moe_one_checked(derr, 23, dx, per_slot, dw[i % nsets], dt, dids, E, dy, T, K, m, k, 0,
-                                          &taken));
+        if (T == 1)
+            CK(vt_rocm_launch_moe_one_checked(derr, 23, dx, per_slot, dw[i % nsets], dt, dids, E, dy, K, m, k, 0,
+                                              &taken));
+        else
+            CK(vt_rocm_launch_moe_slots_checked(derr, 23, dx, per_slot, dw[i % nsets], dt, dids, E, dy, T, K, m, k, 0,
+                                                &taken));
         if (taken)
             return;
         CK(vt_rocm_launch_check_range(derr, 23, VT_ROCM_NAME_IDS, dids, 0, T * K, E, -1, dsafe, 0));
@@ -196,7 +201,7 @@ static void moe_case(uint32_t dt, const char *name, int E, int K, int64_t m, int
             CK(cudaMemcpy(&want, derr, sizeof want, cudaMemcpyDeviceToHost));
             CK(cudaMemset(derr, 0, sizeof(vt_rocm_err)));
             int taken = 0;
-            CK(vt_rocm_launch_moe_one_checked(derr, 23, dx, per_slot, dw[0], dt, dids, E, dy, T, K, m, k, 0, &taken));
+            CK(vt_rocm_launch_moe_one_checked(derr, 23, dx, per_slot, dw[0], dt, dids, E, dy, K, m, k, 0, &taken));
             CK(cudaMemcpy(&got2, derr, sizeof got2, cudaMemcpyDeviceToHost));
             CK(cudaMemset(derr, 0, sizeof(vt_rocm_err)));
             CK(cudaMemcpy(dids, ids.data(), ids.size() * 4, cudaMemcpyHostToDevice));

@@ -326,7 +326,10 @@ extern "C" hipError_t vt_rocm_launch_moe_grouped(const float *x, int x_per_slot,
     return hipSuccess;
 }
 
-// The most pairs T K (T >= 2) vt_rocm_launch_moe_one_checked takes as
+namespace
+{
+
+// The most pairs T K (T >= 2) vt_rocm_launch_moe_slots_checked takes as
 // slots of the one-token kernel, each reading its own expert's rows; more
 // go to the chunked kernel, which reads each expert once for all its pairs.
 // On the H100 (E = 128, 8 used, m = 768, k = 2048, plugin-ab, graph us),
@@ -334,33 +337,46 @@ extern "C" hipError_t vt_rocm_launch_moe_grouped(const float *x, int x_per_slot,
 // t = 8 32.35 -> 29.63, t = 12 42.53 -> 41.02, t = 16 50.88 -> 52.85.
 constexpr int64_t kMoeOnePairs = 96;
 
-// MoeExpertMatMul with the id check folded in (ids [T, K] as the caller
-// passed them, E experts): *taken = 0 (nothing queued) unless the weight
-// type is a block format with the matrix-instruction kernel's shapes
-// (kernels_mmv_mma.hip, every format but q6_k) and T K <= kMoeOnePairs, or
-// T = 1 and q4_0, q8_0, q4_k or q6_k with the tile decoder's alignments. H200
-// (BENCHMARKS.md, E = 128, 8 used, m = 768, k = 2048), graph mode: the
-// matrix-instruction kernel against the tile decoder: q4_0 7.27 / 8.45 us,
-// q8_0 9.83 / 11.58, q4_k 7.42 / 10.37, q6_k 12.72 / 11.57 (q6_k keeps the
-// tile decoder); f16 12.63 against 10.40 on kernels_mmv* keeps that path.
+// The weight-row bytes of the slot kernels for K slots of a token (0: they
+// do not take the shapes or alignments: K up to 65535, k a multiple of the
+// block and of 8, x 16-byte aligned, at most 2^30 rows).
+int64_t moe_slot_row_bytes(const float *x, uint32_t w_dtype, int64_t E, int64_t K, int64_t m, int64_t k)
+{
+    const int be = blk_elems(w_dtype), bb = blk_bytes(w_dtype);
+    if (K <= 0 || K > 65535 || E <= 0 || m <= 0 || k <= 0 || bb == 0 || k % be != 0 || k % 8 != 0 ||
+        (uintptr_t)x % 16 != 0 || m > (int64_t)1 << 30)
+        return 0;
+    return k / be * bb;
+}
+
+} // namespace
+
+// MoeExpertMatMul at one token with the id check folded in (ids [K] as the
+// caller passed them, E experts): *taken = 0 (nothing queued) unless the
+// weight type is a block format with the matrix-instruction kernel's shapes
+// (kernels_mmv_mma.hip, every format but q6_k), or q4_0, q8_0, q4_k or q6_k
+// with the tile decoder's alignments. H200 (BENCHMARKS.md, E = 128, 8 used,
+// m = 768, k = 2048), graph mode: the matrix-instruction kernel against the
+// tile decoder: q4_0 7.27 / 8.45 us, q8_0 9.83 / 11.58, q4_k 7.42 / 10.37,
+// q6_k 12.72 / 11.57 (q6_k keeps the tile decoder); f16 12.63 against 10.40
+// on kernels_mmv* keeps that path.
 extern "C" hipError_t vt_rocm_launch_moe_one_checked(vt_rocm_err *err, uint32_t op, const float *x, int x_per_slot,
                                                      const void *w, uint32_t w_dtype, const int32_t *ids, int64_t E,
-                                                     float *y, int64_t T, int64_t K, int64_t m, int64_t k,
-                                                     hipStream_t stream, int *taken)
+                                                     float *y, int64_t K, int64_t m, int64_t k, hipStream_t stream,
+                                                     int *taken)
 {
     *taken = 0;
-    const int be = blk_elems(w_dtype), bb = blk_bytes(w_dtype);
-    if (T <= 0 || (T > 1 && T * K > kMoeOnePairs) || K <= 0 || K > 65535 || E <= 0 || m <= 0 || k <= 0 || bb == 0 ||
-        k % be != 0 || k % 8 != 0 || (uintptr_t)x % 16 != 0 || m > (int64_t)1 << 30)
+    const int64_t rb = moe_slot_row_bytes(x, w_dtype, E, K, m, k);
+    if (rb == 0)
         return hipSuccess;
-    const int64_t rb = k / be * bb;
     const bool al = (uintptr_t)w % 16 == 0 && rb % 16 == 0;
     const uint8_t *wb = (const uint8_t *)w;
-    const int TK = (int)K;
+    /* 0 slots a token: every slot reads x row 0 (no division in the kernel) */
     const hipError_t em =
-        run_mma_moe_one(w_dtype, x, x_per_slot, wb, rb, ids, T * K, K, E, err, op, y, m, k, stream, taken);
-    if (*taken || em != hipSuccess || T > 1)
+        run_mma_moe_one(w_dtype, x, x_per_slot, wb, rb, ids, K, 0, E, err, op, y, m, k, stream, taken);
+    if (*taken || em != hipSuccess)
         return em;
+    const int TK = (int)K;
     switch (w_dtype) {
     case VT_Q4_0:
         *taken = 1;
@@ -376,4 +392,21 @@ extern "C" hipError_t vt_rocm_launch_moe_one_checked(vt_rocm_err *err, uint32_t 
         return launch_slots<VT_Q6_K, kSlotRows>(x, x_per_slot, wb, rb, ids, err, op, E, y, TK, TK, m, k, stream, al);
     }
     return hipSuccess;
+}
+
+// MoeExpertMatMul at 2 <= T tokens of K slots (T K <= kMoeOnePairs) as the
+// T K slots of the one-token matrix-instruction kernel, the ids checked in
+// it: *taken = 0 (nothing queued) unless the weight type is a block format
+// with that kernel's shapes (every format but q6_k).
+extern "C" hipError_t vt_rocm_launch_moe_slots_checked(vt_rocm_err *err, uint32_t op, const float *x, int x_per_slot,
+                                                       const void *w, uint32_t w_dtype, const int32_t *ids, int64_t E,
+                                                       float *y, int64_t T, int64_t K, int64_t m, int64_t k,
+                                                       hipStream_t stream, int *taken)
+{
+    *taken = 0;
+    const int64_t rb = moe_slot_row_bytes(x, w_dtype, E, K, m, k);
+    if (T < 2 || K <= 0 || T * K > kMoeOnePairs || rb == 0)
+        return hipSuccess;
+    return run_mma_moe_one(w_dtype, x, x_per_slot, (const uint8_t *)w, rb, ids, T * K, K, E, err, op, y, m, k, stream,
+                           taken);
 }

@@ -619,7 +619,7 @@ hipError_t run_other_k(uint32_t dt, const Args &a, bool aligned, int *taken);
 // bytes, w and x 16-byte aligned); *taken = 0 when it does not apply.
 hipError_t run_mma(uint32_t dt, const Args &a, int *taken);
 
-// MoeExpertMatMul of TK slots, K a token, on matrix instructions
+// MoeExpertMatMul of TK slots, K a token (0: one token), on matrix instructions
 // (kernels_mmv_mma.hip's MOE kernel: every block format but q6_k, k a
 // multiple of 256, rows of a multiple of 16 bytes, w and x 16-byte
 // aligned), the TK ids checked in the kernel (a bad one recorded in err

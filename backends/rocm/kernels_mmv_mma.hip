@@ -2207,9 +2207,10 @@ hipError_t mma_moe_chunks(const float *x, const uint8_t *w, int64_t row_bytes, f
 
 } // namespace
 
-// MoeExpertMatMul of TK slots, K a token, on matrix instructions, the ids
-// checked in the kernel (W [E, m, k] of dt; x [TK / K, k], or [TK / K, K,
-// k] with x_per_slot; y [TK / K, K, m]): each slot reads its expert's rows
+// MoeExpertMatMul of TK slots, K a token (0: one token, whose x row every
+// slot reads, with no division in the kernel), on matrix instructions, the
+// ids checked in the kernel (W [E, m, k] of dt; x [TK / K, k], or [TK / K,
+// K, k] with x_per_slot; y [TK / K, K, m]): each slot reads its expert's rows
 // for its own token, so an expert two tokens chose is asked for twice, the
 // second time from L2 (ncu on the H100, E = 128, 8 used, m = 768, k = 2048,
 // q4_0 at four tokens: 25.74 MB read from DRAM, as by the chunked kernel,
@@ -2222,11 +2223,10 @@ hipError_t run_mma_moe_one(uint32_t dt, const float *x, int x_per_slot, const ui
                            float *y, int64_t m, int64_t k, hipStream_t stream, int *taken)
 {
     *taken = 0;
-    if (TK <= 0 || TK > 65535 || K <= 0 || TK % K != 0 || E <= 0 || m <= 0 || k <= 0 || k % kTile != 0 ||
+    if (TK <= 0 || TK > 65535 || K < 0 || (K > 0 && TK % K != 0) || E <= 0 || m <= 0 || k <= 0 || k % kTile != 0 ||
         (uintptr_t)w % 16 != 0 || (uintptr_t)x % 16 != 0 || row_bytes % 16 != 0 || m * TK > ((int64_t)1 << 40))
         return hipSuccess;
-    /* K = 0: one token, no division in the kernel */
-    const Moe mo = {ids, err, op, (int)TK, x_per_slot, E, nullptr, TK == K ? 0 : (int)K};
+    const Moe mo = {ids, err, op, (int)TK, x_per_slot, E, nullptr, (int)K};
     switch (dt) {
 #define VT_MMA_CASE(id)                                                                                                \
     case id: return mma_moe_one<id>(x, w, row_bytes, y, m, k, mo, stream, taken);

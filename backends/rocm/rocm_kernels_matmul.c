@@ -109,11 +109,15 @@ static vt_status k_moe_matmul(vt_backend_ctx *c, int dev, const vt_op_args *a, c
     const vt_operand *x = &a->in[0], *w = &a->in[1], *ids = &a->in[2];
     int64_t T = ids->shape[0], K = ids->shape[1], E = w->shape[0], m = w->shape[1], k = w->shape[2];
     int taken = 0;
-    /* one token, or a few as its slots: one kernel checks the ids and
-     * computes the slots */
-    hipError_t e = E > 0 ? vt_rocm_launch_moe_one_checked(L_.q->err, a->op, x->data, x->ndim == 3, w->data, w->dtype,
-                                                          ids->data, E, a->out[0].data, T, K, m, k, s, &taken)
-                         : hipSuccess;
+    /* one token, or a few as the one-token kernel's slots: one kernel
+     * checks the ids and computes the slots */
+    hipError_t e = hipSuccess;
+    if (E > 0 && T == 1)
+        e = vt_rocm_launch_moe_one_checked(L_.q->err, a->op, x->data, x->ndim == 3, w->data, w->dtype, ids->data, E,
+                                           a->out[0].data, K, m, k, s, &taken);
+    else if (E > 0)
+        e = vt_rocm_launch_moe_slots_checked(L_.q->err, a->op, x->data, x->ndim == 3, w->data, w->dtype, ids->data, E,
+                                             a->out[0].data, T, K, m, k, s, &taken);
     /* two or more tokens: one kernel checks the ids, groups the pairs by
      * expert and splits x, then the product (kernels_mmv_mma.hip) */
     const uint64_t chunks =

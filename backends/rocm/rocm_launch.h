@@ -215,18 +215,26 @@ hipError_t vt_rocm_launch_moe_grouped(const float *x, int x_per_slot, const void
                                       const int32_t *ids, void *tab, float *y, int64_t T, int64_t K, int64_t m,
                                       int64_t k, hipStream_t stream, int *taken);
 
-/* MoeExpertMatMul at one token, or at a few as slots of the one-token
- * kernel (kernels_matmul_moe.hip), with the check of the ids folded in
- * (one launch; the offence recorded in err as
+/* MoeExpertMatMul at one token with the check of the ids folded in
+ * (kernels_matmul_moe.hip; one launch; the offence recorded in err as
  * vt_rocm_launch_check_range's, and a bad call computes with expert 0 as
- * its checked copy would): ids as the caller passed them, E experts.
+ * its checked copy would): ids [K] as the caller passed them, E experts.
  * *taken = 0 (nothing queued) unless the matrix-instruction kernel takes
- * w_dtype and the shapes (T K <= 96 pairs when T >= 2), or T = 1 and
- * w_dtype is q4_0, q8_0, q4_k or q6_k with k a multiple of its block and
- * of 8, x 16-byte aligned. */
+ * w_dtype and the shapes, or w_dtype is q4_0, q8_0, q4_k or q6_k with k a
+ * multiple of its block and of 8, x 16-byte aligned. */
 hipError_t vt_rocm_launch_moe_one_checked(vt_rocm_err *err, uint32_t op, const float *x, int x_per_slot, const void *w,
-                                          uint32_t w_dtype, const int32_t *ids, int64_t E, float *y, int64_t T,
-                                          int64_t K, int64_t m, int64_t k, hipStream_t stream, int *taken);
+                                          uint32_t w_dtype, const int32_t *ids, int64_t E, float *y, int64_t K,
+                                          int64_t m, int64_t k, hipStream_t stream, int *taken);
+
+/* MoeExpertMatMul at 2 <= T tokens of K slots, T K <= 96 pairs, as the
+ * slots of the one-token matrix-instruction kernel (each pair reads its
+ * expert's rows; an expert two tokens chose comes from L2 the second
+ * time), the ids checked in it as vt_rocm_launch_moe_one_checked does.
+ * *taken = 0 (nothing queued) unless that kernel takes w_dtype and the
+ * shapes. */
+hipError_t vt_rocm_launch_moe_slots_checked(vt_rocm_err *err, uint32_t op, const float *x, int x_per_slot,
+                                            const void *w, uint32_t w_dtype, const int32_t *ids, int64_t E, float *y,
+                                            int64_t T, int64_t K, int64_t m, int64_t k, hipStream_t stream, int *taken);
 
 /* MoeExpertMatMul at 2 to 512 pairs T x K (T >= 2) of up to 1024 experts on the
  * matrix-instruction kernel (kernels_mmv_mma.hip, NVIDIA builds; every
