@@ -334,7 +334,10 @@ namespace
 // go to the chunked kernel, which reads each expert once for all its pairs.
 // On the H100 (E = 128, 8 used, m = 768, k = 2048, plugin-ab, graph us),
 // chunked against slots: q4_0 t = 2 14.78 -> 11.96, t = 4 22.05 -> 17.50,
-// t = 8 32.35 -> 29.63, t = 12 42.53 -> 41.02, t = 16 50.88 -> 52.85.
+// t = 8 32.35 -> 29.63, t = 12 42.53 -> 41.02, t = 16 50.88 -> 52.85; at
+// m = 2048, k = 768: q4_0 t = 2 13.94 -> 11.78, t = 4 21.14 -> 19.39, t = 8
+// 31.97 -> 29.99, t = 12 40.72 -> 41.68, q4_k t = 12 44.00 -> 43.25 (96
+// pairs sit at the crossover on both shapes).
 constexpr int64_t kMoeOnePairs = 96;
 
 // The weight-row bytes of the slot kernels for K slots of a token (0: they
