@@ -408,7 +408,7 @@ extern "C" hipError_t vt_rocm_launch_moe_slots_checked(vt_rocm_err *err, uint32_
 {
     *taken = 0;
     const int64_t rb = moe_slot_row_bytes(x, w_dtype, E, K, m, k);
-    if (T < 2 || K <= 0 || T * K > kMoeOnePairs || rb == 0)
+    if (T < 2 || T * K > kMoeOnePairs || rb == 0)
         return hipSuccess;
     return run_mma_moe_one(w_dtype, x, x_per_slot, (const uint8_t *)w, rb, ids, T * K, K, E, err, op, y, m, k, stream,
                            taken);
