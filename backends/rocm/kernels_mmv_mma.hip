@@ -1938,6 +1938,28 @@ template <uint32_t DT, int N, int S, bool PRE, int MO> int64_t resident_blocks(i
     return cached[dev][nw];
 }
 
+// mma_kernel's shared memory opt-in raised to all that device dev (0..63)
+// allows, once per device. Before it the runtime counts no resident block
+// that needs more than 48 KB (cudaOccupancyMaxActiveBlocksPerMultiprocessor
+// checks the kernel's opt-in), so mma_plan asks it first: its 16-warp rule
+// was asked of an opt-in still at 48 KB, or at a smaller plan's bytes, and
+// never fired in a process that had not run a larger plan before.
+template <uint32_t DT, int N, bool PRE, int S, int MO> hipError_t opt_in(int dev)
+{
+    static bool done[64];
+    if (!done[dev]) {
+        const size_t optin = smem_optin(dev);
+        if (optin > 48 * 1024) {
+            const cudaError_t e = cudaFuncSetAttribute(mma_kernel<DT, N, PRE, S, MO>,
+                                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)optin);
+            if (e != cudaSuccess)
+                return e;
+        }
+        done[dev] = true;
+    }
+    return hipSuccess;
+}
+
 // Whether mma_kernel with N columns, a ring of S tiles and the split area
 // (PRE) or not runs for k on device dev: k holds a tile and one warp's
 // shared memory fits the opt-in. launch_mma's refusal, asked first also by
@@ -1960,7 +1982,7 @@ struct MmaPlan {
 
 // The plan of mma_kernel for n <= N columns with a ring of S tiles on
 // device dev (0..63, the current one); its shared memory opt-in raised to
-// what the plan needs. MO kMoeOne: the TK slots of mo, one column;
+// the device's (opt_in). MO kMoeOne: the TK slots of mo, one column;
 // kMoeChunks: at most TK chunks of mo's table, the grid sized for TK.
 template <uint32_t DT, int N, int S, int MO>
 hipError_t mma_plan(int64_t m, int64_t k, const Pre &pre, const Moe &mo, int dev, MmaPlan &pl)
@@ -1972,6 +1994,11 @@ hipError_t mma_plan(int64_t m, int64_t k, const Pre &pre, const Moe &mo, int dev
     const size_t optin = smem_optin(dev);
     const int64_t tiles = k / kTile;
     pl = MmaPlan{0, 0, 0, use_pre, 0};
+    hipError_t e = opt_in<DT, N, P0, S, MO>(dev);
+    if (e == hipSuccess && P)
+        e = opt_in<DT, N, P, S, MO>(dev);
+    if (e != hipSuccess)
+        return e;
     /* 14 warps (fewer where the launch bounds say so), then as few as
      * give the same longest share: measured on the H200 against 16 and 12 */
     int nw = launch_warps<DT, N>() < 14 ? launch_warps<DT, N>() : 14;
@@ -1979,7 +2006,10 @@ hipError_t mma_plan(int64_t m, int64_t k, const Pre &pre, const Moe &mo, int dev
     /* a block that gets one group of rows at most (m = 4096: 128 groups on
      * 132 SMs) has nothing to stream behind its first tiles: up to 16
      * warps of one tile each put all its copies in flight at once (the
-     * H200, o m = 4096 k = 4096: 9.95 us against 10.5 with 8 warps of 2) */
+     * H200, q4_0 at m = 4096, k = 4096: 9.95 us against 10.5 with 8 warps
+     * of 2; the plugin on the H100 once opt_in let the rule fire, graph
+     * us, plugin-ab: q4_0 6.36 -> 6.11, at m = 1024 5.18 -> 4.73, q4_k
+     * 6.74 -> 6.68, iq4_nl 7.36 -> 7.46; BENCHMARKS.md round 28) */
     bool one_group = false;
     /* the shared memory of the kernel that runs */
     auto smem_for = [&](int w) { return use_pre ? block_smem<DT, N, S, P>(w) : block_smem<DT, N, S, P0>(w); };
@@ -2009,18 +2039,6 @@ hipError_t mma_plan(int64_t m, int64_t k, const Pre &pre, const Moe &mo, int dev
     if (nw < 1)
         return hipSuccess;
     const size_t bytes = smem_for(nw);
-    /* the kernel's opt-in per device, raised once to the most a call needs */
-    static size_t raised[64];
-    if (bytes > 48 * 1024 && bytes > raised[dev]) {
-        cudaError_t e =
-            cudaFuncSetAttribute(mma_kernel<DT, N, P0, S, MO>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-        if (e == cudaSuccess && P)
-            e = cudaFuncSetAttribute(mma_kernel<DT, N, P, S, MO>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)bytes);
-        if (e != cudaSuccess)
-            return e;
-        raised[dev] = bytes;
-    }
     /* persistent blocks: as many groups of 32 rows as there are, at most
      * as many blocks as are resident at once; then as few blocks as give
      * the same most groups per block, so that every block streams to the
