@@ -1939,7 +1939,8 @@ template <uint32_t DT, int N, int S, bool PRE, int MO> int64_t resident_blocks(i
 }
 
 // mma_kernel's shared memory opt-in raised to all that device dev (0..63)
-// allows, once per device. Before it the runtime counts no resident block
+// allows, once per device (its shared memory is all dynamic, so the
+// device's limit is its own). Before it the runtime counts no resident block
 // that needs more than 48 KB (cudaOccupancyMaxActiveBlocksPerMultiprocessor
 // checks the kernel's opt-in), so mma_plan asks it first: its 16-warp rule
 // was asked of an opt-in still at 48 KB, or at a smaller plan's bytes, and
