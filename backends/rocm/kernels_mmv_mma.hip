@@ -2010,11 +2010,15 @@ hipError_t mma_plan(int64_t m, int64_t k, const Pre &pre, const Moe &mo, int dev
      * H200, q4_0 at m = 4096, k = 4096: 9.95 us against 10.5 with 8 warps
      * of 2; the plugin on the H100 once opt_in let the rule fire, graph
      * us, plugin-ab: q4_0 6.36 -> 6.11, at m = 1024 5.18 -> 4.73, q4_k
-     * 6.74 -> 6.68, iq4_nl 7.36 -> 7.46; BENCHMARKS.md round 28) */
+     * 6.74 -> 6.68, iq4_nl 7.36 -> 7.46; BENCHMARKS.md round 28). Not
+     * iq4_nl and q4_1: the rule made them slower (H100, graph us,
+     * plugin-ab: iq4_nl 7.36 -> 7.46 and 7.43 -> 7.52 in two calls, q4_1
+     * 6.67 -> 6.78 in one), and leaving them out made them faster in a
+     * third (iq4_nl 7.44 -> 7.31, q4_1 6.66 -> 6.58; round 29) */
     bool one_group = false;
     /* the shared memory of the kernel that runs */
     auto smem_for = [&](int w) { return use_pre ? block_smem<DT, N, S, P>(w) : block_smem<DT, N, S, P0>(w); };
-    if (N == 1 && tiles >= 16 && smem_for(16) <= optin) {
+    if (N == 1 && DT != VT_IQ4_NL && DT != VT_Q4_1 && tiles >= 16 && smem_for(16) <= optin) {
         const int64_t r16 = resident_blocks<DT, N, S, P0, MO>(dev, 16, smem_for(16));
         one_group = r16 > 0 && groups <= r16;
     }
