@@ -600,14 +600,9 @@ template <int D, int G> hipError_t launch_cluster(const AttnArgs &a, dim3 grid, 
 
 template <int D, int G> hipError_t launch_dg(const AttnArgs &a, dim3 grid, hipStream_t stream, int dev)
 {
-    static bool opted[64]; // the shared-memory opt-in, once per device
-    if (!opted[dev]) {
-        const cudaError_t e = cudaFuncSetAttribute(attn_mma_kernel<D, G>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   (int)block_smem<D>());
-        if (e != cudaSuccess)
-            return e;
-        opted[dev] = true;
-    }
+    const cudaError_t e = vt_mma::smem_opt_in<attn_mma_kernel<D, G>>(dev, block_smem<D>());
+    if (e != cudaSuccess)
+        return e;
     const int ns = cluster_size<D, G>(dev, a.n_split, (int64_t)grid.y * grid.z);
     if (ns) {
         AttnArgs c = a;

@@ -430,9 +430,8 @@ hipError_t launch(const float *x, const void *w, float *y, int64_t n, int64_t m,
     const int64_t quads = n * (kp / 4);
     const unsigned sgrid = (unsigned)(quads / 256 + 1 < 65536 ? quads / 256 + 1 : 65536);
     split_x_kernel<WK != kWBf16><<<sgrid, 256, 0, stream>>>(x, hi, lo, sx, n, k, kp);
-    /* Over 48 KiB of shared memory needs the opt-in (per device: set each time, a host-side call). */
-    const cudaError_t e =
-        cudaFuncSetAttribute(gemm_kernel<WK, PASSES>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmemBytes);
+    /* over 48 KiB of shared memory needs the opt-in */
+    const cudaError_t e = vt_mma::smem_opt_in<gemm_kernel<WK, PASSES>>(kSmemBytes);
     if (e != cudaSuccess)
         return e;
     const dim3 grid((unsigned)((m + kBN - 1) / kBN), (unsigned)((n + kBM - 1) / kBM));
@@ -832,7 +831,7 @@ hipError_t launch_wgmma(const float *x, const void *w, float *y, int64_t n, int6
     split_x_kernel<false><<<sgrid, 256, 0, stream>>>(x, hi, lo, sx, n, k, kp);
     auto kernel = gemm_wgmma_kernel<PASSES, BN, SPLIT>;
     const size_t smem = wg_smem_bytes<BN>();
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    const cudaError_t e = vt_mma::smem_opt_in<gemm_wgmma_kernel<PASSES, BN, SPLIT>>(smem);
     if (e != cudaSuccess)
         return e;
     const dim3 grid((unsigned)((m + BN - 1) / BN), (unsigned)((n + 127) / 128), SPLIT);
@@ -1095,8 +1094,7 @@ hipError_t launch_wgmma_scaled(const float *x, const void *w, float *y, int64_t 
     const int64_t quads = n * (kp / 4);
     const unsigned sgrid = (unsigned)(quads / 256 + 1 < 65536 ? quads / 256 + 1 : 65536);
     split_x_kernel<true><<<sgrid, 256, 0, stream>>>(x, hi, lo, sx, n, k, kp);
-    const cudaError_t e = cudaFuncSetAttribute(gemm_wgmma_scaled_kernel<WK>,
-                                               cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kWgScaledSmemBytes);
+    const cudaError_t e = vt_mma::smem_opt_in<gemm_wgmma_scaled_kernel<WK>>(kWgScaledSmemBytes);
     if (e != cudaSuccess)
         return e;
     const dim3 grid((unsigned)((m + 127) / 128), (unsigned)((n + 127) / 128));

@@ -1947,18 +1947,8 @@ template <uint32_t DT, int N, int S, bool PRE, int MO> int64_t resident_blocks(i
 // never fired in a process that had not run a larger plan before.
 template <uint32_t DT, int N, bool PRE, int S, int MO> hipError_t opt_in(int dev)
 {
-    static bool done[64];
-    if (!done[dev]) {
-        const size_t optin = smem_optin(dev);
-        if (optin > 48 * 1024) {
-            const cudaError_t e = cudaFuncSetAttribute(mma_kernel<DT, N, PRE, S, MO>,
-                                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)optin);
-            if (e != cudaSuccess)
-                return e;
-        }
-        done[dev] = true;
-    }
-    return hipSuccess;
+    const size_t optin = smem_optin(dev);
+    return optin > 48 * 1024 ? vt_mma::smem_opt_in<mma_kernel<DT, N, PRE, S, MO>>(dev, optin) : hipSuccess;
 }
 
 // Whether mma_kernel with N columns, a ring of S tiles and the split area

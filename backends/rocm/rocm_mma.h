@@ -3,7 +3,8 @@
 // Attention; kernels_mmv.h's staging on NVIDIA too): shared-memory
 // addresses, cp.async 16-byte copies and their groups, ldmatrix, mma.sync
 // m16n8k16 with f32 accumulators, the clusters' rank, barrier and
-// shared-memory map (sm_90), and the opt-in shared memory of a device.
+// shared-memory map (sm_90), and the opt-in shared memory of a device and
+// of a kernel.
 // Included by .hip files of the NVIDIA build only. The instructions need
 // sm_80: compiled for an older target the copies and loads do nothing and
 // mma16816 traps; smem_optin answers 0 for such a device, and the kernels'
@@ -127,6 +128,32 @@ inline size_t smem_optin(int dev)
         cached[dev] = v;
     }
     return cached[dev] > 0 ? (size_t)cached[dev] : 0;
+}
+
+// Raise kernel K's dynamic shared memory opt-in on device dev (0..63, the
+// current one) to `bytes`, once per kernel and device: the runtime refuses
+// a launch above a kernel's opt-in, and its occupancy answers count no
+// block above it. Each caller passes the same bytes for a kernel and
+// device every time (a constant of the kernel, or the device's limit).
+template <auto K> cudaError_t smem_opt_in(int dev, size_t bytes)
+{
+    static bool done[64];
+    if (dev < 0 || dev >= 64)
+        return cudaErrorInvalidDevice;
+    if (!done[dev]) {
+        const cudaError_t e = cudaFuncSetAttribute(K, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+        if (e != cudaSuccess)
+            return e;
+        done[dev] = true;
+    }
+    return cudaSuccess;
+}
+// The same on the current device.
+template <auto K> cudaError_t smem_opt_in(size_t bytes)
+{
+    int dev = 0;
+    const cudaError_t e = cudaGetDevice(&dev);
+    return e != cudaSuccess ? e : smem_opt_in<K>(dev, bytes);
 }
 
 // Thread block clusters (sm_90 and later; compiled for an older target
