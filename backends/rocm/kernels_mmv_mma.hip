@@ -1004,19 +1004,33 @@ __device__ inline void int_chunk_pre(const uint8_t *cur, int ob, int h, int64_t 
 }
 
 // The most warps a block of mma_kernel has (its launch bounds): 16, at 128
-// registers a thread; 8 at eight columns (255 registers), but for q4_1,
-// whose eight-column kernel at 135 registers ran 8 warps per SM. At 128
-// (ptxas spills 32 bytes) it runs 12: on the H100, m = 4096, k = 14336,
-// n = 8, 30.46 -> 29.08 us graph (plugin-ab), ncu 35.58 -> 33.09 us with
-// 0.40 -> 0.43 issued per scheduler. q2_k's would spill 192 bytes. q3_k,
-// q4_k and q5_k at eight columns: 12 at 168 registers (ptxas spills 8 to
-// 56 bytes on the call's split), not 8 at 178 - 244; on the H100, same
-// shape, graph us (plugin-ab, 3 rounds): q4_k 29.42 -> 27.73, q3_k 31.22
-// -> 29.01, q5_k 33.20 -> 32.60. q2_k (52 bytes) and q6_k (8) measured
-// the same at 12 and keep 8.
+// registers a thread; at eight columns 12 (168 registers), but 8 for q2_k,
+// q6_k, f16 and bf16 (255 registers); at four columns 12 for iq4_nl.
+// - q4_1's eight-column kernel at 135 registers ran 8 warps per SM. At 128
+//   (16 warps; ptxas spills 32 bytes) it ran 12: on the H100, m = 4096,
+//   k = 14336, n = 8, 30.46 -> 29.08 us graph (plugin-ab), ncu 35.58 ->
+//   33.09 us with 0.40 -> 0.43 issued per scheduler. At 168 (12 warps;
+//   4 bytes) 28.75 -> 28.29 (round 29). q2_k's would spill 192 bytes.
+// - q3_k, q4_k and q5_k: 12 at 168 registers (ptxas spills 8 to 56 bytes on
+//   the call's split), not 8 at 178 - 244; on the H100, same shape, graph
+//   us (plugin-ab, 3 rounds): q4_k 29.42 -> 27.73, q3_k 31.22 -> 29.01,
+//   q5_k 33.20 -> 32.60. q2_k (52 bytes) and q6_k (8) measured the same at
+//   12 and keep 8.
+// - The other block formats: 12 at 168 registers (on the call's split
+//   ptxas spills only q5_1's, 12 - 28 bytes), not 8 at 128 - 188; H100,
+//   same shape, graph us (plugin-ab, 2 rounds; round 29): q4_0 25.38 ->
+//   24.04, q5_0 32.77 -> 30.88, q5_1 36.75 -> 34.10, q8_0 35.14 -> 33.98,
+//   iq4_nl 30.13 -> 27.58, iq4_xs 30.16 -> 28.62, mxfp4 29.44 -> 27.77; at
+//   m = k = 4096 q4_0 9.91 -> 9.76, q8_0 12.54 -> 12.52. f16 and bf16 were
+//   slower at 12 (54.20 -> 59.03, 54.73 -> 58.98) and keep 8.
+// - At four columns, 12 warps at 168 registers against 16 at 128 (same
+//   shape, round 29): iq4_nl 24.03 -> 23.22, which takes 12; the others
+//   keep 16: q8_0 29.18 -> 29.07 (noise), q4_k 22.43 -> 22.78 (at m = k =
+//   4096 9.23 -> 9.07), q4_0 21.04 -> 21.53, q4_1 22.13 -> 22.77, q5_0
+//   25.73 -> 26.32.
 template <uint32_t DT, int N> __host__ __device__ constexpr int launch_warps()
 {
-    return N != 8 || DT == VT_Q4_1 ? 16 : table_format(DT) && DT != VT_Q2_K ? 12 : 8;
+    return N == 8 ? (DT == VT_Q2_K || DT == VT_Q6_K || dense<DT>() ? 8 : 12) : N == 4 && DT == VT_IQ4_NL ? 12 : 16;
 }
 
 // Per warp, in shared memory: the ring of S staged tiles, then the hi/lo
