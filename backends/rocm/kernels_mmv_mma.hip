@@ -1033,6 +1033,18 @@ template <uint32_t DT, int N> __host__ __device__ constexpr int launch_warps()
     return N == 8 ? (DT == VT_Q2_K || DT == VT_Q6_K || dense<DT>() ? 8 : 12) : N == 4 && DT == VT_IQ4_NL ? 12 : 16;
 }
 
+// Whether mma_plan's 16-warp rule (a block that holds one group of rows
+// gets up to 16 warps of one tile) applies to DT's one-column kernel: not
+// to iq4_nl and q4_1, which it made slower (H100, m = k = 4096, graph us,
+// plugin-ab: iq4_nl 7.36 -> 7.46 and 7.43 -> 7.52 in two calls, q4_1 6.67
+// -> 6.78 in one) and which were faster without it in three more (iq4_nl
+// 7.44 -> 7.31, 7.46 -> 7.34, 7.45 -> 7.33; q4_1 6.66 -> 6.58, 6.67 ->
+// 6.58, 6.67 -> 6.58; BENCHMARKS.md round 29).
+template <uint32_t DT> __host__ __device__ constexpr bool one_group_warps()
+{
+    return DT != VT_IQ4_NL && DT != VT_Q4_1;
+}
+
 // Per warp, in shared memory: the ring of S staged tiles, then the hi/lo
 // split of one 128-element chunk of x (Bs[j][block][hi/lo][group] as pairs
 // of f16x2), the blocks' powers of two and sums of x (int_path: instead two
@@ -2014,15 +2026,12 @@ hipError_t mma_plan(int64_t m, int64_t k, const Pre &pre, const Moe &mo, int dev
      * H200, q4_0 at m = 4096, k = 4096: 9.95 us against 10.5 with 8 warps
      * of 2; the plugin on the H100 once opt_in let the rule fire, graph
      * us, plugin-ab: q4_0 6.36 -> 6.11, at m = 1024 5.18 -> 4.73, q4_k
-     * 6.74 -> 6.68, iq4_nl 7.36 -> 7.46; BENCHMARKS.md round 28). Not
-     * iq4_nl and q4_1: the rule made them slower (H100, graph us,
-     * plugin-ab: iq4_nl 7.36 -> 7.46 and 7.43 -> 7.52 in two calls, q4_1
-     * 6.67 -> 6.78 in one), and leaving them out made them faster in a
-     * third (iq4_nl 7.44 -> 7.31, q4_1 6.66 -> 6.58; round 29) */
+     * 6.74 -> 6.68, iq4_nl 7.36 -> 7.46; BENCHMARKS.md round 28), for
+     * the formats that take it (one_group_warps) */
     bool one_group = false;
     /* the shared memory of the kernel that runs */
     auto smem_for = [&](int w) { return use_pre ? block_smem<DT, N, S, P>(w) : block_smem<DT, N, S, P0>(w); };
-    if (N == 1 && DT != VT_IQ4_NL && DT != VT_Q4_1 && tiles >= 16 && smem_for(16) <= optin) {
+    if (N == 1 && one_group_warps<DT>() && tiles >= 16 && smem_for(16) <= optin) {
         const int64_t r16 = resident_blocks<DT, N, S, P0, MO>(dev, 16, smem_for(16));
         one_group = r16 > 0 && groups <= r16;
     }
