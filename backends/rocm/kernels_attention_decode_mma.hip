@@ -551,8 +551,7 @@ template <int D, int G> int max_clusters(int dev, int ns)
         cfg.numAttrs = 1;
         int n = 0, major = 0;
         if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess || major < 9 ||
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)block_smem<D>()) !=
-                cudaSuccess ||
+            vt_mma::smem_opt_in<attn_mma_cluster_kernel<D, G>>(dev, block_smem<D>()) != cudaSuccess ||
             (ns > 8 &&
              cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) ||
             cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) {
