@@ -110,6 +110,7 @@ template <bool SCALED>
 __global__ void split_x_kernel(const float *__restrict__ x, uint16_t *__restrict__ hi, uint16_t *__restrict__ lo,
                                float *__restrict__ sx, int64_t n, int64_t k, int64_t kp)
 {
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     const int64_t q = kp / 4, total = n * q;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < total; base += stride) {
@@ -665,27 +666,39 @@ template <int PASSES, int BN> struct WgLoader {
         }
     }
 
-    // The next stage into the slot at st (or nothing past the last stage:
-    // the pointers still step).
-    __device__ __forceinline__ void load(uint16_t *st, bool any)
+    // The next stage's x parts into the slot at st (or nothing past the
+    // last stage: the pointers still step).
+    __device__ __forceinline__ void load_x(uint16_t *st, bool any)
     {
         if (any) {
-            const bool col = kcol < k;
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 cp16(smem_u32(st + dst + i * 32 * kWgBK), x[i], xbytes[i]);
                 if (PASSES > 1)
                     cp16(smem_u32(st + kWgTile + dst + i * 32 * kWgBK), x[i] + lo_off, xbytes[i]);
             }
-#pragma unroll
-            for (int i = 0; i < WC; i++) {
-                const bool ok = wrow[i] && col;
-                cp16(smem_u32(st + 2 * kWgTile + dst + i * 32 * kWgBK), ok ? w[i] : x[0], ok ? 16 : 0);
-            }
         }
 #pragma unroll
         for (int i = 0; i < 4; i++)
             x[i] += kWgBK;
+    }
+    // The next stage (x parts and W) into the slot at st.
+    __device__ __forceinline__ void load(uint16_t *st, bool any)
+    {
+        load_x(st, any);
+        load_w(st, any);
+    }
+    // The next stage's W likewise (it reads nothing but W).
+    __device__ __forceinline__ void load_w(uint16_t *st, bool any)
+    {
+        if (any) {
+            const bool col = kcol < k;
+#pragma unroll
+            for (int i = 0; i < WC; i++) {
+                const bool ok = wrow[i] && col;
+                cp16(smem_u32(st + 2 * kWgTile + dst + i * 32 * kWgBK), w[i], ok ? 16 : 0);
+            }
+        }
 #pragma unroll
         for (int i = 0; i < WC; i++)
             w[i] += kWgBK;
@@ -731,9 +744,20 @@ __global__ void __launch_bounds__(kThreads, 1)
     // descriptors: the start address field (bits 0-13, 16 bytes) steps
     // without carry (shared memory is below 256 KiB)
     const uint64_t da0 = wg_desc(base + wg * 64 * 128), db0 = wg_desc(base + 2 * kWgTile * 2);
+    // Chained after its own split of x (launch_wgmma): the first stages'
+    // W are queued before the wait, as the own-op rule of rocm_chain.h
+    // allows (the split writes hi and lo only); their x parts after it, in
+    // the same commit groups (the first group holds every early W).
 #pragma unroll
     for (int s = 0; s < AHEAD; s++)
-        issue(s);
+        ld.load_w(smem + s * SLOT, s < kt_n);
+    vt_chain_begin();
+#pragma unroll
+    for (int s = 0; s < AHEAD; s++) {
+        ld.load_x(smem + s * SLOT, s < kt_n);
+        cp_commit();
+    }
+    ld_slot = AHEAD % S;
     for (int64_t kt = 0; kt < kt_n; kt++) {
         cp_wait<AHEAD - 1>();
         fence_async_smem();
@@ -828,15 +852,16 @@ hipError_t launch_wgmma(const float *x, const void *w, float *y, int64_t n, int6
     split_parts(scratch, n, kp, &hi, &lo, &sx);
     const int64_t quads = n * (kp / 4);
     const unsigned sgrid = (unsigned)(quads / 256 + 1 < 65536 ? quads / 256 + 1 : 65536);
-    split_x_kernel<false><<<sgrid, 256, 0, stream>>>(x, hi, lo, sx, n, k, kp);
+    VT_LAUNCH_CHAINED(split_x_kernel<false>, sgrid, 256, 0, stream, x, hi, lo, sx, n, k, kp);
     auto kernel = gemm_wgmma_kernel<PASSES, BN, SPLIT>;
     const size_t smem = wg_smem_bytes<BN>();
     const cudaError_t e = vt_mma::smem_opt_in<gemm_wgmma_kernel<PASSES, BN, SPLIT>>(smem);
     if (e != cudaSuccess)
         return e;
     const dim3 grid((unsigned)((m + BN - 1) / BN), (unsigned)((n + 127) / 128), SPLIT);
-    /* the SPLIT blocks of a tile (its halves of k) as one cluster */
-    vt_launch(kernel, grid, dim3(kThreads), smem, stream, dim3(1, 1, SPLIT), false, (const uint16_t *)hi,
+    /* the SPLIT blocks of a tile (its halves of k) as one cluster, chained
+       after the split */
+    vt_launch(kernel, grid, dim3(kThreads), smem, stream, dim3(1, 1, SPLIT), true, (const uint16_t *)hi,
               (const uint16_t *)lo, (const uint16_t *)w, y, n, m, k, kp);
     return hipGetLastError();
 }
