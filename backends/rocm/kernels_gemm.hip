@@ -682,12 +682,6 @@ template <int PASSES, int BN> struct WgLoader {
         for (int i = 0; i < 4; i++)
             x[i] += kWgBK;
     }
-    // The next stage (x parts and W) into the slot at st.
-    __device__ __forceinline__ void load(uint16_t *st, bool any)
-    {
-        load_x(st, any);
-        load_w(st, any);
-    }
     // The next stage's W likewise (it reads nothing but W).
     __device__ __forceinline__ void load_w(uint16_t *st, bool any)
     {
@@ -703,6 +697,12 @@ template <int PASSES, int BN> struct WgLoader {
         for (int i = 0; i < WC; i++)
             w[i] += kWgBK;
         kcol += kWgBK;
+    }
+    // The next stage (x parts and W) into the slot at st.
+    __device__ __forceinline__ void load(uint16_t *st, bool any)
+    {
+        load_x(st, any);
+        load_w(st, any);
     }
 };
 
