@@ -57,22 +57,22 @@ template <int P> static cudaError_t run_vt(uint32_t dt, const float *x, const vo
     if (n >= VT_ROCM_GEMM_MIN_N && !vt_rocm_gemm_takes(dt, n, m, k, x, w)) { printf("not taken\n"); exit(1); }
     if (vt_rocm_gemm_scratch_bytes(n, k) > (64ull << 20)) { printf("scratch\n"); exit(1); }
     switch (dt) {
-    case VT_BF16: return launch<kWBf16, P>(x, w, y, n, m, k, g_scratch, 0);
-    case VT_F16: return launch<kWF16, P>(x, w, y, n, m, k, g_scratch, 0);
-    case VT_Q4_0: return launch<kWQ40, P>(x, w, y, n, m, k, g_scratch, 0);
-    default: return launch<kWQ80, P>(x, w, y, n, m, k, g_scratch, 0);
+    case VT_BF16: return launch<kWBf16, P>(x, w, y, n, m, k, g_scratch, 0, 0);
+    case VT_F16: return launch<kWF16, P>(x, w, y, n, m, k, g_scratch, 0, 0);
+    case VT_Q4_0: return launch<kWQ40, P>(x, w, y, n, m, k, g_scratch, 0, 0);
+    default: return launch<kWQ80, P>(x, w, y, n, m, k, g_scratch, 0, 0);
     }
 }
 
 #if defined(VT_GEMM_SM90A)
 template <int P> static cudaError_t run_wg(const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k) {
     if (vt_rocm_gemm_scratch_bytes(n, k) > (64ull << 20)) { printf("scratch\n"); exit(1); }
-    return launch_wgmma<P>(x, w, y, n, m, k, g_scratch, 0);
+    return launch_wgmma<P>(x, w, y, n, m, k, g_scratch, 0, 0);
 }
 // the tile variants the plugin's bf16 dispatch picks from: 128 x 256
 // (m64n256 per warpgroup), and the same with k in 2 halves (clusters of 2)
 static cudaError_t run_wg256(const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k, int split = 1) {
-    return split == 2 ? launch_wgmma<2, 256, 2>(x, w, y, n, m, k, g_scratch, 0) : launch_wgmma<2, 256, 1>(x, w, y, n, m, k, g_scratch, 0);
+    return split == 2 ? launch_wgmma<2, 256, 2>(x, w, y, n, m, k, g_scratch, 0, 0) : launch_wgmma<2, 256, 1>(x, w, y, n, m, k, g_scratch, 0, 0);
 }
 #endif
 

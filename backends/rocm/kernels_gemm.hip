@@ -422,7 +422,7 @@ void split_parts(void *scratch, int64_t n, int64_t kp, uint16_t **hi, uint16_t *
 // (measured for comparison only).
 template <int WK, int PASSES = 2>
 hipError_t launch(const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k, void *scratch,
-                  hipStream_t stream)
+                  hipStream_t stream, int dev)
 {
     const int64_t kp = padded_k(k);
     uint16_t *hi, *lo;
@@ -432,7 +432,7 @@ hipError_t launch(const float *x, const void *w, float *y, int64_t n, int64_t m,
     const unsigned sgrid = (unsigned)(quads / 256 + 1 < 65536 ? quads / 256 + 1 : 65536);
     split_x_kernel<WK != kWBf16><<<sgrid, 256, 0, stream>>>(x, hi, lo, sx, n, k, kp);
     /* over 48 KiB of shared memory needs the opt-in */
-    const cudaError_t e = vt_mma::smem_opt_in<gemm_kernel<WK, PASSES>>(kSmemBytes);
+    const cudaError_t e = vt_mma::smem_opt_in<gemm_kernel<WK, PASSES>>(dev, kSmemBytes);
     if (e != cudaSuccess)
         return e;
     const dim3 grid((unsigned)((m + kBN - 1) / kBN), (unsigned)((n + kBM - 1) / kBM));
@@ -824,27 +824,32 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
 }
 
-// The current device's multiprocessors when it runs the sm_90a kernels
+// Device dev's (0..63) multiprocessors when it runs the sm_90a kernels
 // (compute capability 9.0 exactly: the build's sm_90a code runs on nothing
-// else), else 0.
-int wgmma_device()
+// else), else 0; asked of the runtime once per device, as smem_optin is.
+int wgmma_device(int dev)
 {
-    int dev = 0, major = 0, minor = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-        (void)cudaGetLastError();
+    static int cached[64]; // 0: not asked yet, -1: no sm_90a kernels
+    if (dev < 0 || dev >= 64)
         return 0;
+    if (!cached[dev]) {
+        int major = 0, minor = 0, sms = 0;
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+            (void)cudaGetLastError();
+            sms = 0;
+        }
+        cached[dev] = major == 9 && minor == 0 && sms > 0 ? sms : -1;
     }
-    return major == 9 && minor == 0 ? sms : 0;
+    return cached[dev] > 0 ? cached[dev] : 0;
 }
 
 // The split of x (bf16 hi, lo) and the wgmma kernel, bf16 weights; BN 128
 // or 256 rows of W per block, k in SPLIT parts (clusters of SPLIT blocks).
 template <int PASSES = 2, int BN = 128, int SPLIT = 1>
 hipError_t launch_wgmma(const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k, void *scratch,
-                        hipStream_t stream)
+                        hipStream_t stream, int dev)
 {
     const int64_t kp = padded_k(k);
     uint16_t *hi, *lo;
@@ -855,7 +860,7 @@ hipError_t launch_wgmma(const float *x, const void *w, float *y, int64_t n, int6
     VT_LAUNCH_CHAINED(split_x_kernel<false>, sgrid, 256, 0, stream, x, hi, lo, sx, n, k, kp);
     auto kernel = gemm_wgmma_kernel<PASSES, BN, SPLIT>;
     const size_t smem = wg_smem_bytes<BN>();
-    const cudaError_t e = vt_mma::smem_opt_in<gemm_wgmma_kernel<PASSES, BN, SPLIT>>(smem);
+    const cudaError_t e = vt_mma::smem_opt_in<gemm_wgmma_kernel<PASSES, BN, SPLIT>>(dev, smem);
     if (e != cudaSuccess)
         return e;
     const dim3 grid((unsigned)((m + BN - 1) / BN), (unsigned)((n + 127) / 128), SPLIT);
@@ -871,12 +876,12 @@ hipError_t launch_wgmma(const float *x, const void *w, float *y, int64_t n, int6
 // multiprocessors, else the same tiles with k in 2 halves (twice the
 // blocks).
 hipError_t launch_wgmma_bf16(const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k, void *scratch,
-                             hipStream_t stream, int sms)
+                             hipStream_t stream, int dev, int sms)
 {
     const int64_t tiles = (n + 127) / 128 * ((m + 255) / 256);
     if (4 * tiles >= 3 * (int64_t)sms)
-        return launch_wgmma<2, 256, 1>(x, w, y, n, m, k, scratch, stream);
-    return launch_wgmma<2, 256, 2>(x, w, y, n, m, k, scratch, stream);
+        return launch_wgmma<2, 256, 1>(x, w, y, n, m, k, scratch, stream, dev);
+    return launch_wgmma<2, 256, 2>(x, w, y, n, m, k, scratch, stream, dev);
 }
 
 // The sm_90a kernel of the scaled path (f16, q4_0, q8_0 weights): the same
@@ -1110,7 +1115,7 @@ constexpr size_t kWgScaledSmemBytes = kWgSmemBytes + kWgStages * kWgScales * siz
 // kernel: f16, q4_0 or q8_0 weights.
 template <int WK>
 hipError_t launch_wgmma_scaled(const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k, void *scratch,
-                               hipStream_t stream)
+                               hipStream_t stream, int dev)
 {
     const int64_t kp = padded_k(k);
     uint16_t *hi, *lo;
@@ -1119,7 +1124,7 @@ hipError_t launch_wgmma_scaled(const float *x, const void *w, float *y, int64_t 
     const int64_t quads = n * (kp / 4);
     const unsigned sgrid = (unsigned)(quads / 256 + 1 < 65536 ? quads / 256 + 1 : 65536);
     split_x_kernel<true><<<sgrid, 256, 0, stream>>>(x, hi, lo, sx, n, k, kp);
-    const cudaError_t e = vt_mma::smem_opt_in<gemm_wgmma_scaled_kernel<WK>>(kWgScaledSmemBytes);
+    const cudaError_t e = vt_mma::smem_opt_in<gemm_wgmma_scaled_kernel<WK>>(dev, kWgScaledSmemBytes);
     if (e != cudaSuccess)
         return e;
     const dim3 grid((unsigned)((m + 127) / 128), (unsigned)((n + 127) / 128));
@@ -1177,31 +1182,41 @@ extern "C" hipError_t vt_rocm_launch_gemm(const float *x, const void *w, uint32_
                                           int64_t m, int64_t k, void *scratch, hipStream_t stream)
 {
 #if defined(VT_HIP_PLATFORM_NVIDIA)
+    /* the device, asked once per call: the opt-ins and wgmma_device are per device */
+    int dev = 0;
+    const cudaError_t de = cudaGetDevice(&dev);
+    if (de != cudaSuccess)
+        return de;
+    if (dev < 0 || dev >= 64)
+        return hipErrorInvalidValue;
+#if defined(VT_GEMM_SM90A)
+    const int sms = wgmma_device(dev);
+#endif
     switch (w_dtype) {
     case VT_BF16:
 #if defined(VT_GEMM_SM90A)
-        if (const int sms = wgmma_device())
-            return launch_wgmma_bf16(x, w, y, n, m, k, scratch, stream, sms);
+        if (sms)
+            return launch_wgmma_bf16(x, w, y, n, m, k, scratch, stream, dev, sms);
 #endif
-        return launch<kWBf16>(x, w, y, n, m, k, scratch, stream);
+        return launch<kWBf16>(x, w, y, n, m, k, scratch, stream, dev);
     case VT_F16:
 #if defined(VT_GEMM_SM90A)
-        if (wgmma_device())
-            return launch_wgmma_scaled<kWF16>(x, w, y, n, m, k, scratch, stream);
+        if (sms)
+            return launch_wgmma_scaled<kWF16>(x, w, y, n, m, k, scratch, stream, dev);
 #endif
-        return launch<kWF16>(x, w, y, n, m, k, scratch, stream);
+        return launch<kWF16>(x, w, y, n, m, k, scratch, stream, dev);
     case VT_Q4_0:
 #if defined(VT_GEMM_SM90A)
-        if (wgmma_device())
-            return launch_wgmma_scaled<kWQ40>(x, w, y, n, m, k, scratch, stream);
+        if (sms)
+            return launch_wgmma_scaled<kWQ40>(x, w, y, n, m, k, scratch, stream, dev);
 #endif
-        return launch<kWQ40>(x, w, y, n, m, k, scratch, stream);
+        return launch<kWQ40>(x, w, y, n, m, k, scratch, stream, dev);
     case VT_Q8_0:
 #if defined(VT_GEMM_SM90A)
-        if (wgmma_device())
-            return launch_wgmma_scaled<kWQ80>(x, w, y, n, m, k, scratch, stream);
+        if (sms)
+            return launch_wgmma_scaled<kWQ80>(x, w, y, n, m, k, scratch, stream, dev);
 #endif
-        return launch<kWQ80>(x, w, y, n, m, k, scratch, stream);
+        return launch<kWQ80>(x, w, y, n, m, k, scratch, stream, dev);
     }
 #else
     (void)x, (void)w, (void)w_dtype, (void)y, (void)n, (void)m, (void)k, (void)scratch, (void)stream;
