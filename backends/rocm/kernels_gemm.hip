@@ -1037,22 +1037,33 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int64_t sr = row0 + (threadIdx.x & 127);
     const float *sxp = sx + (threadIdx.x >> 7) * n + (sr < n ? sr : 0);
     const int sxbytes = sr < n ? 4 : 0;
-    auto issue = [&](int64_t kt) {
+    auto issue_x = [&](int64_t kt) { // stage kt's x parts and slice factors, then its commit
         const int slot = (int)(kt % kWgStages);
-        ld.load(smem + slot * kWgStage, kt < kt_n);
+        ld.load_x(smem + slot * kWgStage, kt < kt_n);
         if (kt < kt_n)
             cp_async4(scales + slot * kWgScales + threadIdx.x, sxp, sxbytes);
         sxp += 2 * n;
         cp_commit();
     };
+    auto issue = [&](int64_t kt) {
+        ld.load_w(smem + (int)(kt % kWgStages) * kWgStage, kt < kt_n);
+        issue_x(kt);
+    };
+    // Chained after its own split of x (launch_wgmma_scaled): W's first
+    // block (block formats) and the first two stages' W (f16) before the
+    // wait, as the own-op rule of rocm_chain.h allows (the split writes hi,
+    // lo and the slice factors only); x and its factors after it.
     WgBlockReader<WK == kWF16 ? kWQ40 : WK> rd(w, m, kb_row, m0);
     WgBlock<WK == kWF16 ? kWQ40 : WK> blk;
     if (!PLAIN_W) {
         rd.read(blk);
         wg_store_block(blk, smem + 2 * kWgTile, scales + 256);
     }
-    issue(0);
-    issue(1);
+    ld.load_w(smem, 0 < kt_n);
+    ld.load_w(smem + kWgStage, 1 < kt_n);
+    vt_chain_begin();
+    issue_x(0);
+    issue_x(1);
     for (int64_t kt = 0; kt < kt_n; kt++) {
         cp_wait<1>();
         fence_async_smem();
@@ -1123,12 +1134,14 @@ hipError_t launch_wgmma_scaled(const float *x, const void *w, float *y, int64_t 
     split_parts(scratch, n, kp, &hi, &lo, &sx);
     const int64_t quads = n * (kp / 4);
     const unsigned sgrid = (unsigned)(quads / 256 + 1 < 65536 ? quads / 256 + 1 : 65536);
-    split_x_kernel<true><<<sgrid, 256, 0, stream>>>(x, hi, lo, sx, n, k, kp);
+    VT_LAUNCH_CHAINED(split_x_kernel<true>, sgrid, 256, 0, stream, x, hi, lo, sx, n, k, kp);
     const cudaError_t e = vt_mma::smem_opt_in<gemm_wgmma_scaled_kernel<WK>>(dev, kWgScaledSmemBytes);
     if (e != cudaSuccess)
         return e;
     const dim3 grid((unsigned)((m + 127) / 128), (unsigned)((n + 127) / 128));
-    gemm_wgmma_scaled_kernel<WK><<<grid, kThreads, kWgScaledSmemBytes, stream>>>(hi, lo, sx, w, y, n, m, k, kp);
+    /* chained after the split (the kernel waits before it reads x) */
+    VT_LAUNCH_CHAINED(gemm_wgmma_scaled_kernel<WK>, grid, kThreads, kWgScaledSmemBytes, stream, (const uint16_t *)hi,
+                      (const uint16_t *)lo, (const float *)sx, w, y, n, m, k, kp);
     return hipGetLastError();
 }
 #endif /* VT_GEMM_SM90A */
