@@ -77,6 +77,8 @@ static cudaError_t run_wg256(const float *x, const void *w, float *y, int64_t n,
 #endif
 
 // chained launches (backends/rocm/rocm_chain.h): off in this harness
+// unless VT_ROCM_CHAIN=1 on an sm_90 device (set in main, as the plugin's
+// vt_rocm_chain_init does; the timed loops then chain as vtctl bench does)
 extern "C" {
 int vt_rocm_chain_mode = 0;
 }
@@ -99,6 +101,9 @@ static double check(const W &w, const std::vector<float> &x, const float *dy, in
 }
 
 int main(int argc, char **argv) {
+    { int major = 0; const char *e = getenv("VT_ROCM_CHAIN");
+      if (e && strcmp(e, "1") == 0 && cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess && major >= 9) vt_rocm_chain_mode = 1;
+      printf("chained launches: %s\n", vt_rocm_chain_mode ? "on" : "off"); }
     cublasHandle_t h; cublasCreate(&h);
     cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
     const int64_t M = 4096, K = 4096, NMAX = 2048;
