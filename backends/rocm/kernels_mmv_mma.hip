@@ -2029,6 +2029,8 @@ hipError_t mma_plan(int64_t m, int64_t k, const Pre &pre, const Moe &mo, int dev
      * 6.74 -> 6.68, iq4_nl 7.36 -> 7.46; BENCHMARKS.md round 28), for
      * the formats that take it (one_group_warps) */
     bool one_group = false;
+    static_assert(N != 1 || !one_group_warps<DT>() || launch_warps<DT, 1>() >= 16,
+                  "the 16-warp rule launches 16 warps: the launch bounds must allow them");
     /* the shared memory of the kernel that runs */
     auto smem_for = [&](int w) { return use_pre ? block_smem<DT, N, S, P>(w) : block_smem<DT, N, S, P0>(w); };
     if (N == 1 && one_group_warps<DT>() && tiles >= 16 && smem_for(16) <= optin) {
