@@ -22,8 +22,8 @@
  * block of that kernel has passed its wait, so everything queued earlier
  * has finished; only that kernel's own writes may still be under way. The
  * decode MatMul on its call's split of x stages its first weight tiles
- * so (kernels_mmv_mma.hip), as does the bf16 prefill GEMM on its split
- * (kernels_gemm.hip).
+ * so (kernels_mmv_mma.hip), as do the prefill GEMMs (bf16, and the scaled
+ * path's f16 and block formats) on their split (kernels_gemm.hip).
  *
  * vt_launch is the one launcher that sets launch attributes (chaining,
  * and clusters for the kernels that share shared memory across blocks);
