@@ -1159,13 +1159,14 @@ extern "C" int vt_rocm_gemm_takes(uint32_t w_dtype, int64_t n, int64_t m, int64_
         return 0;
     if ((uintptr_t)x % 16 != 0 || k % 4 != 0)
         return 0;
-    int dev = 0, major = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+    /* a device of sm_80 or later (smem_optin's per-device cache answers 0
+     * before, or when the runtime cannot answer) */
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) {
         (void)cudaGetLastError();
         return 0;
     }
-    if (major < 8)
+    if (vt_mma::smem_optin(dev) == 0)
         return 0;
     switch (w_dtype) {
     case VT_BF16:
