@@ -1045,6 +1045,17 @@ template <uint32_t DT> __host__ __device__ constexpr bool one_group_warps()
     return DT != VT_IQ4_NL && DT != VT_Q4_1;
 }
 
+// Whether mma_plan's half-warps rule for MoeExpertMatMul's one-token slots
+// (half the warps, two tiles each) applies to DT: the formats it made
+// faster in two calls (H100, E = 128, 8 used, m = 768, k = 2048, t = 1,
+// graph us, plugin-ab, BENCHMARKS.md rounds 31 and 32: q4_0 0.941 / 0.977,
+// q4_k 0.917 / 0.938, q8_0 0.880 / 0.813, iq4_nl 0.952 / 0.971, mxfp4
+// 0.973 / 0.996), not q4_1 (0.998 / 1.078), q5_k (1.013) or q2_k (1.006).
+template <uint32_t DT> __host__ __device__ constexpr bool moe_half_warps()
+{
+    return DT == VT_Q4_0 || DT == VT_Q4_K || DT == VT_Q8_0 || DT == VT_IQ4_NL || DT == VT_MXFP4;
+}
+
 // Per warp, in shared memory: the ring of S staged tiles, then the hi/lo
 // split of one 128-element chunk of x (Bs[j][block][hi/lo][group] as pairs
 // of f16x2), the blocks' powers of two and sums of x (int_path: instead two
@@ -2054,10 +2065,24 @@ hipError_t mma_plan(int64_t m, int64_t k, const Pre &pre, const Moe &mo, int dev
     /* as few warps as give the same longest share: every warp gets the
      * same number of tiles or one less (56 tiles: 14 warps of 4), and at
      * least one */
-    const int64_t per = (tiles + nw - 1) / nw;
+    int64_t per = (tiles + nw - 1) / nw;
     nw = (int)((tiles + per - 1) / per);
     if (nw < 1)
         return hipSuccess;
+    /* MoeExpertMatMul's one-token slots, for the formats that take it
+     * (moe_half_warps): where every warp would take one tile, half the
+     * warps take two each (both in the ring at once) when a block for
+     * every group still fits in one wave. H100, plugin-ab, graph us
+     * (BENCHMARKS.md round 31): E = 128, 8 used, m = 768, k = 2048, t = 1
+     * q4_0 7.58 -> 7.14, q4_k 7.91 -> 7.25, q8_0 10.63 -> 9.35; t = 2 q4_0
+     * 12.33 -> 11.78; m = 2048, k = 768 (3 tiles) 7.41 -> 7.21. At t = 4
+     * the groups do not fit in one wave and 4 warps were slower (17.69 ->
+     * 18.30), which the fit test leaves out */
+    if (MO == kMoeOne && moe_half_warps<DT>() && per == 1 && tiles >= 3) {
+        const int half = (int)((tiles + 1) / 2);
+        if (groups <= resident_blocks<DT, N, S, P0, MO>(dev, half, smem_for(half)))
+            nw = half, per = 2;
+    }
     const size_t bytes = smem_for(nw);
     /* persistent blocks: as many groups of 32 rows as there are, at most
      * as many blocks as are resident at once; then as few blocks as give
