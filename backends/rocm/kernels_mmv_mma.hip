@@ -1047,10 +1047,11 @@ template <uint32_t DT> __host__ __device__ constexpr bool one_group_warps()
 
 // Whether mma_plan's half-warps rule for MoeExpertMatMul's one-token slots
 // (half the warps, two tiles each) applies to DT: the formats it made
-// faster in two calls (H100, E = 128, 8 used, m = 768, k = 2048, t = 1,
-// graph us, plugin-ab, BENCHMARKS.md rounds 31 and 32: q4_0 0.941 / 0.977,
-// q4_k 0.917 / 0.938, q8_0 0.880 / 0.813, iq4_nl 0.952 / 0.971, mxfp4
-// 0.973 / 0.996), not q4_1 (0.998 / 1.078), q5_k (1.013) or q2_k (1.006).
+// faster in two calls, or faster and then even (H100, E = 128, 8 used,
+// m = 768, k = 2048, t = 1, graph us, plugin-ab, BENCHMARKS.md rounds 31
+// and 32: q4_0 0.941 / 0.977, q4_k 0.917 / 0.938, q8_0 0.880 / 0.813,
+// iq4_nl 0.952 / 0.971, mxfp4 0.973 / 0.996); not q4_1 (0.998 / 1.078),
+// q5_k (1.013) or q2_k (1.006), nor iq4_xs (0.948 in one call only).
 template <uint32_t DT> __host__ __device__ constexpr bool moe_half_warps()
 {
     return DT == VT_Q4_0 || DT == VT_Q4_K || DT == VT_Q8_0 || DT == VT_IQ4_NL || DT == VT_MXFP4;
