@@ -2071,14 +2071,11 @@ hipError_t mma_plan(int64_t m, int64_t k, const Pre &pre, const Moe &mo, int dev
     if (nw < 1)
         return hipSuccess;
     /* MoeExpertMatMul's one-token slots, for the formats that take it
-     * (moe_half_warps): where every warp would take one tile, half the
-     * warps take two each (both in the ring at once) when a block for
-     * every group still fits in one wave. H100, plugin-ab, graph us
-     * (BENCHMARKS.md round 31): E = 128, 8 used, m = 768, k = 2048, t = 1
-     * q4_0 7.58 -> 7.14, q4_k 7.91 -> 7.25, q8_0 10.63 -> 9.35; t = 2 q4_0
-     * 12.33 -> 11.78; m = 2048, k = 768 (3 tiles) 7.41 -> 7.21. At t = 4
-     * the groups do not fit in one wave and 4 warps were slower (17.69 ->
-     * 18.30), which the fit test leaves out */
+     * (moe_half_warps, with its figures): where every warp would take one
+     * tile, half the warps take two each (both in the ring at once) when a
+     * block for every group still fits in one wave. At t = 4 the groups do
+     * not fit and half the warps were slower (17.69 -> 18.30 us), which the
+     * fit test leaves out */
     if (MO == kMoeOne && moe_half_warps<DT>() && per == 1 && tiles >= 3) {
         const int half = (int)((tiles + 1) / 2);
         if (groups <= resident_blocks<DT, N, S, P0, MO>(dev, half, smem_for(half)))
