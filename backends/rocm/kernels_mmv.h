@@ -33,14 +33,8 @@
 #define VT_MMV_CP_ASYNC 0
 #endif
 
-// Lanes of a wavefront on the target being compiled (device pass).
-#if defined(VT_HIP_PLATFORM_NVIDIA)
-#define VT_MMV_WAVE 32
-#elif defined(__AMDGCN_WAVEFRONT_SIZE)
-#define VT_MMV_WAVE __AMDGCN_WAVEFRONT_SIZE
-#else
-#define VT_MMV_WAVE 64
-#endif
+// Lanes of a wavefront on the target being compiled (rocm_device.h).
+#define VT_MMV_WAVE VT_ROCM_WAVE
 
 namespace vt_mmv
 {

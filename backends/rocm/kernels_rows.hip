@@ -79,14 +79,8 @@ __global__ void norm_wide_kernel(int kind, const float *x, const float *w, const
     }
 }
 
-// Lanes of a wavefront on the target being compiled (device pass).
-#if defined(VT_HIP_PLATFORM_NVIDIA)
-#define ROWS_WAVE 32
-#elif defined(__AMDGCN_WAVEFRONT_SIZE)
-#define ROWS_WAVE __AMDGCN_WAVEFRONT_SIZE
-#else
-#define ROWS_WAVE 64
-#endif
+// Lanes of a wavefront on the target being compiled (rocm_device.h).
+#define ROWS_WAVE VT_ROCM_WAVE
 
 // Sum over the lanes of a wavefront by a butterfly: every lane ends with
 // the same bits (each step adds the same two partial sums on both sides).

@@ -72,6 +72,16 @@ __device__ inline void vt_dev_store(void *p, uint32_t dtype, int64_t i, float v)
 /* Threads per block of the row kernels (a power of two). */
 #define VT_ROCM_BLOCK 256
 
+/* Lanes of a wavefront on the target being compiled (device pass): 32 on
+ * NVIDIA and RDNA, 64 on CDNA; the host pass, which knows no target, sees 64. */
+#if defined(VT_HIP_PLATFORM_NVIDIA)
+#define VT_ROCM_WAVE 32
+#elif defined(__AMDGCN_WAVEFRONT_SIZE)
+#define VT_ROCM_WAVE __AMDGCN_WAVEFRONT_SIZE
+#else
+#define VT_ROCM_WAVE 64
+#endif
+
 /* Sum of v over the block, in a fixed tree order through shared memory
  * (no warp-size assumption). shm holds VT_ROCM_BLOCK floats. Every thread
  * of the block must call it; all get the sum. */
