@@ -253,8 +253,8 @@ __device__ inline float softmax_logit(const float *x, const float *mask, int64_t
 
 // The scan of softmax_scan_kernel over slices: the same codes, so the
 // minimum over the blocks is the same first offence.
-__global__ void softmax_scan_split_kernel(const float *x, const float *mask, int64_t mask_elems, int64_t rows,
-                                          int64_t n, int64_t nb, float scale, vt_rocm_err *err, uint32_t op)
+__global__ void softmax_scan_split_kernel(const float *x, const float *mask, int64_t mask_elems, int64_t n, int64_t nb,
+                                          float scale, vt_rocm_err *err, uint32_t op)
 {
     __shared__ int64_t shm[VT_ROCM_BLOCK];
     __shared__ bool last;
@@ -494,7 +494,7 @@ extern "C" hipError_t vt_rocm_launch_softmax_split(const float *x, const float *
         return hipSuccess;
     int64_t me = mask_elems > 0 ? mask_elems : 1;
     dim3 grid((unsigned)(rows * nb)), block(VT_ROCM_BLOCK);
-    hipLaunchKernelGGL(softmax_scan_split_kernel, grid, block, 0, stream, x, mask, me, rows, n, nb, scale, err, op);
+    hipLaunchKernelGGL(softmax_scan_split_kernel, grid, block, 0, stream, x, mask, me, n, nb, scale, err, op);
     hipError_t e = hipGetLastError();
     if (e != hipSuccess)
         return e;
