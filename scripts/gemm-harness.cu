@@ -54,7 +54,7 @@ static W make_w(uint32_t dt, int64_t m, int64_t k) {
 
 static void *g_scratch;
 template <int P> static cudaError_t run_vt(uint32_t dt, const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k) {
-    if (n >= VT_ROCM_GEMM_MIN_N && !vt_rocm_gemm_takes(dt, n, m, k, x, w)) { printf("not taken\n"); exit(1); }
+    if (n >= VT_ROCM_GEMM_MIN_N && !vt_rocm_gemm_takes(dt, n, m, k, x, w, 0)) { printf("not taken\n"); exit(1); }
     if (vt_rocm_gemm_scratch_bytes(n, k) > (64ull << 20)) { printf("scratch\n"); exit(1); }
     switch (dt) {
     case VT_BF16: return launch<kWBf16, P>(x, w, y, n, m, k, g_scratch, 0, 0);
@@ -141,7 +141,7 @@ int main(int argc, char **argv) {
             }
             printf("vt %-5s m=k=4096 n=%-5ld 2-pass %7.1f us %6.1f TFLOP/s | 1-pass %7.1f us %6.1f TFLOP/s\n", w.name, (long)n, t2 * 1e3, fl / t2 / 1e9, t1 * 1e3, fl / t1 / 1e9);
 #if defined(VT_GEMM_SM90A)
-            float wd = timeit([&] { CK(vt_rocm_launch_gemm(dx, dw, dt, dy, n, M, K, g_scratch, 0)); });
+            float wd = timeit([&] { CK(vt_rocm_launch_gemm(dx, dw, dt, dy, n, M, K, g_scratch, 0, 0)); });
             printf("wgmma %-5s m=k=4096 n=%-5ld 2-pass (the plugin's dispatch) %7.1f us %6.1f TFLOP/s\n", w.name, (long)n, wd * 1e3, fl / wd / 1e9);
             if (dt == VT_BF16) {
                 float w1 = timeit([&] { CK(run_wg<1>(dx, dw, dy, n, M, K)); });
@@ -173,7 +173,7 @@ int main(int argc, char **argv) {
 #if defined(VT_GEMM_SM90A)
             if (dt == VT_BF16 || P == 2) {
                 CK(cudaMemset(dy, 0xFF, n * M * 4));
-                CK(P == 1 ? run_wg<1>(dx, dw, dy, n, M, K) : vt_rocm_launch_gemm(dx, dw, dt, dy, n, M, K, g_scratch, 0)); CK(cudaDeviceSynchronize());
+                CK(P == 1 ? run_wg<1>(dx, dw, dy, n, M, K) : vt_rocm_launch_gemm(dx, dw, dt, dy, n, M, K, g_scratch, 0, 0)); CK(cudaDeviceSynchronize());
                 re = check(w, x, dy, n, M, K, &unw);
                 printf("wgmma %-5s n=512 %d-pass rel err %.3g unwritten %d\n", w.name, P, re, unw);
             }
@@ -212,8 +212,8 @@ int main(int argc, char **argv) {
             W w3 = make_w(dt, m3, k3); CK(cudaMemcpy(dw, w3.host.data(), w3.host.size(), cudaMemcpyHostToDevice));
             std::vector<float> x3(n3 * k3); for (auto &v : x3) v = frand(); CK(cudaMemcpy(dx, x3.data(), x3.size() * 4, cudaMemcpyHostToDevice));
             CK(cudaMemset(dy, 0xFF, n3 * m3 * 4));
-            if (!vt_rocm_gemm_takes(dt, n3, m3, k3, dx, dw)) { printf("not taken %ld %ld %ld\n", (long)n3, (long)m3, (long)k3); continue; }
-            CK(vt_rocm_launch_gemm(dx, dw, dt, dy, n3, m3, k3, g_scratch, 0)); CK(cudaDeviceSynchronize());
+            if (!vt_rocm_gemm_takes(dt, n3, m3, k3, dx, dw, 0)) { printf("not taken %ld %ld %ld\n", (long)n3, (long)m3, (long)k3); continue; }
+            CK(vt_rocm_launch_gemm(dx, dw, dt, dy, n3, m3, k3, g_scratch, 0, 0)); CK(cudaDeviceSynchronize());
             double r3 = check(w3, x3, dy, n3, m3, k3, &unw);
             printf("dispatch %-5s n=%ld m=%ld k=%ld rel err %.3g unwritten %d %s\n", w.name, (long)n3, (long)m3, (long)k3, r3, unw, r3 < 1e-4 && unw == 0 ? "ok" : "FAIL");
           }
@@ -223,7 +223,7 @@ int main(int argc, char **argv) {
     if (argc > 1) { // one launch each for ncu
         for (uint32_t dt : {VT_BF16, VT_Q4_0}) { W w = make_w(dt, M, K); CK(cudaMemcpy(dw, w.host.data(), w.host.size(), cudaMemcpyHostToDevice)); CK(run_vt<2>(dt, dx, dw, dy, 512, M, K)); }
 #if defined(VT_GEMM_SM90A)
-        for (uint32_t dt : {VT_BF16, VT_F16, VT_Q4_0, VT_Q8_0}) { W w = make_w(dt, M, K); CK(cudaMemcpy(dw, w.host.data(), w.host.size(), cudaMemcpyHostToDevice)); CK(vt_rocm_launch_gemm(dx, dw, dt, dy, 512, M, K, g_scratch, 0)); }
+        for (uint32_t dt : {VT_BF16, VT_F16, VT_Q4_0, VT_Q8_0}) { W w = make_w(dt, M, K); CK(cudaMemcpy(dw, w.host.data(), w.host.size(), cudaMemcpyHostToDevice)); CK(vt_rocm_launch_gemm(dx, dw, dt, dy, 512, M, K, g_scratch, 0, 0)); }
 #endif
         cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, M, 512, K, &alpha, dw, CUDA_R_16BF, K, dxb, CUDA_R_16BF, K, &beta, dy, CUDA_R_32F, M, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         CK(cudaDeviceSynchronize());

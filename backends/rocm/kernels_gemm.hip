@@ -1150,22 +1150,18 @@ hipError_t launch_wgmma_scaled(const float *x, const void *w, float *y, int64_t 
 
 } // namespace
 
-extern "C" int vt_rocm_gemm_takes(uint32_t w_dtype, int64_t n, int64_t m, int64_t k, const void *x, const void *w)
+extern "C" int vt_rocm_gemm_takes(uint32_t w_dtype, int64_t n, int64_t m, int64_t k, const void *x, const void *w,
+                                  int dev)
 {
 #if defined(VT_HIP_PLATFORM_NVIDIA)
     const bool q = w_dtype == VT_Q4_0 || w_dtype == VT_Q8_0;
     if (n < (q ? VT_ROCM_GEMM_MIN_N_Q : VT_ROCM_GEMM_MIN_N) || m <= 0 || k <= 0 || n > 65535LL * kBM ||
         m > 0x7fffffffLL)
         return 0;
-    if ((uintptr_t)x % 16 != 0 || k % 4 != 0)
+    if ((uintptr_t)x % 16 != 0 || k % 4 != 0 || dev < 0 || dev >= 64)
         return 0;
     /* a device of sm_80 or later (smem_optin's per-device cache answers 0
      * before, or when the runtime cannot answer) */
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
     if (vt_mma::smem_optin(dev) == 0)
         return 0;
     switch (w_dtype) {
@@ -1176,7 +1172,7 @@ extern "C" int vt_rocm_gemm_takes(uint32_t w_dtype, int64_t n, int64_t m, int64_
     default: return 0;
     }
 #else
-    (void)w_dtype, (void)n, (void)m, (void)k, (void)x, (void)w;
+    (void)w_dtype, (void)n, (void)m, (void)k, (void)x, (void)w, (void)dev;
     return 0;
 #endif
 }
@@ -1193,14 +1189,11 @@ extern "C" uint64_t vt_rocm_gemm_scratch_bytes(int64_t n, int64_t k)
 }
 
 extern "C" hipError_t vt_rocm_launch_gemm(const float *x, const void *w, uint32_t w_dtype, float *y, int64_t n,
-                                          int64_t m, int64_t k, void *scratch, hipStream_t stream)
+                                          int64_t m, int64_t k, void *scratch, int dev, hipStream_t stream)
 {
 #if defined(VT_HIP_PLATFORM_NVIDIA)
-    /* the device, asked once per call: the opt-ins and wgmma_device are per device */
-    int dev = 0;
-    const cudaError_t de = cudaGetDevice(&dev);
-    if (de != cudaSuccess)
-        return de;
+    /* dev: the current device, which the caller names (the opt-ins and
+     * wgmma_device are per device) */
     if (dev < 0 || dev >= 64)
         return hipErrorInvalidValue;
 #if defined(VT_GEMM_SM90A)
@@ -1233,7 +1226,7 @@ extern "C" hipError_t vt_rocm_launch_gemm(const float *x, const void *w, uint32_
         return launch<kWQ80>(x, w, y, n, m, k, scratch, stream, dev);
     }
 #else
-    (void)x, (void)w, (void)w_dtype, (void)y, (void)n, (void)m, (void)k, (void)scratch, (void)stream;
+    (void)x, (void)w, (void)w_dtype, (void)y, (void)n, (void)m, (void)k, (void)scratch, (void)dev, (void)stream;
 #endif
     return hipErrorInvalidValue;
 }

@@ -272,16 +272,17 @@ hipError_t vt_rocm_launch_mmv_moe(const float *x, int x_per_slot, const void *w,
 #define VT_ROCM_GEMM_MIN_N_Q 16
 
 /* Whether the GEMM path takes y[n,m] = x[n,k] W[m,k]^T (dtype, shape,
- * alignment of x and W, the device's architecture); 0: the caller's path. */
-int vt_rocm_gemm_takes(uint32_t w_dtype, int64_t n, int64_t m, int64_t k, const void *x, const void *w);
+ * alignment of x and W, the architecture of device dev, the current one);
+ * 0: the caller's path. */
+int vt_rocm_gemm_takes(uint32_t w_dtype, int64_t n, int64_t m, int64_t k, const void *x, const void *w, int dev);
 
 /* Scratch bytes of the GEMM path's split of x [n, k]. */
 uint64_t vt_rocm_gemm_scratch_bytes(int64_t n, int64_t k);
 
-/* Queue the split of x into scratch and the product (only when
- * vt_rocm_gemm_takes said so). */
+/* Queue the split of x into scratch and the product on device dev, the
+ * current one (only when vt_rocm_gemm_takes said so for dev). */
 hipError_t vt_rocm_launch_gemm(const float *x, const void *w, uint32_t w_dtype, float *y, int64_t n, int64_t m,
-                               int64_t k, void *scratch, hipStream_t stream);
+                               int64_t k, void *scratch, int dev, hipStream_t stream);
 
 /* Selection (kernels_select.hip). */
 
