@@ -852,6 +852,109 @@ START_TEST(decode_attention_shapes)
 }
 END_TEST
 
+/* ---- CausalConv1d prefill ---- */
+
+/* A CausalConv1d prefill shape: x [B, D, T], width W, with or without the
+ * bias and the initial state (together), silu or not. */
+typedef struct conv_shape {
+    int64_t B, D, T, W;
+    bool extras;
+    int32_t silu;
+} conv_shape;
+
+/* CausalConv1d of shape c against a double reference of y (x~ = [init or
+ * zeros, x], y[t] = act(bias + sum_j w[j] x~[t + j])) and the state's exact
+ * bits (x~'s last W - 1 columns), both outputs poisoned first. */
+static void check_conv_shape(vt_device *d, const conv_shape *c, vt_rng *r)
+{
+    const int64_t B = c->B, D = c->D, T = c->T, W = c->W, nx = B * D * T, ns = B * D * (W - 1);
+    int64_t sx[3] = {B, D, T}, sw[2] = {D, W}, sb[1] = {D}, ss[3] = {B, D, W - 1};
+    float *x = random_values(r, VT_F32, nx, -2, 2), *w = random_values(r, VT_F32, D * W, -1, 1);
+    float *bias = random_values(r, VT_F32, D, -0.5, 0.5), *init = random_values(r, VT_F32, ns, -2, 2);
+    vt_tensor *tx = make(d, VT_F32, 3, sx), *tw = make(d, VT_F32, 2, sw), *tb = make(d, VT_F32, 1, sb);
+    vt_tensor *ti = make(d, VT_F32, 3, ss), *ty = make(d, VT_F32, 3, sx), *ts = make(d, VT_F32, 3, ss);
+    put(tx, x);
+    put(tw, w);
+    put(tb, bias);
+    put(ti, init);
+    poison(ty);
+    poison(ts);
+    const vt_params_conv prm = {c->silu};
+    const vt_tensor *in[4] = {tx, tw, tb, ti};
+    vt_tensor *out[2] = {ty, ts};
+    const uint32_t n_in = c->extras ? 4 : 2;
+    ck_assert_msg(vt_op_run(d, VT_OP_CAUSAL_CONV1D, in, n_in, out, 2, &prm, sizeof prm) == VT_OK, "CausalConv1d: %s",
+                  vt_last_error());
+    float *y = malloc((size_t)nx * 4), *st = malloc((size_t)ns * 4), *rst = malloc((size_t)ns * 4);
+    double *ref = malloc((size_t)nx * sizeof *ref);
+    get(ty, y);
+    get(ts, st);
+    for (int64_t bd = 0; bd < B * D; bd++) {
+        const int64_t dd = bd % D;
+        /* x~[k] of this row */
+#define XT(k) ((k) < W - 1 ? (c->extras ? init[bd * (W - 1) + (k)] : 0.0f) : x[bd * T + (k) - (W - 1)])
+        for (int64_t t = 0; t < T; t++) {
+            double acc = c->extras ? bias[dd] : 0.0;
+            for (int64_t j = 0; j < W; j++)
+                acc += (double)w[dd * W + j] * XT(t + j);
+            ref[bd * T + t] = c->silu ? acc / (1.0 + exp(-acc)) : acc;
+        }
+        for (int64_t i = 0; i < W - 1; i++)
+            rst[bd * (W - 1) + i] = XT(T + i);
+#undef XT
+    }
+    double err = vt_rel_l2(y, ref, (size_t)nx);
+    ck_assert_msg(err <= 1e-5, "CausalConv1d on %s, B=%lld D=%lld T=%lld W=%lld%s%s: rel err %g > 1e-5",
+                  vt_device_id(d), (long long)B, (long long)D, (long long)T, (long long)W,
+                  c->extras ? " bias init" : "", c->silu ? " silu" : "", err);
+    ck_assert_msg(memcmp(st, rst, (size_t)ns * 4) == 0,
+                  "CausalConv1d on %s, B=%lld D=%lld T=%lld W=%lld: state differs", vt_device_id(d), (long long)B,
+                  (long long)D, (long long)T, (long long)W);
+    free(x);
+    free(w);
+    free(bias);
+    free(init);
+    free(y);
+    free(st);
+    free(rst);
+    free(ref);
+    vt_tensor_destroy(tx);
+    vt_tensor_destroy(tw);
+    vt_tensor_destroy(tb);
+    vt_tensor_destroy(ti);
+    vt_tensor_destroy(ty);
+    vt_tensor_destroy(ts);
+}
+
+/* CausalConv1d prefill over rows longer than the conformance's (T <= 70):
+ * rocm's W = 4 kernel cuts a row into segments of 1024 columns, each
+ * starting from the 3 columns before it, and the row's last segment writes
+ * the state; rows shorter than the width take the state from the initial
+ * one. The other widths and backends run the same shapes. */
+START_TEST(conv_prefill_long_rows)
+{
+    static const conv_shape shapes[] = {
+        {2, 5, 2500, 4, true, 1},  /* three segments, the last partial */
+        {1, 3, 2048, 4, false, 0}, /* exactly two segments, no bias or state */
+        {1, 2, 1025, 4, true, 0},  /* a second segment of one column */
+        {3, 4, 1, 4, true, 1},     /* the state is two columns of init and x */
+        {2, 3, 40, 4, false, 1},   /* one partial step */
+        {1, 4, 1500, 3, true, 1},  /* another width: the element kernel */
+    };
+    const size_t n = sizeof shapes / sizeof shapes[0];
+    fixture f;
+    fixture_open(&f);
+    vt_rng r;
+    vt_rng_init(&r, 71);
+    for (size_t i = 0; i < f.n; i++) {
+        for (size_t j = 0; j < n; j++)
+            check_conv_shape(f.dev[i], &shapes[j], &r);
+        fprintf(stderr, "%s: CausalConv1d prefill over %zu shapes\n", vt_device_id(f.dev[i]), n);
+    }
+    vt_registry_close(f.reg);
+}
+END_TEST
+
 /* One native Copy, Add or dense MatMul kernel against the reference. */
 static bool check_native_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
 {
@@ -1092,6 +1195,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, quantized_moe_decode_shapes);
         tcase_add_test(tc, dense_moe_shapes);
         tcase_add_test(tc, decode_attention_shapes);
+        tcase_add_test(tc, conv_prefill_long_rows);
         tcase_add_test(tc, hiding_a_kernel_fails_the_conformance);
         tcase_add_test(tc, softmax_refuses_plus_inf_by_name);
     }

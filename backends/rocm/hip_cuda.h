@@ -231,6 +231,10 @@ template <typename T> __device__ inline T __shfl_down(T v, unsigned delta, int w
 {
     return __shfl_down_sync(0xffffffffu, v, delta, width);
 }
+template <typename T> __device__ inline T __shfl(T v, int lane, int width = warpSize)
+{
+    return __shfl_sync(0xffffffffu, v, lane, width);
+}
 #endif /* __CUDACC__ */
 
 #endif /* VT_HIP_CUDA_H */

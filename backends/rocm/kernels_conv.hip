@@ -1,5 +1,6 @@
 // kernels_conv.hip - the causal depthwise convolutions of the rocm backend
-// (SPEC 7, ops 7, 8, 9). Prefill: one thread per output element. The
+// (SPEC 7, ops 7, 8, 9). Prefill: one thread per output element (W = 4:
+// one wavefront per segment of a row, a column per lane). The
 // state-updating forms: one thread per (sequence, channel): it computes
 // every output column, then shifts that channel's state row in place in
 // ascending order (each write reads a column ahead of it, never behind);
@@ -79,40 +80,65 @@ __global__ void conv_prefill_kernel(const float *x, const float *w, const float 
     }
 }
 
-// CausalConv1d for W = 4 (the usual width): one thread per 4 consecutive
-// columns of a row [y, then the state], the 7 values of x~ they need in
-// registers; the same sums in the same order as conv_prefill_kernel.
+// CausalConv1d for W = 4 (the usual width): one wavefront per segment of
+// kConvSeg columns of a row at a time, a column per lane in each step of
+// VT_ROCM_WAVE columns, so every load of x and store of y is one
+// contiguous run. Lane l's column t takes x~[t + 3] = x[t] from memory and
+// x~[t .. t + 2] from lanes l - 3 .. l - 1, or, for the first three lanes,
+// from the last three lanes of the step before (at a segment's start
+// loaded as such: x~[k] = k < 3 ? the initial state or 0 : x[k - 3]). The
+// segment that ends the row also writes the state, x~[T .. T + 2]. The
+// same sums in the same order as conv_prefill_kernel.
+constexpr int kConvSeg = 1024, kConvUnroll = 8;
+
 template <typename I>
-__global__ void conv_prefill_w4_kernel(const float *x, const float *w, const float *bias, const float *init, float *y,
-                                       float *state_out, I B, I D, I T, int silu)
+__global__ void __launch_bounds__(VT_ROCM_BLOCK)
+    conv_prefill_w4_kernel(const float *x, const float *w, const float *bias, const float *init, float *y,
+                           float *state_out, I rows, I D, I T, int silu)
 {
-    const I row = T + 3, groups = (row + 3) / 4, total = B * D * groups, stride = (I)gridDim.x * blockDim.x;
-    for (I e = (I)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
-        I bd = e / groups, t0 = (e % groups) * 4, d = bd % D;
+    constexpr int WV = VT_ROCM_WAVE;
+    const int lane = (int)threadIdx.x % WV;
+    const I segs = (T + kConvSeg - 1) / kConvSeg, items = rows * segs;
+    const I waves = (I)gridDim.x * (I)(blockDim.x / WV);
+    for (I it = (I)blockIdx.x * (I)(blockDim.x / WV) + (I)(threadIdx.x / WV); it < items; it += waves) {
+        const I bd = it / segs, s0 = (it - bd * segs) * kConvSeg, d = bd % D;
+        const I s1 = T - s0 < (I)kConvSeg ? T : s0 + kConvSeg;
         const float *xr = x + bd * T;
         const float *ir = init ? init + bd * 3 : nullptr;
-        float xt[7]; // x~[t0 .. t0 + 6], x~[k] = k < 3 ? init : x[k - 3]
-#pragma unroll
-        for (int j = 0; j < 7; j++) {
-            I k = t0 + j;
-            xt[j] = k < 3 ? (ir ? ir[k] : 0.0f) : k - 3 < T ? xr[k - 3] : 0.0f;
-        }
+        auto xt = [&](I k) { return k < 3 ? (ir ? ir[k] : 0.0f) : xr[k - 3]; }; /* x~[k] */
         const float w0 = w[d * 4], w1 = w[d * 4 + 1], w2 = w[d * 4 + 2], w3 = w[d * 4 + 3];
         const float b0 = bias ? bias[d] : 0.0f;
+        /* the step before's lanes WV - 3 .. WV - 1: x~[s0 .. s0 + 2] */
+        float prev = lane >= WV - 3 ? xt(s0 + (I)(lane - (WV - 3))) : 0.0f;
+        for (I t0 = s0; t0 < s1; t0 += (I)(kConvUnroll * WV)) {
+            float a[kConvUnroll]; /* x[t] of each step's column */
 #pragma unroll
-        for (int u = 0; u < 4; u++) {
-            I t = t0 + u;
-            if (t < T) {
+            for (int u = 0; u < kConvUnroll; u++) {
+                const I t = t0 + (I)(u * WV + lane);
+                a[u] = t < s1 ? xr[t] : 0.0f;
+            }
+#pragma unroll
+            for (int u = 0; u < kConvUnroll; u++) {
+                /* x~[t + j]: from lane l - 3 + j of this step, or (l < 3 - j)
+                 * lane l - 3 + j + WV of the step before: a source lane m
+                 * has one reader for each j and gives it the one it wants */
+                float e[3];
+#pragma unroll
+                for (int j = 0; j < 3; j++)
+                    e[j] = __shfl(lane < WV - 3 + j ? a[u] : prev, (lane - 3 + j + WV) % WV, WV);
+                const I t = t0 + (I)(u * WV + lane);
                 float acc = b0;
-                acc += w0 * xt[u];
-                acc += w1 * xt[u + 1];
-                acc += w2 * xt[u + 2];
-                acc += w3 * xt[u + 3];
-                y[bd * T + t] = act(acc, silu);
-            } else if (t < row) { // state column t - T = x~[t]
-                state_out[bd * 3 + (t - T)] = xt[u];
+                acc += w0 * e[0];
+                acc += w1 * e[1];
+                acc += w2 * e[2];
+                acc += w3 * a[u];
+                if (t < s1)
+                    y[bd * T + t] = act(acc, silu);
+                prev = a[u];
             }
         }
+        if (s1 == T && lane < 3) /* state column i = x~[T + i] */
+            state_out[bd * 3 + lane] = xt(T + (I)lane);
     }
 }
 
@@ -202,9 +228,10 @@ extern "C" hipError_t vt_rocm_launch_conv_prefill(const float *x, const float *w
     int64_t total = B * D * (T + W - 1);
     dim3 grid(vt_grid_for(total, VT_ROCM_BLOCK)), block(VT_ROCM_BLOCK);
     if (W == 4 && total < ((int64_t)1 << 31) - (int64_t)grid.x * VT_ROCM_BLOCK) {
-        dim3 grid4(vt_grid_for(B * D * ((T + 6) / 4), VT_ROCM_BLOCK));
-        hipLaunchKernelGGL(conv_prefill_w4_kernel<uint32_t>, grid4, block, 0, stream, x, w, bias, init, y, state_out,
-                           (uint32_t)B, (uint32_t)D, (uint32_t)T, silu);
+        /* a segment per wavefront of 32 lanes (64: the blocks loop over the rest) */
+        const int64_t items = B * D * ((T + kConvSeg - 1) / kConvSeg);
+        hipLaunchKernelGGL(conv_prefill_w4_kernel<uint32_t>, dim3(vt_grid_for(items, VT_ROCM_BLOCK / 32)), block, 0,
+                           stream, x, w, bias, init, y, state_out, (uint32_t)(B * D), (uint32_t)D, (uint32_t)T, silu);
         return hipGetLastError();
     }
     if (total < ((int64_t)1 << 31) - (int64_t)grid.x * VT_ROCM_BLOCK)
