@@ -94,12 +94,14 @@ extern "C" hipError_t vt_rocm_launch_dequantize(const void *src, uint32_t src_dt
     /* whole blocks into an aligned f32/f16/bf16 dst: runs of 8 by format */
     const bool runs = block_elems > 1 && n % block_elems == 0 && (uintptr_t)dst % 16 == 0 &&
                       (dst_dtype == VT_F32 || dst_dtype == VT_F16 || dst_dtype == VT_BF16);
-    switch (runs ? src_dtype : 0) {
+    if (runs) {
+        switch (src_dtype) {
 #define VT_DEQ_CASE(id, f)                                                                                             \
     case id: return launch_runs<id>(src, dst, dst_dtype, n, stream);
-        VT_Q_FORMATS(VT_DEQ_CASE)
+            VT_Q_FORMATS(VT_DEQ_CASE)
 #undef VT_DEQ_CASE
-    default: break;
+        default: break;
+        }
     }
     hipLaunchKernelGGL(dequantize_kernel, dim3(vt_grid_for(n, VT_ROCM_BLOCK)), dim3(VT_ROCM_BLOCK), 0, stream, src,
                        src_dtype, block_elems, block_bytes, dst, dst_dtype, n);
