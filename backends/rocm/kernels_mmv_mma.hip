@@ -1051,7 +1051,8 @@ template <uint32_t DT> __host__ __device__ constexpr bool one_group_warps()
 // m = 768, k = 2048, t = 1, graph us, plugin-ab, BENCHMARKS.md rounds 31
 // and 32: q4_0 0.941 / 0.977, q4_k 0.917 / 0.938, q8_0 0.880 / 0.813,
 // iq4_nl 0.952 / 0.971, mxfp4 0.973 / 0.996); not q4_1 (0.998 / 1.078),
-// q5_k (1.013) or q2_k (1.006), nor iq4_xs (0.948 in one call only).
+// q5_k (1.013) or q2_k (1.006), nor iq4_xs (0.948 in round 32 on the H100,
+// 1.025 in round 33 on the H200).
 template <uint32_t DT> __host__ __device__ constexpr bool moe_half_warps()
 {
     return DT == VT_Q4_0 || DT == VT_Q4_K || DT == VT_Q8_0 || DT == VT_IQ4_NL || DT == VT_MXFP4;
