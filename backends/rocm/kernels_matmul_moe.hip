@@ -78,7 +78,7 @@ template <uint32_t DT, int N, int R> __host__ __device__ constexpr size_t moe_sh
 // of the group, N pairs per pass over the rows (a missing pair repeats the
 // last and is not stored).
 template <uint32_t DT, int N, int R>
-__global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
+__global__ void __launch_bounds__((max_waves<DT, R>() * VT_ROCM_WAVE))
     moe_grouped_kernel(const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes, const int32_t *tab,
                        float *y, int TK, int K, int64_t m, int64_t k, bool aligned)
 {
@@ -88,8 +88,8 @@ __global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
         return;
     const int e = tab[1 + g], first = tab[1 + TK + g], count = tab[1 + 2 * TK + g];
     const int32_t *pairs = tab + 1 + 3 * TK;
-    const int wv = (int)threadIdx.x / VT_MMV_WAVE, nw = (int)blockDim.x / VT_MMV_WAVE;
-    const int lane = (int)threadIdx.x % VT_MMV_WAVE;
+    const int wv = (int)threadIdx.x / VT_ROCM_WAVE, nw = (int)blockDim.x / VT_ROCM_WAVE;
+    const int lane = (int)threadIdx.x % VT_ROCM_WAVE;
     uint4 *buf = moe_dyn + wv * 2 * R * buf_pieces(DT);
     float *part = (float *)(moe_dyn + nw * 2 * R * buf_pieces(DT)); // [nw][R * N]
     const int64_t row0 = (int64_t)blockIdx.x * R;
@@ -144,7 +144,7 @@ __global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
 // vt_rocm_launch_check_range does, and a bad call computes every slot with
 // expert 0, as the checked copy (all 0) would have it.
 template <uint32_t DT, int R>
-__global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
+__global__ void __launch_bounds__((max_waves<DT, R>() * VT_ROCM_WAVE))
     moe_slot_kernel(const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes, const int32_t *ids,
                     vt_rocm_err *err, uint32_t op, int64_t E, float *y, int TK, int K, int64_t m, int64_t k,
                     bool aligned)
@@ -160,8 +160,8 @@ __global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
         if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
             vt_rocm_err_set(err, VT_ROCM_ERR_RANGE, op, VT_ROCM_NAME_IDS, f, ids[f], E, -1);
     }
-    const int wv = (int)threadIdx.x / VT_MMV_WAVE, nw = (int)blockDim.x / VT_MMV_WAVE;
-    const int lane = (int)threadIdx.x % VT_MMV_WAVE;
+    const int wv = (int)threadIdx.x / VT_ROCM_WAVE, nw = (int)blockDim.x / VT_ROCM_WAVE;
+    const int lane = (int)threadIdx.x % VT_ROCM_WAVE;
     uint4 *buf = moe_dyn + wv * 2 * R * buf_pieces(DT);
     float *part = (float *)(moe_dyn + nw * 2 * R * buf_pieces(DT)); // [nw][R]
     const int64_t row0 = (int64_t)blockIdx.x * R;

@@ -33,9 +33,6 @@
 #define VT_MMV_CP_ASYNC 0
 #endif
 
-// Lanes of a wavefront on the target being compiled (rocm_device.h).
-#define VT_MMV_WAVE VT_ROCM_WAVE
-
 namespace vt_mmv
 {
 
@@ -277,8 +274,8 @@ __device__ inline void run_vals(const uint8_t *b, int o, int r, float (&v)[8], f
 __device__ inline float wave_sum(float v)
 {
 #pragma unroll
-    for (int s = VT_MMV_WAVE / 2; s > 0; s >>= 1)
-        v += __shfl_xor(v, s, VT_MMV_WAVE);
+    for (int s = VT_ROCM_WAVE / 2; s > 0; s >>= 1)
+        v += __shfl_xor(v, s, VT_ROCM_WAVE);
     return v;
 }
 
@@ -298,13 +295,13 @@ __device__ inline void stage_tile(uint4 *buf, const uint8_t *const (&wr)[R], int
         const int np = (int)((e0 - s0) >> 4);
 #pragma unroll
         for (int r = 0; r < R; r++)
-            for (int p = lane; p < np; p += VT_MMV_WAVE)
+            for (int p = lane; p < np; p += VT_ROCM_WAVE)
                 copy16(buf + r * BP + p, wr[r] + s0 + 16 * p);
     } else {
         const int nb = (int)(end - off);
 #pragma unroll
         for (int r = 0; r < R; r++)
-            for (int p = lane; p < nb; p += VT_MMV_WAVE)
+            for (int p = lane; p < nb; p += VT_ROCM_WAVE)
                 ((uint8_t *)(buf + r * BP))[p] = wr[r][off + p];
     }
 }
@@ -319,7 +316,7 @@ __device__ inline void rows_dot(uint4 *buf, const uint8_t *const (&wr)[R], int64
 {
     constexpr int KT = tile_elems(DT), TB = tile_bytes(DT), BP = buf_pieces(DT), BE = blk_elems(DT), BB = blk_bytes(DT),
                   RPB = BE / 8;
-    const int lane = (int)threadIdx.x % VT_MMV_WAVE;
+    const int lane = (int)threadIdx.x % VT_ROCM_WAVE;
     if (t0 >= t1)
         return;
     stage_tile<DT, R>(buf + (t0 & 1) * R * BP, wr, row_bytes, t0, lane, aligned);
@@ -337,7 +334,7 @@ __device__ inline void rows_dot(uint4 *buf, const uint8_t *const (&wr)[R], int64
         const int skew = aligned ? (int)(off & 15) : 0;
         const int64_t e0 = t * KT;
         const int runs = (int)((k - e0 < KT ? k - e0 : KT) / 8);
-        for (int g = lane; g < runs; g += VT_MMV_WAVE) {
+        for (int g = lane; g < runs; g += VT_ROCM_WAVE) {
             float xv[N][8];
             float xsum[N];
 #pragma unroll
@@ -403,8 +400,8 @@ __device__ inline void tile_share(int64_t tiles, int wv, int nw, int64_t &t0, in
 // i % N).
 template <uint32_t DT, int N, int R> __device__ inline float block_sums(Smem<DT, N, R> &sm, float (&acc)[R][N])
 {
-    const int wv = (int)threadIdx.x / VT_MMV_WAVE, lane = (int)threadIdx.x % VT_MMV_WAVE;
-    const int nw = (int)blockDim.x / VT_MMV_WAVE;
+    const int wv = (int)threadIdx.x / VT_ROCM_WAVE, lane = (int)threadIdx.x % VT_ROCM_WAVE;
+    const int nw = (int)blockDim.x / VT_ROCM_WAVE;
 #pragma unroll
     for (int r = 0; r < R; r++)
 #pragma unroll
@@ -426,12 +423,12 @@ template <uint32_t DT, int N, int R> __device__ inline float block_sums(Smem<DT,
 // share of the tiles of k each; y[j, c] = x[j] . W[c] for the n (<= N)
 // columns j (a missing column repeats the last one and is not stored).
 template <uint32_t DT, int N, int R>
-__global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
+__global__ void __launch_bounds__((max_waves<DT, R>() * VT_ROCM_WAVE))
     mmv_kernel(const float *x, const uint8_t *w, int64_t row_bytes, float *y, int n, int64_t m, int64_t k, bool aligned)
 {
     vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     __shared__ Smem<DT, N, R> sm;
-    const int wv = (int)threadIdx.x / VT_MMV_WAVE, nw = (int)blockDim.x / VT_MMV_WAVE;
+    const int wv = (int)threadIdx.x / VT_ROCM_WAVE, nw = (int)blockDim.x / VT_ROCM_WAVE;
     const int64_t row0 = (int64_t)blockIdx.x * R;
     const uint8_t *wr[R];
     const float *xs[N];
@@ -456,7 +453,7 @@ __global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
 // at a time): each selected expert's rows are read once per call for up
 // to N slots.
 template <uint32_t DT, int N, int R>
-__global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
+__global__ void __launch_bounds__((max_waves<DT, R>() * VT_ROCM_WAVE))
     moe_mmv_kernel(const float *x, int x_per_slot, const uint8_t *w, int64_t row_bytes, const int32_t *ids, float *y,
                    int K, int TK, int64_t m, int64_t k, bool aligned)
 {
@@ -466,7 +463,7 @@ __global__ void __launch_bounds__((max_waves<DT, R>() * VT_MMV_WAVE))
     for (int p = 0; p < s; p++)
         if (ids[p] == e)
             return;
-    const int wv = (int)threadIdx.x / VT_MMV_WAVE, nw = (int)blockDim.x / VT_MMV_WAVE;
+    const int wv = (int)threadIdx.x / VT_ROCM_WAVE, nw = (int)blockDim.x / VT_ROCM_WAVE;
     const int64_t row0 = (int64_t)blockIdx.x * R;
     const uint8_t *wr[R];
 #pragma unroll

@@ -379,8 +379,8 @@ struct UQ6K {
 __device__ inline float wave_sum(float v)
 {
 #pragma unroll
-    for (int s = VT_MMV_WAVE / 2; s > 0; s >>= 1)
-        v += __shfl_xor(v, s, VT_MMV_WAVE);
+    for (int s = VT_ROCM_WAVE / 2; s > 0; s >>= 1)
+        v += __shfl_xor(v, s, VT_ROCM_WAVE);
     return v;
 }
 
@@ -436,7 +436,7 @@ __device__ inline void rows_dot(const uint8_t *const *wr, const float *const *xs
 // the wavefronts in order); thread i < R * N gets sum (i / N, i % N).
 template <int N, int R> __device__ inline float block_sums(float (&acc)[R][N], float (*part)[R * N])
 {
-    const int lane = (int)threadIdx.x % VT_MMV_WAVE, warp = (int)threadIdx.x / VT_MMV_WAVE;
+    const int lane = (int)threadIdx.x % VT_ROCM_WAVE, warp = (int)threadIdx.x / VT_ROCM_WAVE;
 #pragma unroll
     for (int r = 0; r < R; r++)
 #pragma unroll
@@ -448,7 +448,7 @@ template <int N, int R> __device__ inline float block_sums(float (&acc)[R][N], f
     __syncthreads();
     float sum = 0.0f;
     if ((int)threadIdx.x < R * N)
-        for (int w = 0; w < (int)blockDim.x / VT_MMV_WAVE; w++)
+        for (int w = 0; w < (int)blockDim.x / VT_ROCM_WAVE; w++)
             sum += part[w][threadIdx.x];
     __syncthreads();
     return sum;

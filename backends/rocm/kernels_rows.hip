@@ -79,15 +79,12 @@ __global__ void norm_wide_kernel(int kind, const float *x, const float *w, const
     }
 }
 
-// Lanes of a wavefront on the target being compiled (rocm_device.h).
-#define ROWS_WAVE VT_ROCM_WAVE
-
 // Sum over the lanes of a wavefront by a butterfly: every lane ends with
 // the same bits (each step adds the same two partial sums on both sides).
 __device__ inline float wave_sum(float v)
 {
-    for (int s = ROWS_WAVE / 2; s > 0; s >>= 1)
-        v += __shfl_xor(v, s, ROWS_WAVE);
+    for (int s = VT_ROCM_WAVE / 2; s > 0; s >>= 1)
+        v += __shfl_xor(v, s, VT_ROCM_WAVE);
     return v;
 }
 
@@ -108,7 +105,7 @@ __global__ void norm_reg_kernel(int kind, const float *x, const float *w, const 
                                 int64_t n, float eps)
 {
     vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
-    __shared__ float part[VT_ROCM_BLOCK / ROWS_WAVE];
+    __shared__ float part[VT_ROCM_BLOCK / VT_ROCM_WAVE];
     const int64_t n4 = n / 4;
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         const float4 *xr = (const float4 *)(x + r * n);
@@ -122,11 +119,11 @@ __global__ void norm_reg_kernel(int kind, const float *x, const float *w, const 
             ss += v[u].x * v[u].x + v[u].y * v[u].y + v[u].z * v[u].z + v[u].w * v[u].w;
         }
         ss = wave_sum(ss);
-        if (threadIdx.x % ROWS_WAVE == 0)
-            part[threadIdx.x / ROWS_WAVE] = ss;
+        if (threadIdx.x % VT_ROCM_WAVE == 0)
+            part[threadIdx.x / VT_ROCM_WAVE] = ss;
         __syncthreads();
         ss = 0.0f;
-        for (int i = 0; i < VT_ROCM_BLOCK / ROWS_WAVE; i++)
+        for (int i = 0; i < VT_ROCM_BLOCK / VT_ROCM_WAVE; i++)
             ss += part[i];
         __syncthreads(); // part is rewritten for the next row
         const float inv = norm_scale(kind, ss, n, eps);
