@@ -51,6 +51,13 @@ __global__ void conv_spec_kernel(const float *x, const float *w, const float *bi
     }
 }
 
+// x~[k] of a row, x~ = [init or zeros (W-1), x]: xr the row of x, ir the
+// row's initial state (nullptr: zeros).
+template <typename I> __device__ inline float conv_xt(const float *xr, const float *ir, I k, I W)
+{
+    return k < W - 1 ? (ir ? ir[k] : 0.0f) : xr[k - (W - 1)];
+}
+
 // x~ = [init or zeros (W-1), x]; the state out is the last W-1 columns.
 // One thread per element of a row [y[t] for t < T, then state[i]], so
 // neighbouring threads read neighbouring x (the window comes from cache).
@@ -65,17 +72,13 @@ __global__ void conv_prefill_kernel(const float *x, const float *w, const float 
         const float *xr = x + bd * T;
         const float *ir = init ? init + bd * (W - 1) : nullptr;
         if (t >= T) { // state column i = x~[T + i]
-            I k = t;
-            state_out[bd * (W - 1) + (t - T)] = k < W - 1 ? (ir ? ir[k] : 0.0f) : xr[k - (W - 1)];
+            state_out[bd * (W - 1) + (t - T)] = conv_xt(xr, ir, t, W);
             continue;
         }
         const float *wr = w + d * W;
         float acc = bias ? bias[d] : 0.0f;
-        for (I j = 0; j < W; j++) {
-            I k = t + j;
-            float v = k < W - 1 ? (ir ? ir[k] : 0.0f) : xr[k - (W - 1)];
-            acc += wr[j] * v;
-        }
+        for (I j = 0; j < W; j++)
+            acc += wr[j] * conv_xt(xr, ir, t + j, W);
         y[bd * T + t] = act(acc, silu);
     }
 }
@@ -105,11 +108,10 @@ __global__ void __launch_bounds__(VT_ROCM_BLOCK)
         const I s1 = T - s0 < (I)kConvSeg ? T : s0 + kConvSeg;
         const float *xr = x + bd * T;
         const float *ir = init ? init + bd * 3 : nullptr;
-        auto xt = [&](I k) { return k < 3 ? (ir ? ir[k] : 0.0f) : xr[k - 3]; }; /* x~[k] */
         const float w0 = w[d * 4], w1 = w[d * 4 + 1], w2 = w[d * 4 + 2], w3 = w[d * 4 + 3];
         const float b0 = bias ? bias[d] : 0.0f;
         /* the step before's lanes WV - 3 .. WV - 1: x~[s0 .. s0 + 2] */
-        float prev = lane >= WV - 3 ? xt(s0 + (I)(lane - (WV - 3))) : 0.0f;
+        float prev = lane >= WV - 3 ? conv_xt(xr, ir, s0 + (I)(lane - (WV - 3)), (I)4) : 0.0f;
         for (I t0 = s0; t0 < s1; t0 += (I)(kConvUnroll * WV)) {
             float a[kConvUnroll]; /* x[t] of each step's column */
 #pragma unroll
@@ -138,7 +140,7 @@ __global__ void __launch_bounds__(VT_ROCM_BLOCK)
             }
         }
         if (s1 == T && lane < 3) /* state column i = x~[T + i] */
-            state_out[bd * 3 + lane] = xt(T + (I)lane);
+            state_out[bd * 3 + lane] = conv_xt(xr, ir, T + (I)lane, (I)4);
     }
 }
 
