@@ -36,6 +36,7 @@ namespace vt_attn
 #if defined(VT_HIP_PLATFORM_NVIDIA)
 } // namespace vt_attn
 #include "rocm_mma.h"
+#include <atomic>
 #include <cuda_fp16.h>
 namespace vt_attn
 {
@@ -535,8 +536,11 @@ __global__ void __launch_bounds__(kWarps * 32)
 // the runtime does not answer.
 template <int D, int G> int max_clusters(int dev, int ns)
 {
-    static int known[64][kMaxCluster + 1]; // 0: not asked; else the answer + 1
-    if (!known[dev][ns]) {
+    static std::atomic<int> known[64][kMaxCluster + 1]; // 0: not asked; else the answer + 1
+    if (dev < 0 || dev >= 64 || ns < 0 || ns > kMaxCluster)
+        return 0;
+    int a = known[dev][ns].load(std::memory_order_relaxed);
+    if (!a) {
         auto kernel = attn_mma_cluster_kernel<D, G>;
         cudaLaunchAttribute attr[1];
         attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -558,9 +562,10 @@ template <int D, int G> int max_clusters(int dev, int ns)
             (void)cudaGetLastError(); // the refusal is an answer, not the launch's error
             n = 0;
         }
-        known[dev][ns] = n + 1;
+        a = n + 1;
+        known[dev][ns].store(a, std::memory_order_relaxed);
     }
-    return known[dev][ns] - 1;
+    return a - 1;
 }
 
 // The cluster size for a launch of `need` (query, kv head) pairs whose

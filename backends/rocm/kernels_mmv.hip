@@ -4,6 +4,8 @@
 // compiler runs on them in parallel) whose kernels run them.
 #include "kernels_mmv.h"
 
+#include <atomic>
+
 namespace vt_mmv
 {
 
@@ -13,17 +15,17 @@ int host_wave()
 #if defined(VT_HIP_PLATFORM_NVIDIA)
     return 32;
 #else
-    static int cached[64];
+    static std::atomic<int> cached[64]; /* 0: not asked yet */
     int dev = 0;
     if (hipGetDevice(&dev) != hipSuccess || dev < 0 || dev >= 64)
         return 64;
-    if (!cached[dev]) {
-        int ws = 64;
+    int ws = cached[dev].load(std::memory_order_relaxed);
+    if (!ws) {
         if (hipDeviceGetAttribute(&ws, hipDeviceAttributeWarpSize, dev) != hipSuccess || ws <= 0)
             ws = 64;
-        cached[dev] = ws;
+        cached[dev].store(ws, std::memory_order_relaxed);
     }
-    return cached[dev];
+    return ws;
 #endif
 }
 

@@ -16,6 +16,7 @@
 #error "rocm_mma.h holds NVIDIA instructions: include it from the NVIDIA build only"
 #endif
 
+#include <atomic>
 #include <cuda_runtime.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -117,17 +118,18 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
 // mma.sync m16n8k16 with f32 accumulators) or one the runtime cannot answer.
 inline size_t smem_optin(int dev)
 {
-    static int cached[64];
+    static std::atomic<int> cached[64]; /* 0: not asked yet; threads that ask at once store the same answer */
     if (dev < 0 || dev >= 64)
         return 0;
-    if (!cached[dev]) {
-        int v = 0, major = 0;
+    int v = cached[dev].load(std::memory_order_relaxed);
+    if (!v) {
+        int major = 0;
         if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess || major < 8 ||
-            cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
+            cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess || v <= 0)
             v = -1;
-        cached[dev] = v;
+        cached[dev].store(v, std::memory_order_relaxed);
     }
-    return cached[dev] > 0 ? (size_t)cached[dev] : 0;
+    return v > 0 ? (size_t)v : 0;
 }
 
 // Raise kernel K's dynamic shared memory opt-in on device dev (0..63, the
@@ -137,14 +139,14 @@ inline size_t smem_optin(int dev)
 // device every time (a constant of the kernel, or the device's limit).
 template <auto K> cudaError_t smem_opt_in(int dev, size_t bytes)
 {
-    static bool done[64];
+    static std::atomic<bool> done[64]; /* threads that raise it at once set the same bytes */
     if (dev < 0 || dev >= 64)
         return cudaErrorInvalidDevice;
-    if (!done[dev]) {
+    if (!done[dev].load(std::memory_order_relaxed)) {
         const cudaError_t e = cudaFuncSetAttribute(K, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
         if (e != cudaSuccess)
             return e;
-        done[dev] = true;
+        done[dev].store(true, std::memory_order_relaxed);
     }
     return cudaSuccess;
 }
