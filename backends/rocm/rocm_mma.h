@@ -139,14 +139,16 @@ inline size_t smem_optin(int dev)
 // device every time (a constant of the kernel, or the device's limit).
 template <auto K> cudaError_t smem_opt_in(int dev, size_t bytes)
 {
-    static std::atomic<bool> done[64]; /* threads that raise it at once set the same bytes */
+    /* threads that raise it at once set the same bytes; a thread that reads
+     * done launches after the raise (release / acquire) */
+    static std::atomic<bool> done[64];
     if (dev < 0 || dev >= 64)
         return cudaErrorInvalidDevice;
-    if (!done[dev].load(std::memory_order_relaxed)) {
+    if (!done[dev].load(std::memory_order_acquire)) {
         const cudaError_t e = cudaFuncSetAttribute(K, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
         if (e != cudaSuccess)
             return e;
-        done[dev].store(true, std::memory_order_relaxed);
+        done[dev].store(true, std::memory_order_release);
     }
     return cudaSuccess;
 }
