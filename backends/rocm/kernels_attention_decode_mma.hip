@@ -36,7 +36,6 @@ namespace vt_attn
 #if defined(VT_HIP_PLATFORM_NVIDIA)
 } // namespace vt_attn
 #include "rocm_mma.h"
-#include <atomic>
 #include <cuda_fp16.h>
 namespace vt_attn
 {
@@ -539,8 +538,7 @@ template <int D, int G> int max_clusters(int dev, int ns)
     static std::atomic<int> known[64][kMaxCluster + 1]; // 0: not asked; else the answer + 1
     if (dev < 0 || dev >= 64 || ns < 0 || ns > kMaxCluster)
         return 0;
-    int a = known[dev][ns].load(std::memory_order_relaxed);
-    if (!a) {
+    const int a = vt_rocm_memo(known[dev][ns], [dev, ns] {
         auto kernel = attn_mma_cluster_kernel<D, G>;
         cudaLaunchAttribute attr[1];
         attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -562,9 +560,8 @@ template <int D, int G> int max_clusters(int dev, int ns)
             (void)cudaGetLastError(); // the refusal is an answer, not the launch's error
             n = 0;
         }
-        a = n + 1;
-        known[dev][ns].store(a, std::memory_order_relaxed);
-    }
+        return n + 1;
+    });
     return a - 1;
 }
 

@@ -36,7 +36,6 @@
 
 #if defined(VT_HIP_PLATFORM_NVIDIA)
 #include "rocm_mma.h"
-#include <atomic>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #endif
@@ -830,11 +829,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 // else), else 0; asked of the runtime once per device, as smem_optin is.
 int wgmma_device(int dev)
 {
-    static std::atomic<int> cached[64]; // 0: not asked yet, -1: no sm_90a kernels
+    static std::atomic<int> cached[64]; // -1: no sm_90a kernels
     if (dev < 0 || dev >= 64)
         return 0;
-    int v = cached[dev].load(std::memory_order_relaxed);
-    if (!v) {
+    const int v = vt_rocm_memo(cached[dev], [dev] {
         int major = 0, minor = 0, sms = 0;
         if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
             cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess ||
@@ -842,9 +840,8 @@ int wgmma_device(int dev)
             (void)cudaGetLastError();
             sms = 0;
         }
-        v = major == 9 && minor == 0 && sms > 0 ? sms : -1;
-        cached[dev].store(v, std::memory_order_relaxed);
-    }
+        return major == 9 && minor == 0 && sms > 0 ? sms : -1;
+    });
     return v > 0 ? v : 0;
 }
 

@@ -4,8 +4,6 @@
 // compiler runs on them in parallel) whose kernels run them.
 #include "kernels_mmv.h"
 
-#include <atomic>
-
 namespace vt_mmv
 {
 
@@ -15,17 +13,16 @@ int host_wave()
 #if defined(VT_HIP_PLATFORM_NVIDIA)
     return 32;
 #else
-    static std::atomic<int> cached[64]; /* 0: not asked yet */
+    static std::atomic<int> cached[64];
     int dev = 0;
     if (hipGetDevice(&dev) != hipSuccess || dev < 0 || dev >= 64)
         return 64;
-    int ws = cached[dev].load(std::memory_order_relaxed);
-    if (!ws) {
+    return vt_rocm_memo(cached[dev], [dev] {
+        int ws = 64;
         if (hipDeviceGetAttribute(&ws, hipDeviceAttributeWarpSize, dev) != hipSuccess || ws <= 0)
             ws = 64;
-        cached[dev].store(ws, std::memory_order_relaxed);
-    }
-    return ws;
+        return ws;
+    });
 #endif
 }
 

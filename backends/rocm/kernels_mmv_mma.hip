@@ -65,7 +65,6 @@
 
 #if defined(VT_HIP_PLATFORM_NVIDIA)
 #include "rocm_mma.h"
-#include <atomic>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <type_traits>
@@ -1964,20 +1963,17 @@ constexpr int vt_mma_flags = 1; /* warps take the tiles of k in turn */
 // is launched with one `bytes` per warp count).
 template <uint32_t DT, int N, int S, bool PRE, int MO> int64_t resident_blocks(int dev, int nw, size_t bytes)
 {
-    static std::atomic<int64_t> cached[64][17]; /* per instantiation; 0: not asked yet */
+    static std::atomic<int64_t> cached[64][17]; /* per instantiation */
     if (dev < 0 || dev >= 64 || nw < 1 || nw > 16)
         return 0;
-    int64_t r = cached[dev][nw].load(std::memory_order_relaxed);
-    if (r == 0) {
+    return vt_rocm_memo(cached[dev][nw], [=] {
         int sms = 0, per = 0;
         if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, mma_kernel<DT, N, PRE, S, MO>, 32 * nw, bytes) !=
                 cudaSuccess)
-            return 0;
-        r = (int64_t)sms * per;
-        cached[dev][nw].store(r, std::memory_order_relaxed);
-    }
-    return r;
+            return (int64_t)0; /* unknown: asked again next time */
+        return (int64_t)sms * per;
+    });
 }
 
 // mma_kernel's shared memory opt-in raised to all that device dev (0..63)

@@ -17,6 +17,22 @@
 #include "rocm_error.h"
 #include "rocm_chain.h"
 
+#include <atomic>
+
+/* The host's answer memoized in slot, 0 meaning "not asked yet": ask() is
+ * called until it answers non-zero, then every caller gets that answer.
+ * Host threads that ask at once each ask and store the same answer (a
+ * runtime query), so relaxed order suffices. */
+template <typename T, typename Ask> T vt_rocm_memo(std::atomic<T> &slot, Ask ask)
+{
+    T v = slot.load(std::memory_order_relaxed);
+    if (v == 0) {
+        v = ask();
+        slot.store(v, std::memory_order_relaxed);
+    }
+    return v;
+}
+
 /* Record an error in a queue's error word unless one is there already
  * (the first error of the queue wins). */
 __device__ inline void vt_rocm_err_set(vt_rocm_err *e, uint32_t code, uint32_t op, uint32_t name, int64_t a, int64_t b,

@@ -16,6 +16,7 @@
 #error "rocm_mma.h holds NVIDIA instructions: include it from the NVIDIA build only"
 #endif
 
+#include "rocm_device.h"
 #include <atomic>
 #include <cuda_runtime.h>
 #include <stddef.h>
@@ -118,17 +119,16 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
 // mma.sync m16n8k16 with f32 accumulators) or one the runtime cannot answer.
 inline size_t smem_optin(int dev)
 {
-    static std::atomic<int> cached[64]; /* 0: not asked yet; threads that ask at once store the same answer */
+    static std::atomic<int> cached[64]; /* -1: none */
     if (dev < 0 || dev >= 64)
         return 0;
-    int v = cached[dev].load(std::memory_order_relaxed);
-    if (!v) {
-        int major = 0;
+    const int v = vt_rocm_memo(cached[dev], [dev] {
+        int b = 0, major = 0;
         if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess || major < 8 ||
-            cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess || v <= 0)
-            v = -1;
-        cached[dev].store(v, std::memory_order_relaxed);
-    }
+            cudaDeviceGetAttribute(&b, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess || b <= 0)
+            b = -1;
+        return b;
+    });
     return v > 0 ? (size_t)v : 0;
 }
 
