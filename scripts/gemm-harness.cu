@@ -19,27 +19,7 @@
 #include <string.h>
 #include <vector>
 #include <vt/vt_blocks.h>
-
-#define CK(e)                                                                                                          \
-    do {                                                                                                               \
-        cudaError_t r_ = (e);                                                                                          \
-        if (r_ != cudaSuccess) {                                                                                       \
-            printf("CUDA %s at %d\n", cudaGetErrorString(r_), __LINE__);                                               \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-static uint64_t rng = 88172645463325252ull;
-static uint32_t rnd()
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)rng;
-}
-static float frand()
-{
-    return (rnd() >> 8) * (1.0f / 16777216.0f) * 2.f - 1.f;
-}
+#include "harness_cuda.h"
 
 struct W {
     uint32_t dt;
@@ -68,7 +48,7 @@ static W make_w(uint32_t dt, int64_t m, int64_t k)
         w.host.resize(m * w.row_bytes);
         uint16_t *p = (uint16_t *)w.host.data();
         for (int64_t i = 0; i < m * k; i++)
-            p[i] = dt == VT_BF16 ? vt_f32_to_bf16(frand() * 0.05f) : vt_f32_to_f16(frand() * 0.05f);
+            p[i] = dt == VT_BF16 ? vt_f32_to_bf16(frnd() * 0.05f) : vt_f32_to_f16(frnd() * 0.05f);
         w.name = dt == VT_BF16 ? "bf16" : "f16";
     } else {
         int bb = dt == VT_Q4_0 ? 18 : 34;
@@ -77,11 +57,27 @@ static W make_w(uint32_t dt, int64_t m, int64_t k)
         for (size_t i = 0; i < w.host.size(); i++)
             w.host[i] = rnd() & 255;
         for (int64_t b = 0; b < m * (k / 32); b++) {
-            uint16_t d = vt_f32_to_f16(0.001f + 0.01f * fabsf(frand()));
+            uint16_t d = vt_f32_to_f16(0.001f + 0.01f * fabsf(frnd()));
             memcpy(&w.host[b * bb], &d, 2);
         }
         w.name = dt == VT_Q4_0 ? "q4_0" : "q8_0";
     }
+    return w;
+}
+
+// One checked case: random weights (m x k of dtype dt) at dw and activations
+// (n x k, into x) at dx, the n x m outputs at dy poisoned; returns the weights'
+// host copy, which check() reads with x.
+static W upload_case(uint32_t dt, int64_t n, int64_t m, int64_t k, std::vector<float> &x, void *dw, float *dx,
+                     float *dy)
+{
+    W w = make_w(dt, m, k);
+    CK(cudaMemcpy(dw, w.host.data(), w.host.size(), cudaMemcpyHostToDevice));
+    x.resize(n * k);
+    for (auto &v : x)
+        v = frnd();
+    CK(cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemset(dy, 0xFF, n * m * 4));
     return w;
 }
 
@@ -189,9 +185,9 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&dxh, NMAX * K * 2));
     std::vector<float> x(NMAX * K);
     for (auto &v : x)
-        v = frand() * 2.f;
+        v = frnd() * 2.f;
     for (int i = 0; i < 64; i++)
-        x[rnd() % x.size()] = 3000.f * frand(); // some large activations
+        x[rnd() % x.size()] = 3000.f * frnd(); // some large activations
     CK(cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
     {
         std::vector<__nv_bfloat16> xb(x.size());
@@ -341,13 +337,8 @@ int main(int argc, char **argv)
         {
             int64_t n = 77, m = 1000, k = (dt == VT_BF16 || dt == VT_F16) ? 4040 : 4064;
             int unw;
-            W w2 = make_w(dt, m, k);
-            CK(cudaMemcpy(dw, w2.host.data(), w2.host.size(), cudaMemcpyHostToDevice));
-            std::vector<float> x2(n * k);
-            for (auto &v : x2)
-                v = frand();
-            CK(cudaMemcpy(dx, x2.data(), x2.size() * 4, cudaMemcpyHostToDevice));
-            CK(cudaMemset(dy, 0xFF, n * m * 4));
+            std::vector<float> x2;
+            W w2 = upload_case(dt, n, m, k, x2, dw, dx, dy);
             CK(run_vt<2>(dt, dx, dw, dy, n, m, k));
             CK(cudaDeviceSynchronize());
             double re = check(w2, x2, dy, n, m, k, &unw);
@@ -357,13 +348,8 @@ int main(int argc, char **argv)
                                    {2048, 64, 64},   {64, 4096, 1024}, {1500, 3000, 200}, {40, 300, 8}};
             for (auto &sh : shapes) {
                 int64_t n3 = sh[0], m3 = sh[1], k3 = dt == VT_BF16 || dt == VT_F16 ? sh[2] : (sh[2] + 31) / 32 * 32;
-                W w3 = make_w(dt, m3, k3);
-                CK(cudaMemcpy(dw, w3.host.data(), w3.host.size(), cudaMemcpyHostToDevice));
-                std::vector<float> x3(n3 * k3);
-                for (auto &v : x3)
-                    v = frand();
-                CK(cudaMemcpy(dx, x3.data(), x3.size() * 4, cudaMemcpyHostToDevice));
-                CK(cudaMemset(dy, 0xFF, n3 * m3 * 4));
+                std::vector<float> x3;
+                W w3 = upload_case(dt, n3, m3, k3, x3, dw, dx, dy);
                 if (!vt_rocm_gemm_takes(dt, n3, m3, k3, dx, dw, 0)) {
                     printf("not taken %ld %ld %ld\n", (long)n3, (long)m3, (long)k3);
                     continue;

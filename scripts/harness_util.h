@@ -1,40 +1,14 @@
-// harness_util.h - what the standalone GPU harnesses (scripts/*-harness.cu,
-// built with nvcc, no plugin) share: the CUDA error check, the random
-// source, and random weights of any dtype with the cpu plugin's decoders
-// as their reference. Include after kernels_mmv.h and cpu_quant.h.
+// harness_util.h - what the standalone GPU harnesses of the decode kernels
+// (scripts/mmv-harness.cu, decode-harness.cu) share on top of
+// harness_cuda.h: random weights of any dtype with the cpu plugin's
+// decoders as their reference. Include after kernels_mmv.h and cpu_quant.h.
 #ifndef VT_HARNESS_UTIL_H
 #define VT_HARNESS_UTIL_H
 
+#include "harness_cuda.h"
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
-
-// A CUDA call that must succeed, else the harness exits with 2.
-#define CK(e)                                                                                                          \
-    do {                                                                                                               \
-        cudaError_t e_ = (e);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                                \
-            exit(2);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-
-// The harness's random source (xorshift64, a fixed seed: runs repeat).
-static uint64_t rng = 88172645463325252ull;
-static uint32_t rnd()
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)rng;
-}
-// Uniform in [-1, 1).
-static float frnd()
-{
-    return (float)(rnd() >> 8) / 8388608.0f - 1.0f;
-}
 
 // f as f16 into the two bytes at p (little endian).
 static void put_half(uint8_t *p, float f)

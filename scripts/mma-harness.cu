@@ -31,6 +31,7 @@
 #include <vector>
 #include <algorithm>
 #include <random>
+#include "harness_cuda.h"
 
 namespace vt_mmv
 {
@@ -39,15 +40,6 @@ int host_wave()
     return 32;
 }
 } // namespace vt_mmv
-
-#define CK(x)                                                                                                          \
-    do {                                                                                                               \
-        cudaError_t e_ = (x);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            printf("CUDA %s at %d\n", cudaGetErrorString(e_), __LINE__);                                               \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
 
 // f16 bits -> float.
 static float h2f(uint16_t h)

@@ -17,17 +17,9 @@
 #include <vector>
 
 #include <cuda_runtime.h>
+#include "harness_cuda.h"
 
 // A CUDA call that must succeed, else the harness exits with 2.
-#define CK(e)                                                                                                          \
-    do {                                                                                                               \
-        cudaError_t e_ = (e);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                                \
-            exit(2);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-
 // Reads the n 16-byte words at p once, U loads in flight per thread; the
 // xor of the words reaches memory only if it equals a constant, so the
 // loads stay and nothing is written.

@@ -25,15 +25,7 @@
 #include "kernels_conv.hip"
 
 #include "gdn_ref.h"
-
-#define CK(x)                                                                                                          \
-    do {                                                                                                               \
-        cudaError_t e_ = (x);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));                         \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
+#include "../harness_cuda.h"
 
 struct Case {
     const char *name;
