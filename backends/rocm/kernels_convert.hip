@@ -26,9 +26,10 @@ __global__ void dequantize_kernel(const void *src, uint32_t st, int be, int bb, 
 
 // Dequantize of block format DT into a 16-byte aligned dst of OT (f32,
 // f16, bf16): one thread per run of 8 elements of a block (every block
-// holds a multiple of 8), decoded by the same vt_block_value as
-// dequantize_kernel with the format known at compile time, then stored with
-// two 16-byte stores (f32) or one (f16, bf16).
+// holds a multiple of 8), decoded by vt_q_run8 (the bits vt_block_value
+// gives dequantize_kernel, the run's factor and minimum decoded once, the
+// format known at compile time), then stored with two 16-byte stores (f32)
+// or one (f16, bf16).
 template <uint32_t DT, uint32_t OT>
 __global__ void __launch_bounds__(VT_ROCM_BLOCK) dequantize_runs_kernel(const uint8_t *src, void *dst, int64_t runs)
 {
@@ -36,12 +37,8 @@ __global__ void __launch_bounds__(VT_ROCM_BLOCK) dequantize_runs_kernel(const ui
     static_assert(BE % 8 == 0 && BB > 0, "a block format of whole runs of 8");
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < runs; r += stride) {
-        const uint8_t *blk = src + (r / RUNS) * BB;
-        const int j0 = (int)(r % RUNS) * 8;
         float v[8];
-#pragma unroll
-        for (int u = 0; u < 8; u++)
-            v[u] = vt_block_value(DT, blk, j0 + u);
+        vt_q_run8<DT>(src + (r / RUNS) * BB, (int)(r % RUNS) * 8, v);
         if constexpr (OT == VT_F32) {
             float4 *d = (float4 *)dst + 2 * r;
             d[0] = make_float4(v[0], v[1], v[2], v[3]);

@@ -67,6 +67,25 @@ __device__ inline float vt_q_value(uint32_t dtype, const uint8_t *blk, int j)
     return vt_block_value(dtype, blk, j);
 }
 
+/* Elements j0 .. j0 + 7 (j0 a multiple of 8) of the block at blk, of block
+ * format DT known at compile time, into v: the bits vt_q_value gives each
+ * one, with the run's factor and minimum decoded once (a run of 8 lies in
+ * one run of 16 or 32 elements, whose a and m vt_blocks.h's group form
+ * shares, as the cpu oracle's group reader takes them). */
+template <uint32_t DT> __device__ inline void vt_q_run8(const uint8_t *blk, int j0, float (&v)[8])
+{
+    static_assert(vt_block_elems(DT) % 8 == 0 && vt_block_elems(DT) > 0, "a block format of whole runs of 8");
+    const int g = j0 >> 5, l0 = j0 & 31;
+#define VT_Q_RUN8_CASE(id, f)                                                                                          \
+    if constexpr (DT == id) {                                                                                          \
+        const float a = vt_blk_##f##_a(blk, g, l0), m = vt_blk_##f##_m(blk, g, l0);                                    \
+        for (int u = 0; u < 8; u++) /* a constant trip count: unrolled, v stays in registers */                        \
+            v[u] = vt_blk_apply(VT_BLK_##f##_KIND, VT_BLK_##f##_OFF, a, vt_blk_##f##_code(blk, g, l0 + u), m);         \
+    }
+    VT_Q_FORMATS(VT_Q_RUN8_CASE)
+#undef VT_Q_RUN8_CASE
+}
+
 /* Element i of a row-major weight of dtype: plain f32/f16/bf16 or a block
  * format with block_elems elements in block_bytes bytes. */
 __device__ inline float vt_q_element(const void *w, uint32_t dtype, int64_t i, int block_elems, int block_bytes)
