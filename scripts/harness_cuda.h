@@ -1,7 +1,7 @@
-// harness_cuda.h - what every standalone GPU harness (scripts/*-harness.cu,
-// built with nvcc, no plugin) shares and needs nothing of vt for: the CUDA
-// error check and the random source. harness_util.h adds random weights of
-// every dtype on top of it.
+// harness_cuda.h - what the standalone GPU instruments (scripts/*.cu and
+// scripts/gdn-kernels/gdn_bench.cu, built with nvcc, no plugin) share and
+// need nothing of vt for: the CUDA error check and the random source.
+// harness_util.h adds random weights of every dtype on top of it.
 #ifndef VT_HARNESS_CUDA_H
 #define VT_HARNESS_CUDA_H
 
