@@ -100,6 +100,7 @@ __global__ void __launch_bounds__(VT_ROCM_BLOCK)
                            float *state_out, I rows, I D, I T, int silu)
 {
     constexpr int WV = VT_ROCM_WAVE;
+    const I W = 4; /* the window, as conv_xt takes it */
     const int lane = (int)threadIdx.x % WV;
     const I segs = (T + kConvSeg - 1) / kConvSeg, items = rows * segs;
     const I waves = (I)gridDim.x * (I)(blockDim.x / WV);
@@ -111,7 +112,7 @@ __global__ void __launch_bounds__(VT_ROCM_BLOCK)
         const float w0 = w[d * 4], w1 = w[d * 4 + 1], w2 = w[d * 4 + 2], w3 = w[d * 4 + 3];
         const float b0 = bias ? bias[d] : 0.0f;
         /* the step before's lanes WV - 3 .. WV - 1: x~[s0 .. s0 + 2] */
-        float prev = lane >= WV - 3 ? conv_xt(xr, ir, s0 + (I)(lane - (WV - 3)), (I)4) : 0.0f;
+        float prev = lane >= WV - 3 ? conv_xt(xr, ir, s0 + (I)(lane - (WV - 3)), W) : 0.0f;
         for (I t0 = s0; t0 < s1; t0 += (I)(kConvUnroll * WV)) {
             float a[kConvUnroll]; /* x[t] of each step's column */
 #pragma unroll
@@ -140,7 +141,7 @@ __global__ void __launch_bounds__(VT_ROCM_BLOCK)
             }
         }
         if (s1 == T && lane < 3) /* state column i = x~[T + i] */
-            state_out[bd * 3 + lane] = conv_xt(xr, ir, T + (I)lane, (I)4);
+            state_out[bd * 3 + lane] = conv_xt(xr, ir, T + (I)lane, W);
     }
 }
 
