@@ -2,8 +2,8 @@
 // against a cpu f64 reference and against kernels_mmv.h's v2 kernels in the
 // same run, standalone (no plugin):
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -x cu -DVT_HIP_PLATFORM_NVIDIA \
-//        -I backends/rocm -I core -I . scripts/mma-harness.cu -o mma-harness
+//   F='-O3 -std=c++17 -arch=sm_90 -DVT_HIP_PLATFORM_NVIDIA -Ibackends/rocm -Icore -I.'
+//   nvcc $F scripts/mma-harness.cu -o mma-harness
 //   mma-harness          odd shapes (n = 1..9, m and k tails), then timings
 //   mma-harness check    the odd shapes at n = 1, 3, 9 (for compute-sanitizer)
 //   mma-harness time     timings only (m = 4096, k = 14336, n = 1, 2, 4, 8)

@@ -11,8 +11,8 @@
 // ncu (each kernel launched twice, for ncu --clock-control none); san
 // (small cases, for compute-sanitizer). CHAIN=1 launches chained, as the
 // plugin on sm_90. Built on a machine with nvcc, run on the GPU:
-//   nvcc -O3 -std=c++17 -arch=sm_90 -x cu -DVT_HIP_PLATFORM_NVIDIA -I backends/rocm -I core -I <builddir> \
-//        scripts/gdn-kernels/gdn_bench.cu -o gdn_bench
+//   F='-O3 -std=c++17 -arch=sm_90 -DVT_HIP_PLATFORM_NVIDIA -Ibackends/rocm -Icore -I<builddir>'
+//   nvcc $F scripts/gdn-kernels/gdn_bench.cu -o gdn_bench
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
