@@ -555,6 +555,56 @@ START_TEST(quantized_matmul_decode_shapes)
 }
 END_TEST
 
+/* Dequantize from a view two blocks into its buffer (off the 16-byte grid
+ * where the block size allows: rocm stages some formats' tiles of 2048
+ * elements from their first whole 16 bytes) over three such tiles and 5
+ * blocks more (a partial last tile), into the kernel's f32, f16 or bf16:
+ * every element the bits of vt_block_value, rounded by vt_dtype.h. */
+static bool check_dequantize_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
+{
+    const vt_dtype qt = k->sig.dtype[0], ot = k->sig.dtype[1];
+    const vt_dtype_info *ti = vt_dtype_get(qt);
+    if (k->op != VT_OP_DEQUANTIZE || !ti || !ti->quantized)
+        return false;
+    const int64_t be = ti->block_elems, bb = ti->block_bytes, nb = 3 * (2048 / be) + 5;
+    int64_t sb[1] = {(nb + 2) * be}, sv[1] = {nb * be};
+    uint8_t *w = random_blocks(r, qt, nb + 2);
+    vt_tensor *tb = make(d, qt, 1, sb), *tv = NULL, *ty = make(d, ot, 1, sv);
+    put(tb, w);
+    poison(ty);
+    ck_assert_msg(vt_tensor_view(tb, (uint64_t)(2 * bb), qt, 1, sv, &tv) == VT_OK, "view: %s", vt_last_error());
+    const vt_tensor *in[1] = {tv};
+    vt_tensor *out[1] = {ty};
+    ck_assert_msg(vt_op_run(d, VT_OP_DEQUANTIZE, in, 1, out, 1, NULL, 0) == VT_OK, "Dequantize: %s", vt_last_error());
+    uint8_t *y = malloc(vt_tensor_nbytes(ty));
+    get(ty, y);
+    for (int64_t i = 0; i < nb * be; i++) {
+        const float v = vt_block_value(qt, w + (2 + i / be) * bb, (int)(i % be));
+        uint32_t want, got = 0;
+        if (ot == VT_F32) {
+            memcpy(&want, &v, 4);
+            memcpy(&got, y + 4 * i, 4);
+        } else {
+            want = ot == VT_F16 ? vt_f32_to_f16(v) : vt_f32_to_bf16(v);
+            memcpy(&got, y + 2 * i, 2);
+        }
+        ck_assert_msg(got == want, "Dequantize (%s, %s) on %s, element %lld of a view at block 2: 0x%x, not 0x%x",
+                      vt_dtype_name(qt), vt_dtype_name(ot), vt_device_id(d), (long long)i, got, want);
+    }
+    free(w);
+    free(y);
+    vt_tensor_destroy(tv);
+    vt_tensor_destroy(tb);
+    vt_tensor_destroy(ty);
+    return true;
+}
+
+START_TEST(dequantize_views_and_tails)
+{
+    check_block_formats(check_dequantize_kernel, 53, "Dequantize from a view over tiles and a tail");
+}
+END_TEST
+
 /* The decode products over f16 and bf16 weights (f32: the same loops) at
  * every width n = 1..9, the shapes of check_qmatmul_kernel below: rows not
  * a multiple of the kernels' row tiles, k a multiple of 256 elements (the
@@ -1191,6 +1241,7 @@ int main(int argc, char **argv)
     if (!strcmp(backend, "cpu") || !strcmp(backend, "rocm")) {
         tcase_add_test(tc, every_signature_passes_the_conformance_strict);
         tcase_add_test(tc, quantized_matmul_decode_shapes);
+        tcase_add_test(tc, dequantize_views_and_tails);
         tcase_add_test(tc, dense_matmul_decode_shapes);
         tcase_add_test(tc, quantized_moe_decode_shapes);
         tcase_add_test(tc, dense_moe_shapes);
