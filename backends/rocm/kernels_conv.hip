@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(VT_ROCM_BLOCK)
                            float *state_out, I rows, I D, I T, int silu)
 {
     constexpr int WV = VT_ROCM_WAVE;
-    const I W = 4; /* the window, as conv_xt takes it */
+    constexpr int W = 4, H = W - 1; /* the window; the state columns, x~ before x */
     const int lane = (int)threadIdx.x % WV;
     const I segs = (T + kConvSeg - 1) / kConvSeg, items = rows * segs;
     const I waves = (I)gridDim.x * (I)(blockDim.x / WV);
@@ -108,11 +108,11 @@ __global__ void __launch_bounds__(VT_ROCM_BLOCK)
         const I bd = it / segs, s0 = (it - bd * segs) * kConvSeg, d = bd % D;
         const I s1 = T - s0 < (I)kConvSeg ? T : s0 + kConvSeg;
         const float *xr = x + bd * T;
-        const float *ir = init ? init + bd * 3 : nullptr;
-        const float w0 = w[d * 4], w1 = w[d * 4 + 1], w2 = w[d * 4 + 2], w3 = w[d * 4 + 3];
+        const float *ir = init ? init + bd * H : nullptr;
+        const float w0 = w[d * W], w1 = w[d * W + 1], w2 = w[d * W + 2], w3 = w[d * W + 3];
         const float b0 = bias ? bias[d] : 0.0f;
-        /* the step before's lanes WV - 3 .. WV - 1: x~[s0 .. s0 + 2] */
-        float prev = lane >= WV - 3 ? conv_xt(xr, ir, s0 + (I)(lane - (WV - 3)), W) : 0.0f;
+        /* the step before's lanes WV - H .. WV - 1: x~[s0 .. s0 + H - 1] */
+        float prev = lane >= WV - H ? conv_xt(xr, ir, s0 + (I)(lane - (WV - H)), (I)W) : 0.0f;
         for (I t0 = s0; t0 < s1; t0 += (I)(kConvUnroll * WV)) {
             float a[kConvUnroll]; /* x[t] of each step's column */
 #pragma unroll
@@ -122,13 +122,13 @@ __global__ void __launch_bounds__(VT_ROCM_BLOCK)
             }
 #pragma unroll
             for (int u = 0; u < kConvUnroll; u++) {
-                /* x~[t + j]: from lane l - 3 + j of this step, or (l < 3 - j)
-                 * lane l - 3 + j + WV of the step before: a source lane m
+                /* x~[t + j]: from lane l - H + j of this step, or (l < H - j)
+                 * lane l - H + j + WV of the step before: a source lane m
                  * has one reader for each j and gives it the one it wants */
-                float e[3];
+                float e[H];
 #pragma unroll
-                for (int j = 0; j < 3; j++)
-                    e[j] = __shfl(lane < WV - 3 + j ? a[u] : prev, (lane - 3 + j + WV) % WV, WV);
+                for (int j = 0; j < H; j++)
+                    e[j] = __shfl(lane < WV - H + j ? a[u] : prev, (lane - H + j + WV) % WV, WV);
                 const I t = t0 + (I)(u * WV + lane);
                 float acc = b0;
                 acc += w0 * e[0];
@@ -140,8 +140,8 @@ __global__ void __launch_bounds__(VT_ROCM_BLOCK)
                 prev = a[u];
             }
         }
-        if (s1 == T && lane < 3) /* state column i = x~[T + i] */
-            state_out[bd * 3 + lane] = conv_xt(xr, ir, T + (I)lane, W);
+        if (s1 == T && lane < H) /* state column i = x~[T + i] */
+            state_out[bd * H + lane] = conv_xt(xr, ir, T + (I)lane, (I)W);
     }
 }
 
