@@ -605,6 +605,76 @@ START_TEST(dequantize_views_and_tails)
 }
 END_TEST
 
+/* MatMul of n rows of x against m rows of weights wt (any type) of k
+ * elements, x's 32-element blocks at magnitudes 2^-16..2^4 apart (the
+ * largest block past the row's first 64 elements), against a double
+ * reference: the prefill paths' x scaling (the rocm GEMM splits each row of
+ * x after one power of two) keeps the row's smallest blocks. */
+static void check_prefill_shape(vt_device *d, vt_dtype wt, int64_t n, int64_t m, int64_t k, vt_rng *r)
+{
+    const vt_dtype_info *ti = vt_dtype_get(wt);
+    const bool q = ti->quantized;
+    int64_t sx[2] = {n, k}, sw[2] = {m, k}, sy[2] = {n, m};
+    float *x = random_values(r, VT_F32, n * k, -1, 1);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t b = 0; b < k / 32; b++) {
+            const int e = b == 2 + i % (k / 32 - 2) ? 4 : -(int)vt_rng_below(r, 17);
+            for (int64_t l = 0; l < 32; l++)
+                x[i * k + 32 * b + l] = ldexpf(x[i * k + 32 * b + l], e);
+        }
+    void *w = q ? (void *)random_blocks(r, wt, m * k / ti->block_elems) : random_values(r, wt, m * k, -1, 1);
+    vt_tensor *tx = make(d, VT_F32, 2, sx), *tw = make(d, wt, 2, sw), *ty = make(d, VT_F32, 2, sy);
+    put(tx, x);
+    put(tw, w);
+    poison(ty);
+    const vt_tensor *in[2] = {tx, tw};
+    vt_tensor *out[1] = {ty};
+    ck_assert_msg(vt_op_run(d, VT_OP_MATMUL, in, 2, out, 1, NULL, 0) == VT_OK, "MatMul: %s", vt_last_error());
+    float *y = malloc((size_t)(n * m) * 4);
+    double *ref = malloc((size_t)(n * m) * sizeof *ref);
+    double *row = malloc((size_t)k * sizeof *row);
+    get(ty, y);
+    for (int64_t j = 0; j < m; j++) {
+        if (q)
+            decode_row(wt, w, j, k, row);
+        else
+            for (int64_t l = 0; l < k; l++)
+                row[l] = vt_test_decode(w, wt, j * k + l);
+        for (int64_t i = 0; i < n; i++)
+            ref[i * m + j] = dot_row(x + i * k, row, k);
+    }
+    double e = vt_rel_l2(y, ref, (size_t)(n * m));
+    ck_assert_msg(e <= 1e-4, "MatMul (f32, %s) on %s, n=%lld m=%lld k=%lld, x blocks 2^-16..2^4: rel err %g > 1e-4",
+                  vt_dtype_name(wt), vt_device_id(d), (long long)n, (long long)m, (long long)k, e);
+    free(x);
+    free(w);
+    free(y);
+    free(ref);
+    free(row);
+    vt_tensor_destroy(tx);
+    vt_tensor_destroy(tw);
+    vt_tensor_destroy(ty);
+}
+
+/* The prefill widths over every weight type: n = 16 (the rocm GEMM's
+ * first width for q4_0 and q8_0), 40 (f16, bf16 from 32) and 137 (past a
+ * tile of 128 rows), m not a multiple of the tiles, k = 5 tiles of 256. */
+static bool check_prefill_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
+{
+    if (k->op != VT_OP_MATMUL || k->sig.dtype[0] != VT_F32)
+        return false;
+    check_prefill_shape(d, k->sig.dtype[1], 16, 131, 1280, r);
+    check_prefill_shape(d, k->sig.dtype[1], 40, 77, 1280, r);
+    check_prefill_shape(d, k->sig.dtype[1], 137, 131, 1280, r);
+    return true;
+}
+
+START_TEST(prefill_matmul_row_ranges)
+{
+    check_weight_types(check_prefill_kernel, 59, "MatMul at n = 16, 40, 137, x blocks 2^-16..2^4", "weight types");
+}
+END_TEST
+
 /* The decode products over f16 and bf16 weights (f32: the same loops) at
  * every width n = 1..9, the shapes of check_qmatmul_kernel below: rows not
  * a multiple of the kernels' row tiles, k a multiple of 256 elements (the
@@ -1243,6 +1313,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, quantized_matmul_decode_shapes);
         tcase_add_test(tc, dequantize_views_and_tails);
         tcase_add_test(tc, dense_matmul_decode_shapes);
+        tcase_add_test(tc, prefill_matmul_row_ranges);
         tcase_add_test(tc, quantized_moe_decode_shapes);
         tcase_add_test(tc, dense_moe_shapes);
         tcase_add_test(tc, decode_attention_shapes);

@@ -3,32 +3,35 @@
 // f16, q4_0 or q8_0. A first pass splits x into 16-bit hi and lo parts in
 // the queue's scratch (k padded to 64 with zeros); then, on compute
 // capability 9.0 in a build with sm_90a code (VT_GEMM_SM90A, Makefile.am),
-// a block of 2 warpgroups computes a 128 x 128 tile of y with wgmma
-// (m64n128k16, both operands read from shared memory in the 128-byte
-// swizzle) from k-slices of 64 in a 4-stage cp.async ring two stages
-// ahead; elsewhere (sm_80 and newer) a block of 256 threads computes the
-// tile from k-slices of 32 in a 4-stage shared-memory ring (x's parts and
-// plain bf16/f16 weights by cp.async three stages ahead, block-format
-// weights through registers one stage ahead, decoded on the way), read by
-// ldmatrix into register-blocked warp tiles of 64 x 32 and multiplied by
-// mma.sync m16n8k16. Sums are f32 in both.
+// a block of 2 warpgroups computes a tile of y with wgmma (both operands
+// read from shared memory in the 128-byte swizzle) from k-slices of 64 in a
+// cp.async ring (bf16, f16: 128 x 256 tiles, m64n256k16; q4_0, q8_0:
+// 128 x 128, m64n128k16); elsewhere (sm_80 and newer) a block of 256
+// threads computes a 128 x 128 tile from k-slices of 32 in a 4-stage
+// shared-memory ring (x's parts and plain bf16/f16 weights by cp.async
+// three stages ahead, block-format weights through registers one stage
+// ahead, decoded on the way), read by ldmatrix into register-blocked warp
+// tiles of 64 x 32 and multiplied by mma.sync m16n8k16. Sums are f32 in
+// both.
 //
 // x stays accurate (SPEC 7: 1e-4 for block formats; the model runner must
 // stay token-exact against the cpu oracle): each x is split into a high and
 // a low part of the 16-bit type, x = hi + lo, and both are multiplied (two
 // mma passes), about 16 (bf16) or 22 (f16) significant bits of x.
 //  - bf16 weights: hi, lo in bf16 (the range of f32, no scaling).
-//  - f16 weights, q4_0, q8_0 ("scaled" path): hi, lo in f16 from x times a
-//    power of two chosen per row and 32-slice of k (so hi stays normal and
-//    finite); the weight is f16 itself or the block's integer codes (q - 8,
-//    or the signed byte: exact in f16); each 32-slice is summed apart and
-//    added to the f32 sum times the x slice's power of two and the block's
-//    f16 factor d, as the oracle applies d per block.
-// wgmma: the scaled path sums each 32-slice apart (4 wgmma) and adds it to
-// the tile times its factors, the two warpgroups out of phase; block-format
-// weights are read a stage ahead into registers and written decoded into
-// the swizzled tile. Built for NVIDIA sm_80 and newer; elsewhere the
-// launcher takes nothing and the caller keeps its own kernels.
+//  - f16 weights, q4_0, q8_0 ("scaled" path): hi, lo in f16 from each row
+//    of x times one power of two that puts its largest finite magnitude in
+//    [2^13, 2^14) (hi stays normal and finite; split_x_scaled_kernel), the
+//    row of y times its inverse at the end; the weight is f16 itself or the
+//    block's integer codes (q - 8, or the signed byte: exact in f16); for
+//    the block formats each 32-slice is summed apart and added to the f32
+//    sum times the block's f16 factor d, as the oracle applies d per block.
+// wgmma: f16 weights run the bf16 kernel on f16 operands; the block
+// formats sum each 32-slice apart (4 wgmma) and add it to the tile times
+// d, the two warpgroups out of phase, their blocks read a stage ahead into
+// registers and written decoded into the swizzled tile. Built for NVIDIA
+// sm_80 and newer; elsewhere the launcher takes nothing and the caller
+// keeps its own kernels.
 #include "rocm_device.h"
 #include "rocm_launch.h"
 
@@ -102,56 +105,108 @@ __device__ __forceinline__ float pow2(int p)
     return __int_as_float((127 + p) << 23);
 }
 
-// The split of x, a pass before the product: x [n, k] into hi and lo
-// [n, kp] (kp = k rounded up to 32, zeros beyond k) of the 16-bit type and,
-// scaled, the inverse power of two of each 32-slice into sx [kp / 32, n].
-// One thread per 4 elements; the 8 threads of a slice are adjacent lanes.
-template <bool SCALED>
+// The split of x for bf16 weights, a pass before the product: x [n, k]
+// into bf16 hi and lo [n, kp] (kp = k rounded up to 64, zeros beyond k).
+// One thread per 4 elements.
 __global__ void split_x_kernel(const float *__restrict__ x, uint16_t *__restrict__ hi, uint16_t *__restrict__ lo,
-                               float *__restrict__ sx, int64_t n, int64_t k, int64_t kp)
+                               int64_t n, int64_t k, int64_t kp)
 {
     vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
     const int64_t q = kp / 4, total = n * q;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < total; base += stride) {
-        const int64_t idx = base + threadIdx.x;
-        const bool in = idx < total;
-        const int64_t row = in ? idx / q : 0, col = in ? 4 * (idx % q) : 0;
+    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += stride) {
+        const int64_t row = idx / q, col = 4 * (idx % q);
         float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (in && col < k)
+        if (col < k)
             v = __ldg((const float4 *)(x + row * k + col));
-        uint2 h, l;
-        if (SCALED) {
-            float a = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
-            a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, 1));
-            a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, 2));
-            a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, 4));
-            // a = f * 2^e, f in [1, 2): x times 2^(13 - e) is below 2^14 in magnitude.
-            const int e = a > 0.f && a <= 3.4e38f ? ((__float_as_int(a) >> 23) & 255) - 127 : 0;
-            int p = 13 - e;
-            p = p > 126 ? 126 : p; /* |p| <= 126: 2^p and 2^-p are normal */
-            const float s = pow2(p);
-            if (in && (idx & 7) == 0)
-                sx[(col / 32) * n + row] = pow2(-p);
+        const __nv_bfloat162 h0 = __floats2bfloat162_rn(v.x, v.y), h1 = __floats2bfloat162_rn(v.z, v.w);
+        const float2 f0 = __bfloat1622float2(h0), f1 = __bfloat1622float2(h1);
+        const uint2 h = make_uint2(*(const uint32_t *)&h0, *(const uint32_t *)&h1);
+        const uint2 l = make_uint2(pack_bf16(v.x - f0.x, v.y - f0.y), pack_bf16(v.z - f1.x, v.w - f1.y));
+        *(uint2 *)(hi + row * kp + col) = h;
+        *(uint2 *)(lo + row * kp + col) = l;
+    }
+}
+
+// |v| where v is finite, else 0 (a row's scale ignores inf and NaN, which
+// stay what they are in the parts).
+__device__ __forceinline__ float finite_abs(float v)
+{
+    const float a = fabsf(v);
+    return a <= 3.4028235e38f ? a : 0.f;
+}
+
+// The split of x for the f16 paths (f16, q4_0, q8_0 weights): each row of
+// x [n, k] times a power of two 2^p that puts its largest finite magnitude
+// in [2^13, 2^14), then into f16 hi and lo [n, kp] (zeros beyond k), and
+// 2^-p into sx [kp / 32, n] at every 32-slice of the row (the layout the
+// mma.sync kernel reads per slice; the wgmma kernels read slice 0 once).
+// hi + lo keeps 22 significant bits of every element down to 2^-18 of the
+// row's largest; below that the error stays under 2^-38 of the largest.
+// One block per row (grid-stride): the row's largest, then its parts.
+__global__ void split_x_scaled_kernel(const float *__restrict__ x, uint16_t *__restrict__ hi, uint16_t *__restrict__ lo,
+                                      float *__restrict__ sx, int64_t n, int64_t k, int64_t kp)
+{
+    vt_chain_begin(); /* chained launch: before any memory access (rocm_chain.h) */
+    __shared__ float red[kThreads / 32];
+    const int nw = (int)blockDim.x / 32;
+    for (int64_t row = blockIdx.x; row < n; row += gridDim.x) {
+        const float *xr = x + row * k;
+        float a = 0.f;
+        for (int64_t c = 4 * (int64_t)threadIdx.x; c < k; c += 4 * (int64_t)blockDim.x) {
+            const float4 v = __ldg((const float4 *)(xr + c));
+            a = fmaxf(a, fmaxf(fmaxf(finite_abs(v.x), finite_abs(v.y)), fmaxf(finite_abs(v.z), finite_abs(v.w))));
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+            a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
+        if ((threadIdx.x & 31) == 0)
+            red[threadIdx.x >> 5] = a;
+        __syncthreads();
+        a = red[0];
+        for (int i = 1; i < nw; i++)
+            a = fmaxf(a, red[i]);
+        __syncthreads(); /* red is written again for the next row */
+        // a = f * 2^e, f in [1, 2): x times 2^(13 - e) is below 2^14 in magnitude.
+        const int e = a > 0.f ? ((__float_as_int(a) >> 23) & 255) - 127 : 0;
+        const int p = 13 - e > 126 ? 126 : 13 - e; /* |p| <= 126: 2^p and 2^-p are normal */
+        const float s = pow2(p);
+        for (int64_t c = threadIdx.x; c < kp / 32; c += blockDim.x)
+            sx[c * n + row] = pow2(-p);
+        for (int64_t c = 4 * (int64_t)threadIdx.x; c < kp; c += 4 * (int64_t)blockDim.x) {
+            float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+            if (c < k)
+                v = __ldg((const float4 *)(xr + c));
             v.x *= s, v.y *= s, v.z *= s, v.w *= s;
             const __half2 h0 = __floats2half2_rn(v.x, v.y), h1 = __floats2half2_rn(v.z, v.w);
             const float2 f0 = __half22float2(h0), f1 = __half22float2(h1);
-            h.x = *(const uint32_t *)&h0;
-            h.y = *(const uint32_t *)&h1;
-            l.x = pack_f16(v.x - f0.x, v.y - f0.y);
-            l.y = pack_f16(v.z - f1.x, v.w - f1.y);
-        } else {
-            const __nv_bfloat162 h0 = __floats2bfloat162_rn(v.x, v.y), h1 = __floats2bfloat162_rn(v.z, v.w);
-            const float2 f0 = __bfloat1622float2(h0), f1 = __bfloat1622float2(h1);
-            h.x = *(const uint32_t *)&h0;
-            h.y = *(const uint32_t *)&h1;
-            l.x = pack_bf16(v.x - f0.x, v.y - f0.y);
-            l.y = pack_bf16(v.z - f1.x, v.w - f1.y);
+            const uint2 h = make_uint2(*(const uint32_t *)&h0, *(const uint32_t *)&h1);
+            const uint2 l = make_uint2(pack_f16(v.x - f0.x, v.y - f0.y), pack_f16(v.z - f1.x, v.w - f1.y));
+            *(uint2 *)(hi + row * kp + c) = h;
+            *(uint2 *)(lo + row * kp + c) = l;
         }
-        if (in) {
-            *(uint2 *)(hi + row * kp + col) = h;
-            *(uint2 *)(lo + row * kp + col) = l;
-        }
+    }
+}
+
+// Queue the split of x for weight kind WK (chained after the op before it
+// when chained).
+template <int WK, bool CHAINED>
+void queue_split(const float *x, uint16_t *hi, uint16_t *lo, float *sx, int64_t n, int64_t k, int64_t kp,
+                 hipStream_t stream)
+{
+    if (WK == kWBf16) {
+        const int64_t quads = n * (kp / 4);
+        const unsigned grid = (unsigned)(quads / 256 + 1 < 65536 ? quads / 256 + 1 : 65536);
+        if (CHAINED)
+            VT_LAUNCH_CHAINED(split_x_kernel, grid, 256, 0, stream, x, hi, lo, n, k, kp);
+        else
+            split_x_kernel<<<grid, 256, 0, stream>>>(x, hi, lo, n, k, kp);
+    } else {
+        const unsigned grid = (unsigned)(n < 65535 ? n : 65535);
+        if (CHAINED)
+            VT_LAUNCH_CHAINED(split_x_scaled_kernel, grid, kThreads, 0, stream, x, hi, lo, sx, n, k, kp);
+        else
+            split_x_scaled_kernel<<<grid, kThreads, 0, stream>>>(x, hi, lo, sx, n, k, kp);
     }
 }
 
@@ -428,9 +483,7 @@ hipError_t launch(const float *x, const void *w, float *y, int64_t n, int64_t m,
     uint16_t *hi, *lo;
     float *sx;
     split_parts(scratch, n, kp, &hi, &lo, &sx);
-    const int64_t quads = n * (kp / 4);
-    const unsigned sgrid = (unsigned)(quads / 256 + 1 < 65536 ? quads / 256 + 1 : 65536);
-    split_x_kernel<WK != kWBf16><<<sgrid, 256, 0, stream>>>(x, hi, lo, sx, n, k, kp);
+    queue_split<WK, false>(x, hi, lo, sx, n, k, kp, stream);
     /* over 48 KiB of shared memory needs the opt-in */
     const cudaError_t e = vt_mma::smem_opt_in<gemm_kernel<WK, PASSES>>(dev, kSmemBytes);
     if (e != cudaSuccess)
@@ -709,11 +762,12 @@ template <int PASSES, int BN> struct WgLoader {
 // SPLIT 2: a cluster of 2 blocks (grid z) shares the tile, each summing
 // half of k; the second adds its sums into the first's shared memory (the
 // idle ring) and the first adds them to its own (in that order) and writes
-// y.
-template <int PASSES, int BN, int SPLIT = 1>
+// y. F16: f16 weights and x's f16 parts of split_x_scaled_kernel, each row
+// of y times its 2^-p (sx), else bf16 (sx unused).
+template <int PASSES, int BN, int SPLIT = 1, bool F16 = false>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_kernel(const uint16_t *__restrict__ xh, const uint16_t *__restrict__ xl, const uint16_t *__restrict__ w,
-                      float *__restrict__ y, int64_t n, int64_t m, int64_t k, int64_t kp)
+                      const float *__restrict__ sx, float *__restrict__ y, int64_t n, int64_t m, int64_t k, int64_t kp)
 {
     constexpr int S = wg_stages<BN>(), AHEAD = S - 2, SLOT = (2 * 128 + BN) * kWgBK;
     extern __shared__ __align__(16) uint16_t smem_raw[];
@@ -771,9 +825,9 @@ __global__ void __launch_bounds__(kThreads, 1)
             for (int kk = 0; kk < kWgBK / 16; kk++) {
                 const uint64_t da = da0 + so + ((pass * kWgTile * 2 + kk * 32) >> 4), db = db0 + so + ((kk * 32) >> 4);
                 if constexpr (BN == 128)
-                    wgmma128<false>(acc, da, db);
+                    wgmma128<F16>(acc, da, db);
                 else
-                    wgmma256<false>(acc, da, db);
+                    wgmma256<F16>(acc, da, db);
             }
         wg_commit();
         wg_wait<1>();
@@ -808,10 +862,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int64_t r = row0 + wg * 64 + warp * 16 + g + 8 * h;
         if (r >= n)
             continue;
+        const float rs = F16 ? sx[r] : 1.f;
 #pragma unroll
         for (int j = 0; j < BN / 8; j++) {
             const int64_t c = m0 + 8 * j + 2 * t;
-            const float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
+            const float v0 = acc[4 * j + 2 * h] * rs, v1 = acc[4 * j + 2 * h + 1] * rs;
             if (pairs && c + 1 < m) {
                 *(float2 *)(y + r * m + c) = make_float2(v0, v1);
             } else {
@@ -845,9 +900,10 @@ int wgmma_device(int dev)
     return v > 0 ? v : 0;
 }
 
-// The split of x (bf16 hi, lo) and the wgmma kernel, bf16 weights; BN 128
-// or 256 rows of W per block, k in SPLIT parts (clusters of SPLIT blocks).
-template <int PASSES = 2, int BN = 128, int SPLIT = 1>
+// The split of x (bf16 hi, lo; F16: f16 hi, lo of each row scaled) and
+// the wgmma kernel, bf16 (F16: f16) weights; BN 128 or 256 rows of W per
+// block, k in SPLIT parts (clusters of SPLIT blocks).
+template <int PASSES = 2, int BN = 128, int SPLIT = 1, bool F16 = false>
 hipError_t launch_wgmma(const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k, void *scratch,
                         hipStream_t stream, int dev)
 {
@@ -855,44 +911,43 @@ hipError_t launch_wgmma(const float *x, const void *w, float *y, int64_t n, int6
     uint16_t *hi, *lo;
     float *sx;
     split_parts(scratch, n, kp, &hi, &lo, &sx);
-    const int64_t quads = n * (kp / 4);
-    const unsigned sgrid = (unsigned)(quads / 256 + 1 < 65536 ? quads / 256 + 1 : 65536);
-    VT_LAUNCH_CHAINED(split_x_kernel<false>, sgrid, 256, 0, stream, x, hi, lo, sx, n, k, kp);
-    auto kernel = gemm_wgmma_kernel<PASSES, BN, SPLIT>;
+    queue_split<F16 ? kWF16 : kWBf16, true>(x, hi, lo, sx, n, k, kp, stream);
+    auto kernel = gemm_wgmma_kernel<PASSES, BN, SPLIT, F16>;
     const size_t smem = wg_smem_bytes<BN>();
-    const cudaError_t e = vt_mma::smem_opt_in<gemm_wgmma_kernel<PASSES, BN, SPLIT>>(dev, smem);
+    const cudaError_t e = vt_mma::smem_opt_in<gemm_wgmma_kernel<PASSES, BN, SPLIT, F16>>(dev, smem);
     if (e != cudaSuccess)
         return e;
     const dim3 grid((unsigned)((m + BN - 1) / BN), (unsigned)((n + 127) / 128), SPLIT);
     /* the SPLIT blocks of a tile (its halves of k) as one cluster, chained
        after the split */
     vt_launch(kernel, grid, dim3(kThreads), smem, stream, dim3(1, 1, SPLIT), true, (const uint16_t *)hi,
-              (const uint16_t *)lo, (const uint16_t *)w, y, n, m, k, kp);
+              (const uint16_t *)lo, (const uint16_t *)w, (const float *)sx, y, n, m, k, kp);
     return hipGetLastError();
 }
 
-// bf16 on sm_90a: 128 x 256 tiles (a third less traffic from L2 per
-// product than 128 x 128: x counts twice) when they fill most of the sms
-// multiprocessors, else the same tiles with k in 2 halves (twice the
+// bf16 (F16: f16) on sm_90a: 128 x 256 tiles (a third less traffic from L2
+// per product than 128 x 128: x counts twice) when they fill most of the
+// sms multiprocessors, else the same tiles with k in 2 halves (twice the
 // blocks).
-hipError_t launch_wgmma_bf16(const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k, void *scratch,
-                             hipStream_t stream, int dev, int sms)
+template <bool F16>
+hipError_t launch_wgmma_dense(const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k, void *scratch,
+                              hipStream_t stream, int dev, int sms)
 {
     const int64_t tiles = (n + 127) / 128 * ((m + 255) / 256);
     if (4 * tiles >= 3 * (int64_t)sms)
-        return launch_wgmma<2, 256, 1>(x, w, y, n, m, k, scratch, stream, dev);
-    return launch_wgmma<2, 256, 2>(x, w, y, n, m, k, scratch, stream, dev);
+        return launch_wgmma<2, 256, 1, F16>(x, w, y, n, m, k, scratch, stream, dev);
+    return launch_wgmma<2, 256, 2, F16>(x, w, y, n, m, k, scratch, stream, dev);
 }
 
-// The sm_90a kernel of the scaled path (f16, q4_0, q8_0 weights): the same
+// The sm_90a kernel of the block formats (q4_0, q8_0 weights): the same
 // tiles, ring and instruction on f16 operands, each 32-slice of k summed
-// apart (x hi and lo, 4 wgmma) and added to the tile times the x slice's
-// power of two and the block's factor, the two warpgroups out of phase so
-// one's products run while the other adds. Block formats:
-// the next stage's blocks are read into registers during a stage (one
-// block of 32 per thread) and written decoded (f16 codes, the 128-byte
-// swizzle) and their factors at its end.
-constexpr int kWgScales = 4 * 128; // floats per slot: sx [2][128], sw [2][128]
+// apart (x hi and lo, 4 wgmma) and added to the tile times the block's
+// factor, the two warpgroups out of phase so one's products run while the
+// other adds; each row of y times its x row's 2^-p at the end (x's split
+// scales a row by one power of two). The next stage's blocks are read into
+// registers during a stage (one block of 32 per thread) and written decoded
+// (f16 codes, the 128-byte swizzle) and their factors at its end.
+constexpr int kWgScales = 2 * 128; // floats per slot: sw [2][128]
 
 // The f16 pair of bits v minus c (both halves), as bits.
 __device__ __forceinline__ uint32_t f16x2_minus(uint32_t v, float c)
@@ -903,32 +958,53 @@ __device__ __forceinline__ uint32_t f16x2_minus(uint32_t v, float c)
 }
 
 template <int WK> struct WgBlock {
+    static_assert(WK == kWQ40 || WK == kWQ80, "block formats only");
     uint16_t q[WK == kWQ40 ? 8 : 16];
     uint16_t d;
     bool ok;
 };
 
 // The weight blocks of thread t for stage after stage: row t / 2, block
-// 2 kt + t % 2 (the pointer steps 2 blocks a stage).
+// 2 kt + t % 2 (the pointer steps 2 blocks a stage). wide (W 4-byte
+// aligned, an even number of blocks a row): a pair of blocks starts 4-byte
+// aligned, and each block is read as the NW 4-byte words that hold it (the
+// second starts 2 bytes into its first word), else as 16-bit words.
 template <int WK> struct WgBlockReader {
-    static constexpr int BYTES = WK == kWQ40 ? 18 : 34, WORDS = WK == kWQ40 ? 8 : 16;
+    static constexpr int BYTES = WK == kWQ40 ? 18 : 34, WORDS = WK == kWQ40 ? 8 : 16, NW = (BYTES + 2 + 3) / 4;
     const uint16_t *p;
     int64_t kb, kb_row;
-    bool row;
+    int sh;
+    bool row, wide;
 
-    __device__ __forceinline__ WgBlockReader(const void *w, int64_t m, int64_t kb_row_, int64_t m0)
+    __device__ __forceinline__ WgBlockReader(const void *w, int64_t m, int64_t kb_row_, int64_t m0, bool wide_)
     {
         const int64_t gr = m0 + (threadIdx.x >> 1);
         row = gr < m;
         kb = threadIdx.x & 1;
         kb_row = kb_row_;
-        p = (const uint16_t *)((const uint8_t *)w + ((row ? gr : 0) * kb_row + kb) * BYTES);
+        wide = wide_;
+        sh = wide && kb ? 16 : 0;
+        p = (const uint16_t *)((const uint8_t *)w + ((row ? gr : 0) * kb_row + kb) * BYTES) - (sh ? 1 : 0);
     }
 
     __device__ __forceinline__ void read(WgBlock<WK> &r)
     {
         r.ok = row && kb < kb_row;
-        if (r.ok) {
+        if (r.ok && wide) {
+            const uint32_t *p32 = (const uint32_t *)p;
+            uint32_t v[NW + 1];
+#pragma unroll
+            for (int i = 0; i < NW; i++)
+                v[i] = __ldg(p32 + i);
+            v[NW] = 0;
+#pragma unroll
+            for (int i = 0; i < NW; i++)
+                v[i] = __funnelshift_r(v[i], v[i + 1], sh);
+            r.d = (uint16_t)v[0];
+#pragma unroll
+            for (int j = 0; j < WORDS; j++)
+                r.q[j] = (uint16_t)(v[(j + 1) >> 1] >> (((j + 1) & 1) * 16));
+        } else if (r.ok) {
             r.d = __ldg(p);
 #pragma unroll
             for (int j = 0; j < WORDS; j++)
@@ -973,25 +1049,21 @@ template <int WK> __device__ __forceinline__ void wg_store_block(const WgBlock<W
     sw[b * 128 + row] = r.ok ? vt_dev_f16_to_f32_fast(r.d) : 0.f;
 }
 
-// acc += slice sum t times the x slice's power of two (per row) and the W
-// factor (per column; 1 for f16 weights), slice s of the stage's scales.
-template <int WK>
-__device__ __forceinline__ void wg_fold(float (&acc)[64], float (&t)[64], const float *sc, int s, int wg, int warp,
-                                        int lane)
+// acc += slice sum t times the W factor (per column), slice s of the
+// stage's factors sw.
+__device__ __forceinline__ void wg_fold(float (&acc)[64], float (&t)[64], const float *sw, int s, int lane)
 {
 #pragma unroll
     for (int i = 0; i < 64; i++)
         wg_keep(t[i]);
-    const int g = lane >> 2, q = lane & 3, ra = wg * 64 + warp * 16 + g;
-    const float sa = sc[s * 128 + ra], sb = sc[s * 128 + ra + 8];
+    const int q = lane & 3;
 #pragma unroll
     for (int j = 0; j < 16; j++) {
-        const int c = 8 * j + 2 * q;
-        const float w0 = WK == kWF16 ? 1.f : sc[256 + s * 128 + c], w1 = WK == kWF16 ? 1.f : sc[256 + s * 128 + c + 1];
-        acc[4 * j] += (sa * w0) * t[4 * j];
-        acc[4 * j + 1] += (sa * w1) * t[4 * j + 1];
-        acc[4 * j + 2] += (sb * w0) * t[4 * j + 2];
-        acc[4 * j + 3] += (sb * w1) * t[4 * j + 3];
+        const float2 f = *(const float2 *)(sw + s * 128 + 8 * j + 2 * q); /* columns c, c + 1 (c even) */
+        acc[4 * j] = fmaf(f.x, t[4 * j], acc[4 * j]);
+        acc[4 * j + 1] = fmaf(f.y, t[4 * j + 1], acc[4 * j + 1]);
+        acc[4 * j + 2] = fmaf(f.x, t[4 * j + 2], acc[4 * j + 2]);
+        acc[4 * j + 3] = fmaf(f.y, t[4 * j + 3], acc[4 * j + 3]);
     }
 }
 
@@ -1013,16 +1085,15 @@ template <int WK>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_scaled_kernel(const uint16_t *__restrict__ xh, const uint16_t *__restrict__ xl,
                              const float *__restrict__ sx, const void *__restrict__ w, float *__restrict__ y, int64_t n,
-                             int64_t m, int64_t k, int64_t kp)
+                             int64_t m, int64_t k, int64_t kp, bool wide)
 {
     extern __shared__ __align__(16) uint16_t smem_raw[];
     const uint32_t raw = smem_u32(smem_raw), base = (raw + 1023) & ~1023u;
     uint16_t *smem = smem_raw + (base - raw) / 2;
-    float *scales = (float *)(smem + kWgStages * kWgStage); // [slot][sx 2 x 128, sw 2 x 128]
+    float *scales = (float *)(smem + kWgStages * kWgStage); // [slot][sw 2 x 128]
     const int wg = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
     const int64_t row0 = (int64_t)blockIdx.y * 128, m0 = (int64_t)blockIdx.x * 128;
     const int64_t kt_n = kp / kWgBK, kb_row = k / 32;
-    constexpr bool PLAIN_W = WK == kWF16;
 
     const bool lead = wg == 0;
     float acc[64], sum[64];
@@ -1030,46 +1101,28 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int i = 0; i < 64; i++)
         acc[i] = sum[i] = 0.f;
 
-    // x (and f16 W) two stages ahead by cp.async as in the bf16 kernel,
-    // with the x slice factors (thread t: slice t / 128 of the stage, row
-    // t % 128).
-    WgLoader<2, PLAIN_W ? 128 : 0> ld(xh, xl, (const uint16_t *)w, n, m, k, kp, row0, m0, 0);
-    const int64_t sr = row0 + (threadIdx.x & 127);
-    const float *sxp = sx + (threadIdx.x >> 7) * n + (sr < n ? sr : 0);
-    const int sxbytes = sr < n ? 4 : 0;
-    auto issue_x = [&](int64_t kt) { // stage kt's x parts and slice factors, then its commit
-        const int slot = (int)(kt % kWgStages);
-        ld.load_x(smem + slot * kWgStage, kt < kt_n);
-        if (kt < kt_n)
-            cp_async4(scales + slot * kWgScales + threadIdx.x, sxp, sxbytes);
-        sxp += 2 * n;
+    // x two stages ahead by cp.async as in the bf16 kernel.
+    WgLoader<2, 0> ld(xh, xl, nullptr, n, m, k, kp, row0, m0, 0);
+    auto issue = [&](int64_t kt) { // stage kt's x parts, then its commit
+        ld.load_x(smem + (int)(kt % kWgStages) * kWgStage, kt < kt_n);
         cp_commit();
     };
-    auto issue = [&](int64_t kt) {
-        ld.load_w(smem + (int)(kt % kWgStages) * kWgStage, kt < kt_n);
-        issue_x(kt);
-    };
     // Chained after its own split of x (launch_wgmma_scaled): W's first
-    // block (block formats) and the first two stages' W (f16) before the
-    // wait, as the own-op rule of rocm_chain.h allows (the split writes hi,
-    // lo and the slice factors only); x and its factors after it.
-    WgBlockReader<WK == kWF16 ? kWQ40 : WK> rd(w, m, kb_row, m0);
-    WgBlock<WK == kWF16 ? kWQ40 : WK> blk;
-    if (!PLAIN_W) {
-        rd.read(blk);
-        wg_store_block(blk, smem + 2 * kWgTile, scales + 256);
-    }
-    ld.load_w(smem, 0 < kt_n);
-    ld.load_w(smem + kWgStage, 1 < kt_n);
+    // block before the wait, as the own-op rule of rocm_chain.h allows (the
+    // split writes hi, lo and the row factors only); x after it.
+    WgBlockReader<WK> rd(w, m, kb_row, m0, wide);
+    WgBlock<WK> blk;
+    rd.read(blk);
+    wg_store_block(blk, smem + 2 * kWgTile, scales);
     vt_chain_begin();
-    issue_x(0);
-    issue_x(1);
+    issue(0);
+    issue(1);
     for (int64_t kt = 0; kt < kt_n; kt++) {
         cp_wait<1>();
         fence_async_smem();
         __syncthreads();
         issue(kt + 2);
-        const bool more = !PLAIN_W && kt + 1 < kt_n;
+        const bool more = kt + 1 < kt_n;
         if (more)
             rd.read(blk);
         const int slot = (int)(kt % kWgStages);
@@ -1080,21 +1133,21 @@ __global__ void __launch_bounds__(kThreads, 1)
         // second sum at the next stage's start, half a stage after the
         // first, and each one's products run while the other adds.
         if (!lead && kt > 0)
-            wg_fold<WK>(acc, sum, scales + ((kt - 1) % kWgStages) * kWgScales, 1, wg, warp, lane);
+            wg_fold(acc, sum, scales + ((kt - 1) % kWgStages) * kWgScales, 1, lane);
         wg_slice(sum, st, 0, wg);
         wg_wait<0>();
-        wg_fold<WK>(acc, sum, scales + slot * kWgScales, 0, wg, warp, lane);
+        wg_fold(acc, sum, scales + slot * kWgScales, 0, lane);
         wg_slice(sum, st, 1, wg);
         wg_wait<0>();
         if (lead)
-            wg_fold<WK>(acc, sum, scales + slot * kWgScales, 1, wg, warp, lane);
+            wg_fold(acc, sum, scales + slot * kWgScales, 1, lane);
         if (more) {
             const int ns = (int)((kt + 1) % kWgStages);
-            wg_store_block(blk, smem + ns * kWgStage + 2 * kWgTile, scales + ns * kWgScales + 256);
+            wg_store_block(blk, smem + ns * kWgStage + 2 * kWgTile, scales + ns * kWgScales);
         }
     }
     if (!lead && kt_n > 0)
-        wg_fold<WK>(acc, sum, scales + ((kt_n - 1) % kWgStages) * kWgScales, 1, wg, warp, lane);
+        wg_fold(acc, sum, scales + ((kt_n - 1) % kWgStages) * kWgScales, 1, lane);
     cp_wait<0>();
 
     const int g = lane >> 2, t = lane & 3;
@@ -1104,10 +1157,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int64_t r = row0 + wg * 64 + warp * 16 + g + 8 * h;
         if (r >= n)
             continue;
+        const float rs = sx[r]; /* the row's 2^-p (slice 0 of sx) */
 #pragma unroll
         for (int j = 0; j < 16; j++) {
             const int64_t c = m0 + 8 * j + 2 * t;
-            const float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
+            const float v0 = acc[4 * j + 2 * h] * rs, v1 = acc[4 * j + 2 * h + 1] * rs;
             if (pairs && c + 1 < m) {
                 *(float2 *)(y + r * m + c) = make_float2(v0, v1);
             } else {
@@ -1122,8 +1176,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 constexpr size_t kWgScaledSmemBytes = kWgSmemBytes + kWgStages * kWgScales * sizeof(float);
 
-// The split of x (f16 hi, lo after the slice powers) and the scaled wgmma
-// kernel: f16, q4_0 or q8_0 weights.
+// The split of x (f16 hi, lo of each row scaled) and the block-format
+// wgmma kernel: q4_0 or q8_0 weights.
 template <int WK>
 hipError_t launch_wgmma_scaled(const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k, void *scratch,
                                hipStream_t stream, int dev)
@@ -1132,16 +1186,16 @@ hipError_t launch_wgmma_scaled(const float *x, const void *w, float *y, int64_t 
     uint16_t *hi, *lo;
     float *sx;
     split_parts(scratch, n, kp, &hi, &lo, &sx);
-    const int64_t quads = n * (kp / 4);
-    const unsigned sgrid = (unsigned)(quads / 256 + 1 < 65536 ? quads / 256 + 1 : 65536);
-    VT_LAUNCH_CHAINED(split_x_kernel<true>, sgrid, 256, 0, stream, x, hi, lo, sx, n, k, kp);
+    queue_split<WK, true>(x, hi, lo, sx, n, k, kp, stream);
+    /* the blocks as 4-byte words where every pair of them is 4-byte aligned */
+    const bool wide = (uintptr_t)w % 4 == 0 && (k / 32) % 2 == 0;
     const cudaError_t e = vt_mma::smem_opt_in<gemm_wgmma_scaled_kernel<WK>>(dev, kWgScaledSmemBytes);
     if (e != cudaSuccess)
         return e;
     const dim3 grid((unsigned)((m + 127) / 128), (unsigned)((n + 127) / 128));
     /* chained after the split (the kernel waits before it reads x) */
     VT_LAUNCH_CHAINED(gemm_wgmma_scaled_kernel<WK>, grid, kThreads, kWgScaledSmemBytes, stream, (const uint16_t *)hi,
-                      (const uint16_t *)lo, (const float *)sx, w, y, n, m, k, kp);
+                      (const uint16_t *)lo, (const float *)sx, w, y, n, m, k, kp, wide);
     return hipGetLastError();
 }
 #endif /* VT_GEMM_SM90A */
@@ -1203,13 +1257,13 @@ extern "C" hipError_t vt_rocm_launch_gemm(const float *x, const void *w, uint32_
     case VT_BF16:
 #if defined(VT_GEMM_SM90A)
         if (sms)
-            return launch_wgmma_bf16(x, w, y, n, m, k, scratch, stream, dev, sms);
+            return launch_wgmma_dense<false>(x, w, y, n, m, k, scratch, stream, dev, sms);
 #endif
         return launch<kWBf16>(x, w, y, n, m, k, scratch, stream, dev);
     case VT_F16:
 #if defined(VT_GEMM_SM90A)
         if (sms)
-            return launch_wgmma_scaled<kWF16>(x, w, y, n, m, k, scratch, stream, dev);
+            return launch_wgmma_dense<true>(x, w, y, n, m, k, scratch, stream, dev, sms);
 #endif
         return launch<kWF16>(x, w, y, n, m, k, scratch, stream, dev);
     case VT_Q4_0:
