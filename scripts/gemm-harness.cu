@@ -89,7 +89,7 @@ static cudaError_t run_vt(uint32_t dt, const float *x, const void *w, float *y, 
         printf("not taken\n");
         exit(1);
     }
-    if (vt_rocm_gemm_scratch_bytes(n, k) > (64ull << 20)) {
+    if (vt_rocm_gemm_scratch_bytes(VT_BF16, n, m, k) > (64ull << 20)) {
         printf("scratch\n");
         exit(1);
     }
@@ -104,7 +104,7 @@ static cudaError_t run_vt(uint32_t dt, const float *x, const void *w, float *y, 
 #if defined(VT_GEMM_SM90A)
 template <int P> static cudaError_t run_wg(const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k)
 {
-    if (vt_rocm_gemm_scratch_bytes(n, k) > (64ull << 20)) {
+    if (vt_rocm_gemm_scratch_bytes(VT_BF16, n, m, k) > (64ull << 20)) {
         printf("scratch\n");
         exit(1);
     }
@@ -124,6 +124,7 @@ static cudaError_t run_wg256(const float *x, const void *w, float *y, int64_t n,
 // vt_rocm_chain_init does; the timed loops then chain as vtctl bench does)
 extern "C" {
 int vt_rocm_chain_mode = 0;
+long long vt_rocm_gemm_deq_bytes = 256ll << 20; /* the plugin's default (rocm_common.c) */
 }
 
 // returns rel error over sampled rows; checks every output written (no NaN)

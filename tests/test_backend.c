@@ -657,21 +657,41 @@ static void check_prefill_shape(vt_device *d, vt_dtype wt, int64_t n, int64_t m,
 }
 
 /* The prefill widths over every weight type: n = 16 (the rocm GEMM's
- * first width for q4_0 and q8_0), 40 (f16, bf16 from 32) and 137 (past a
- * tile of 128 rows), m not a multiple of the tiles, k = 5 tiles of 256. */
+ * first width for q4_0 and q8_0), 40 (f16, bf16 from 32) and 150 (past a
+ * tile of 128 rows; the formats rocm dequantizes from 144), m not a
+ * multiple of the tiles, k = 5 tiles of 256. */
 static bool check_prefill_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
 {
     if (k->op != VT_OP_MATMUL || k->sig.dtype[0] != VT_F32)
         return false;
     check_prefill_shape(d, k->sig.dtype[1], 16, 131, 1280, r);
     check_prefill_shape(d, k->sig.dtype[1], 40, 77, 1280, r);
-    check_prefill_shape(d, k->sig.dtype[1], 137, 131, 1280, r);
+    check_prefill_shape(d, k->sig.dtype[1], 150, 131, 1280, r);
     return true;
 }
 
 START_TEST(prefill_matmul_row_ranges)
 {
-    check_weight_types(check_prefill_kernel, 59, "MatMul at n = 16, 40, 137, x blocks 2^-16..2^4", "weight types");
+    check_weight_types(check_prefill_kernel, 59, "MatMul at n = 16, 40, 150, x blocks 2^-16..2^4", "weight types");
+}
+END_TEST
+
+/* n = 150 over m = 600 rows of a block format with the rocm GEMM's
+ * dequantized W held to 1 MiB (VT_ROCM_GEMM_DEQ_MB; these pairs take 3):
+ * the product stays on the decode kernels, and right. */
+static bool check_over_cap_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
+{
+    const vt_dtype_info *ti = vt_dtype_get(k->sig.dtype[1]);
+    if (k->op != VT_OP_MATMUL || k->sig.dtype[0] != VT_F32 || !ti || !ti->quantized)
+        return false;
+    check_prefill_shape(d, k->sig.dtype[1], 150, 600, 1280, r);
+    return true;
+}
+
+START_TEST(prefill_matmul_over_the_dequant_cap)
+{
+    ck_assert_int_eq(setenv("VT_ROCM_GEMM_DEQ_MB", "1", 1), 0); /* this test's process only (Check forks) */
+    check_block_formats(check_over_cap_kernel, 61, "MatMul at n = 150 over 600 rows, W's pairs over the cap");
 }
 END_TEST
 
@@ -1314,6 +1334,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, dequantize_views_and_tails);
         tcase_add_test(tc, dense_matmul_decode_shapes);
         tcase_add_test(tc, prefill_matmul_row_ranges);
+        tcase_add_test(tc, prefill_matmul_over_the_dequant_cap);
         tcase_add_test(tc, quantized_moe_decode_shapes);
         tcase_add_test(tc, dense_moe_shapes);
         tcase_add_test(tc, decode_attention_shapes);

@@ -25,11 +25,40 @@ __global__ void dequantize_kernel(const void *src, uint32_t st, int be, int bb, 
         vt_dev_store(dst, dt, i, vt_q_element(src, st, i, be, bb));
 }
 
-// Stores the run of 8 values v as element run r of dst (OT: f32, f16 or
-// bf16; dst 16-byte aligned): two 16-byte stores (f32) or one.
-template <uint32_t OT> __device__ inline void store_run8(void *dst, int64_t r, const float (&v)[8])
+// The output of Dequantize's kernels that is not a dtype: each value as a
+// bf16 pair hi + lo (hi rounded, lo the rest rounded: 16 significant bits),
+// the his in runs [0, runs) of dst, the los in runs [runs, 2 runs) (the
+// weights of the prefill GEMM for the block formats it does not decode
+// itself, kernels_gemm.hip).
+constexpr uint32_t kBf16Pair = 0x10000u;
+
+// The bf16 bits of v's high part and of the rest (0 where the high part is
+// not finite).
+__device__ inline void bf16_pair(float v, uint32_t &hi, uint32_t &lo)
 {
-    if constexpr (OT == VT_F32) {
+    hi = vt_f32_to_bf16(v);
+    const float h = __uint_as_float(hi << 16);
+    lo = vt_f32_to_bf16(fabsf(h) <= 3.4028235e38f ? v - h : 0.0f);
+}
+
+// Stores the run of 8 values v as element run r of dst (OT: f32, f16, bf16
+// or kBf16Pair, runs runs in each of its halves; dst 16-byte aligned): two
+// 16-byte stores (f32, kBf16Pair) or one.
+template <uint32_t OT> __device__ inline void store_run8(void *dst, int64_t r, int64_t runs, const float (&v)[8])
+{
+    if constexpr (OT == kBf16Pair) {
+        uint32_t h[4], l[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            uint32_t h0, l0, h1, l1;
+            bf16_pair(v[2 * u], h0, l0);
+            bf16_pair(v[2 * u + 1], h1, l1);
+            h[u] = h0 | h1 << 16;
+            l[u] = l0 | l1 << 16;
+        }
+        ((uint4 *)dst)[r] = make_uint4(h[0], h[1], h[2], h[3]);
+        ((uint4 *)dst)[runs + r] = make_uint4(l[0], l[1], l[2], l[3]);
+    } else if constexpr (OT == VT_F32) {
         float4 *d = (float4 *)dst + 2 * r;
         d[0] = make_float4(v[0], v[1], v[2], v[3]);
         d[1] = make_float4(v[4], v[5], v[6], v[7]);
@@ -59,7 +88,7 @@ __global__ void __launch_bounds__(VT_ROCM_BLOCK) dequantize_runs_kernel(const ui
     for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < runs; r += stride) {
         float v[8];
         vt_q_run8<DT>(src + (r / RUNS) * BB, (int)(r % RUNS) * 8, v);
-        store_run8<OT>(dst, r, v);
+        store_run8<OT>(dst, r, runs, v);
     }
 }
 
@@ -103,7 +132,7 @@ __global__ void __launch_bounds__(VT_ROCM_BLOCK) dequantize_tiles_kernel(const u
         if (r < runs) {
             float v[8];
             vt_q_run8<DT>(s8 + lead + (int)(threadIdx.x / RUNS) * BB, (int)(threadIdx.x % RUNS) * 8, v);
-            store_run8<OT>(dst, r, v);
+            store_run8<OT>(dst, r, runs, v);
         }
         __syncthreads();
     }
@@ -151,6 +180,25 @@ template <uint32_t DT> hipError_t launch_deq(const void *src, void *dst, uint32_
 }
 
 } // namespace
+
+// Dequantize of a block-format row range into bf16 pairs (kBf16Pair) for
+// the prefill GEMM: n elements (whole blocks, a multiple of 8) of src of
+// src_dtype, the his into dst [0, n) and the los into dst [n, 2 n) (16-byte
+// aligned); hipErrorInvalidValue, nothing queued, for anything else.
+extern "C" hipError_t vt_rocm_launch_dequantize_pair(const void *src, uint32_t src_dtype, void *dst, int64_t n,
+                                                     hipStream_t stream)
+{
+    const int be = vt_block_elems(src_dtype);
+    if (n <= 0 || be <= 1 || n % be != 0 || n % 8 != 0 || (uintptr_t)dst % 16 != 0)
+        return hipErrorInvalidValue;
+    switch (src_dtype) {
+#define VT_DEQ_PAIR_CASE(id, f)                                                                                        \
+    case id: launch_deq_as<id, kBf16Pair>((const uint8_t *)src, dst, n, stream); return hipGetLastError();
+        VT_Q_FORMATS(VT_DEQ_PAIR_CASE)
+#undef VT_DEQ_PAIR_CASE
+    default: return hipErrorInvalidValue;
+    }
+}
 
 extern "C" hipError_t vt_rocm_launch_cast(const void *src, uint32_t src_dtype, void *dst, uint32_t dst_dtype, int64_t n,
                                           hipStream_t stream)

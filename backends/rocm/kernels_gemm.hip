@@ -1,11 +1,12 @@
 // kernels_gemm.hip - prefill MatMul on matrix instructions: y[n,m] =
 // sum_k x[n,k] * W[m,k] for n at or above the decode range, x f32, W bf16,
-// f16, q4_0 or q8_0. A first pass splits x into 16-bit hi and lo parts in
-// the queue's scratch (k padded to 64 with zeros); then, on compute
-// capability 9.0 in a build with sm_90a code (VT_GEMM_SM90A, Makefile.am),
-// a block of 2 warpgroups computes a tile of y with wgmma (both operands
-// read from shared memory in the 128-byte swizzle) from k-slices of 64 in a
-// cp.async ring (bf16, f16: 128 x 256 tiles, m64n256k16; q4_0, q8_0:
+// f16 or a block format (q4_0 and q8_0 decoded in the kernel, the others,
+// on sm_90a, dequantized first: below). A first pass splits x into 16-bit
+// hi and lo parts in the queue's scratch (k padded to 64 with zeros); then,
+// on compute capability 9.0 in a build with sm_90a code (VT_GEMM_SM90A,
+// Makefile.am), a block of 2 warpgroups computes a tile of y with wgmma
+// (both operands read from shared memory in the 128-byte swizzle) from
+// k-slices of 64 in a cp.async ring (bf16, f16: 128 x 256 tiles, m64n256k16; q4_0, q8_0:
 // 128 x 128, m64n128k16); elsewhere (sm_80 and newer) a block of 256
 // threads computes a 128 x 128 tile from k-slices of 32 in a 4-stage
 // shared-memory ring (x's parts and plain bf16/f16 weights by cp.async
@@ -29,13 +30,19 @@
 // wgmma: f16 weights run the bf16 kernel on f16 operands; the block
 // formats sum each 32-slice apart (4 wgmma) and add it to the tile times
 // d, the two warpgroups out of phase, their blocks read a stage ahead into
-// registers and written decoded into the swizzled tile. Built for NVIDIA
+// registers and written decoded into the swizzled tile. The other block
+// formats (sm_90a): W dequantized into bf16 pairs hi + lo
+// (16 significant bits), then the bf16 kernel twice, x's parts times W hi
+// and x hi times W lo added (launch_wgmma_deq). Built for NVIDIA
 // sm_80 and newer; elsewhere the launcher takes nothing and the caller
 // keeps its own kernels.
 #include "rocm_device.h"
 #include "rocm_launch.h"
 
+#include <vt/vt_blocks.h>
 #include <vt/vt_dtype.h>
+
+extern "C" long long vt_rocm_gemm_deq_bytes; /* rocm_backend.h */
 
 #if defined(VT_HIP_PLATFORM_NVIDIA)
 #include "rocm_mma.h"
@@ -763,11 +770,13 @@ template <int PASSES, int BN> struct WgLoader {
 // half of k; the second adds its sums into the first's shared memory (the
 // idle ring) and the first adds them to its own (in that order) and writes
 // y. F16: f16 weights and x's f16 parts of split_x_scaled_kernel, each row
-// of y times its 2^-p (sx), else bf16 (sx unused).
-template <int PASSES, int BN, int SPLIT = 1, bool F16 = false>
+// of y times its 2^-p (sx), else bf16 (sx unused). ACC: y += the product
+// (else y =); y's rows are ldy apart.
+template <int PASSES, int BN, int SPLIT = 1, bool F16 = false, bool ACC = false>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_kernel(const uint16_t *__restrict__ xh, const uint16_t *__restrict__ xl, const uint16_t *__restrict__ w,
-                      const float *__restrict__ sx, float *__restrict__ y, int64_t n, int64_t m, int64_t k, int64_t kp)
+                      const float *__restrict__ sx, float *__restrict__ y, int64_t n, int64_t m, int64_t k, int64_t kp,
+                      int64_t ldy)
 {
     constexpr int S = wg_stages<BN>(), AHEAD = S - 2, SLOT = (2 * 128 + BN) * kWgBK;
     extern __shared__ __align__(16) uint16_t smem_raw[];
@@ -856,7 +865,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
 
     const int g = lane >> 2, t = lane & 3;
-    const bool pairs = (m & 1) == 0 && ((uintptr_t)y & 7) == 0;
+    const bool pairs = (ldy & 1) == 0 && ((uintptr_t)y & 7) == 0;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int64_t r = row0 + wg * 64 + warp * 16 + g + 8 * h;
@@ -866,14 +875,19 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int j = 0; j < BN / 8; j++) {
             const int64_t c = m0 + 8 * j + 2 * t;
-            const float v0 = acc[4 * j + 2 * h] * rs, v1 = acc[4 * j + 2 * h + 1] * rs;
+            float v0 = acc[4 * j + 2 * h] * rs, v1 = acc[4 * j + 2 * h + 1] * rs;
+            float *yr = y + r * ldy + c;
             if (pairs && c + 1 < m) {
-                *(float2 *)(y + r * m + c) = make_float2(v0, v1);
+                if (ACC) {
+                    const float2 o = *(const float2 *)yr;
+                    v0 += o.x, v1 += o.y;
+                }
+                *(float2 *)yr = make_float2(v0, v1);
             } else {
                 if (c < m)
-                    y[r * m + c] = v0;
+                    yr[0] = ACC ? yr[0] + v0 : v0;
                 if (c + 1 < m)
-                    y[r * m + c + 1] = v1;
+                    yr[1] = ACC ? yr[1] + v1 : v1;
             }
         }
     }
@@ -900,9 +914,28 @@ int wgmma_device(int dev)
     return v > 0 ? v : 0;
 }
 
+// Queue the wgmma kernel over x's parts hi, lo (and sx, F16) already in
+// scratch: bf16 (F16: f16) weights w, y (ACC: y +=) with rows ldy apart;
+// BN 128 or 256 rows of W per block, k in SPLIT parts (clusters of SPLIT
+// blocks); chained: after the kernel before it, which must not write w.
+template <int PASSES, int BN, int SPLIT, bool F16, bool ACC>
+hipError_t queue_wgmma(const uint16_t *hi, const uint16_t *lo, const float *sx, const void *w, float *y, int64_t n,
+                       int64_t m, int64_t k, int64_t kp, int64_t ldy, hipStream_t stream, int dev, bool chained)
+{
+    auto kernel = gemm_wgmma_kernel<PASSES, BN, SPLIT, F16, ACC>;
+    const size_t smem = wg_smem_bytes<BN>();
+    const cudaError_t e = vt_mma::smem_opt_in<gemm_wgmma_kernel<PASSES, BN, SPLIT, F16, ACC>>(dev, smem);
+    if (e != cudaSuccess)
+        return e;
+    const dim3 grid((unsigned)((m + BN - 1) / BN), (unsigned)((n + 127) / 128), SPLIT);
+    /* the SPLIT blocks of a tile (its halves of k) as one cluster */
+    vt_launch(kernel, grid, dim3(kThreads), smem, stream, dim3(1, 1, SPLIT), chained, hi, lo, (const uint16_t *)w, sx,
+              y, n, m, k, kp, ldy);
+    return hipGetLastError();
+}
+
 // The split of x (bf16 hi, lo; F16: f16 hi, lo of each row scaled) and
-// the wgmma kernel, bf16 (F16: f16) weights; BN 128 or 256 rows of W per
-// block, k in SPLIT parts (clusters of SPLIT blocks).
+// the wgmma kernel chained after it, bf16 (F16: f16) weights.
 template <int PASSES = 2, int BN = 128, int SPLIT = 1, bool F16 = false>
 hipError_t launch_wgmma(const float *x, const void *w, float *y, int64_t n, int64_t m, int64_t k, void *scratch,
                         hipStream_t stream, int dev)
@@ -912,17 +945,7 @@ hipError_t launch_wgmma(const float *x, const void *w, float *y, int64_t n, int6
     float *sx;
     split_parts(scratch, n, kp, &hi, &lo, &sx);
     queue_split<F16 ? kWF16 : kWBf16, true>(x, hi, lo, sx, n, k, kp, stream);
-    auto kernel = gemm_wgmma_kernel<PASSES, BN, SPLIT, F16>;
-    const size_t smem = wg_smem_bytes<BN>();
-    const cudaError_t e = vt_mma::smem_opt_in<gemm_wgmma_kernel<PASSES, BN, SPLIT, F16>>(dev, smem);
-    if (e != cudaSuccess)
-        return e;
-    const dim3 grid((unsigned)((m + BN - 1) / BN), (unsigned)((n + 127) / 128), SPLIT);
-    /* the SPLIT blocks of a tile (its halves of k) as one cluster, chained
-       after the split */
-    vt_launch(kernel, grid, dim3(kThreads), smem, stream, dim3(1, 1, SPLIT), true, (const uint16_t *)hi,
-              (const uint16_t *)lo, (const uint16_t *)w, (const float *)sx, y, n, m, k, kp);
-    return hipGetLastError();
+    return queue_wgmma<PASSES, BN, SPLIT, F16, false>(hi, lo, sx, w, y, n, m, k, kp, m, stream, dev, true);
 }
 
 // bf16 (F16: f16) on sm_90a: 128 x 256 tiles (a third less traffic from L2
@@ -937,6 +960,60 @@ hipError_t launch_wgmma_dense(const float *x, const void *w, float *y, int64_t n
     if (4 * tiles >= 3 * (int64_t)sms)
         return launch_wgmma<2, 256, 1, F16>(x, w, y, n, m, k, scratch, stream, dev);
     return launch_wgmma<2, 256, 2, F16>(x, w, y, n, m, k, scratch, stream, dev);
+}
+
+// The block formats the scaled kernel does not decode (every one but q4_0
+// and q8_0) on sm_90a: W dequantized into scratch as bf16 pairs hi + lo
+// (vt_rocm_launch_dequantize_pair: 16 significant bits of each value), then
+// y = x W_hi (x's bf16 parts, 2 passes) and y += x_hi W_lo (one pass):
+// about 16 significant bits of x and of W, as the bf16 path keeps of x.
+// Taken where the pairs fit vt_rocm_gemm_deq_bytes (256 MiB: m = 4096,
+// k = 14336 fits; deq_fits), all of W at once: chunks of 1024 rows left
+// multiprocessors idle at n = 512 (1182 us there on the H100, BENCHMARKS.md
+// round 38).
+
+// Whether W [m, k] as bf16 pairs fits the dequantized path's scratch.
+bool deq_fits(int64_t m, int64_t k)
+{
+    return m <= vt_rocm_gemm_deq_bytes / 4 / k;
+}
+
+// Bytes before the bf16 pairs in scratch: x's split (256-byte aligned).
+int64_t deq_pairs_at(int64_t n, int64_t kp)
+{
+    return (2 * n * kp * 2 + (kp / 32) * n * 4 + 255) / 256 * 256;
+}
+
+// The dequantized path: W's pairs, x's split (chained after them: the
+// first product reads W before its wait, which the kernel just before it
+// must not write), then the two products, the second added into y.
+template <int SPLIT>
+hipError_t launch_wgmma_deq_split(const float *x, const void *w, uint32_t w_dtype, float *y, int64_t n, int64_t m,
+                                  int64_t k, void *scratch, hipStream_t stream, int dev)
+{
+    const int64_t kp = padded_k(k);
+    uint16_t *hi, *lo;
+    float *sx;
+    split_parts(scratch, n, kp, &hi, &lo, &sx);
+    uint16_t *pairs = (uint16_t *)((uint8_t *)scratch + deq_pairs_at(n, kp));
+    hipError_t e = vt_rocm_launch_dequantize_pair(w, w_dtype, pairs, m * k, stream);
+    if (e != hipSuccess)
+        return e;
+    queue_split<kWBf16, true>(x, hi, lo, sx, n, k, kp, stream);
+    e = queue_wgmma<2, 256, SPLIT, false, false>(hi, lo, sx, pairs, y, n, m, k, kp, m, stream, dev, true);
+    if (e != hipSuccess)
+        return e;
+    return queue_wgmma<1, 256, SPLIT, false, true>(hi, lo, sx, pairs + m * k, y, n, m, k, kp, m, stream, dev, true);
+}
+
+// The dequantized path with launch_wgmma_dense's choice of k halves.
+hipError_t launch_wgmma_deq(const float *x, const void *w, uint32_t w_dtype, float *y, int64_t n, int64_t m, int64_t k,
+                            void *scratch, hipStream_t stream, int dev, int sms)
+{
+    const int64_t tiles = (n + 127) / 128 * ((m + 255) / 256);
+    if (4 * tiles >= 3 * (int64_t)sms)
+        return launch_wgmma_deq_split<1>(x, w, w_dtype, y, n, m, k, scratch, stream, dev);
+    return launch_wgmma_deq_split<2>(x, w, w_dtype, y, n, m, k, scratch, stream, dev);
 }
 
 // The sm_90a kernel of the block formats (q4_0, q8_0 weights): the same
@@ -1208,9 +1285,9 @@ extern "C" int vt_rocm_gemm_takes(uint32_t w_dtype, int64_t n, int64_t m, int64_
                                   int dev)
 {
 #if defined(VT_HIP_PLATFORM_NVIDIA)
-    const bool q = w_dtype == VT_Q4_0 || w_dtype == VT_Q8_0;
-    if (n < (q ? VT_ROCM_GEMM_MIN_N_Q : VT_ROCM_GEMM_MIN_N) || m <= 0 || k <= 0 || n > 65535LL * kBM ||
-        m > 0x7fffffffLL)
+    const bool q = w_dtype == VT_Q4_0 || w_dtype == VT_Q8_0, dense = w_dtype == VT_BF16 || w_dtype == VT_F16;
+    const int64_t min_n = q ? VT_ROCM_GEMM_MIN_N_Q : dense ? VT_ROCM_GEMM_MIN_N : VT_ROCM_GEMM_MIN_N_DEQ;
+    if (n < min_n || m <= 0 || k <= 0 || n > 65535LL * kBM || m > 0x7fffffffLL)
         return 0;
     if ((uintptr_t)x % 16 != 0 || k % 4 != 0 || dev < 0 || dev >= 64)
         return 0;
@@ -1223,7 +1300,14 @@ extern "C" int vt_rocm_gemm_takes(uint32_t w_dtype, int64_t n, int64_t m, int64_
     case VT_F16: return k % 8 == 0 && (uintptr_t)w % 16 == 0;
     case VT_Q4_0:
     case VT_Q8_0: return k % 32 == 0 && (uintptr_t)w % 2 == 0;
-    default: return 0;
+    default:
+#if defined(VT_GEMM_SM90A)
+        /* the other block formats: dequantized into bf16 pairs (sm_90a) */
+        return vt_block_elems(w_dtype) > 1 && k % vt_block_elems(w_dtype) == 0 && k % 8 == 0 && deq_fits(m, k) &&
+               wgmma_device(dev) > 0;
+#else
+        return 0;
+#endif
     }
 #else
     (void)w_dtype, (void)n, (void)m, (void)k, (void)x, (void)w, (void)dev;
@@ -1231,13 +1315,19 @@ extern "C" int vt_rocm_gemm_takes(uint32_t w_dtype, int64_t n, int64_t m, int64_
 #endif
 }
 
-extern "C" uint64_t vt_rocm_gemm_scratch_bytes(int64_t n, int64_t k)
+extern "C" uint64_t vt_rocm_gemm_scratch_bytes(uint32_t w_dtype, int64_t n, int64_t m, int64_t k)
 {
 #if defined(VT_HIP_PLATFORM_NVIDIA)
     const int64_t kp = padded_k(k);
+    const bool deq = vt_block_elems(w_dtype) > 1 && w_dtype != VT_Q4_0 && w_dtype != VT_Q8_0;
+#if defined(VT_GEMM_SM90A)
+    if (deq) /* x's split, then W's bf16 pairs */
+        return (uint64_t)(deq_pairs_at(n, kp) + 4 * m * k);
+#endif
+    (void)deq, (void)m;
     return (uint64_t)(2 * n * kp * 2 + (kp / 32) * n * 4);
 #else
-    (void)n, (void)k;
+    (void)w_dtype, (void)n, (void)m, (void)k;
     return 0;
 #endif
 }
@@ -1278,6 +1368,12 @@ extern "C" hipError_t vt_rocm_launch_gemm(const float *x, const void *w, uint32_
             return launch_wgmma_scaled<kWQ80>(x, w, y, n, m, k, scratch, stream, dev);
 #endif
         return launch<kWQ80>(x, w, y, n, m, k, scratch, stream, dev);
+    default:
+#if defined(VT_GEMM_SM90A)
+        if (sms && vt_block_elems(w_dtype) > 1)
+            return launch_wgmma_deq(x, w, w_dtype, y, n, m, k, scratch, stream, dev, sms);
+#endif
+        break;
     }
 #else
     (void)x, (void)w, (void)w_dtype, (void)y, (void)n, (void)m, (void)k, (void)scratch, (void)dev, (void)stream;

@@ -164,4 +164,13 @@ extern int vt_rocm_attn_cluster;
 /* Read VT_ROCM_ATTN_CLUSTER into vt_rocm_attn_cluster. */
 void vt_rocm_attn_cluster_init(void);
 
+/* The most scratch, in bytes, that the prefill GEMM of the block formats
+ * it dequantizes (kernels_gemm.hip) gives W as bf16 pairs: 256 MiB, or
+ * VT_ROCM_GEMM_DEQ_MB MiB (0: never); a larger W keeps the decode kernels.
+ * Set once by vt_rocm_gemm_deq_init. */
+extern long long vt_rocm_gemm_deq_bytes;
+
+/* Read VT_ROCM_GEMM_DEQ_MB into vt_rocm_gemm_deq_bytes. */
+void vt_rocm_gemm_deq_init(void);
+
 #endif

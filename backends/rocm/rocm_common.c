@@ -9,6 +9,7 @@
 
 int vt_rocm_chain_mode = 0;
 int vt_rocm_attn_cluster = 1;
+long long vt_rocm_gemm_deq_bytes = 256ll << 20;
 
 void vt_rocm_chain_init(int n)
 {
@@ -32,6 +33,14 @@ void vt_rocm_attn_cluster_init(void)
 {
     const char *e = getenv("VT_ROCM_ATTN_CLUSTER");
     vt_rocm_attn_cluster = e && strcmp(e, "0") == 0 ? 0 : 1;
+}
+
+void vt_rocm_gemm_deq_init(void)
+{
+    const char *e = getenv("VT_ROCM_GEMM_DEQ_MB");
+    char *end = NULL;
+    const long long mb = e ? strtoll(e, &end, 10) : -1;
+    vt_rocm_gemm_deq_bytes = e && end != e && *end == '\0' && mb >= 0 && mb <= (1ll << 20) ? mb << 20 : 256ll << 20;
 }
 
 int64_t vt_rocm_elems(const vt_operand *o)

@@ -37,7 +37,7 @@ static vt_status matmul_wide(const rocm_call *L, const vt_op_args *a, int64_t n,
     }
     if (!vt_rocm_gemm_takes(w->dtype, n, m, k, x->data, w->data, L->dev))
         return VT_OK;
-    vt_status st = vt_rocm_call_scratch(L, vt_rocm_gemm_scratch_bytes(n, k), &scratch, why, why_size);
+    vt_status st = vt_rocm_call_scratch(L, vt_rocm_gemm_scratch_bytes(w->dtype, n, m, k), &scratch, why, why_size);
     if (st != VT_OK)
         return st;
     *e = vt_rocm_launch_gemm(x->data, w->data, w->dtype, a->out[0].data, n, m, k, scratch, L->dev, L->s);

@@ -187,6 +187,13 @@ hipError_t vt_rocm_launch_gated_delta_checked(vt_rocm_err *err, uint32_t op, con
 hipError_t vt_rocm_launch_dequantize(const void *src, uint32_t src_dtype, int block_elems, int block_bytes, void *dst,
                                      uint32_t dst_dtype, int64_t n, hipStream_t stream);
 
+/* Dequantize of n elements (whole blocks, a multiple of 8) of a block
+ * format into bf16 pairs for the prefill GEMM: the high parts into dst
+ * [0, n), the rest into dst [n, 2 n) (16-byte aligned);
+ * hipErrorInvalidValue, nothing queued, for anything else. */
+hipError_t vt_rocm_launch_dequantize_pair(const void *src, uint32_t src_dtype, void *dst, int64_t n,
+                                          hipStream_t stream);
+
 /* GetRows (op 40): dst[i, :] = table[idx[i], :] for rows of n elements. */
 hipError_t vt_rocm_launch_get_rows(const void *table, uint32_t table_dtype, int block_elems, int block_bytes,
                                    const int32_t *idx, void *dst, uint32_t dst_dtype, int64_t n_idx, int64_t n,
@@ -270,14 +277,24 @@ hipError_t vt_rocm_launch_mmv_moe(const float *x, int x_per_slot, const void *w,
  * formats) bits of x. */
 #define VT_ROCM_GEMM_MIN_N   32
 #define VT_ROCM_GEMM_MIN_N_Q 16
+/* The other block formats (sm_90a: W dequantized into bf16 pairs, then
+ * the bf16 kernel; W of at most vt_rocm_gemm_deq_bytes as pairs, 256 MiB,
+ * rocm_backend.h) from VT_ROCM_GEMM_MIN_N_DEQ rows of x on, where the
+ * pass over W costs less than the decode kernels' reading W once per 8
+ * rows of x (H100, m = k = 4096, graph us, decode kernels / this path: n =
+ * 128 q4_k 136.9 / 146.0, iq4_nl 133.7 / 146.6, q5_k 152.0 / 148.2, q6_k
+ * 166.6 / 147.0; n = 256 279.5 / 149.4, 261.2 / 151.2, 297.3 / 151.8,
+ * 326.8 / 150.4; BENCHMARKS.md round 38). */
+#define VT_ROCM_GEMM_MIN_N_DEQ 144
 
 /* Whether the GEMM path takes y[n,m] = x[n,k] W[m,k]^T (dtype, shape,
  * alignment of x and W, the architecture of device dev, the current one);
  * 0: the caller's path. */
 int vt_rocm_gemm_takes(uint32_t w_dtype, int64_t n, int64_t m, int64_t k, const void *x, const void *w, int dev);
 
-/* Scratch bytes of the GEMM path's split of x [n, k]. */
-uint64_t vt_rocm_gemm_scratch_bytes(int64_t n, int64_t k);
+/* Scratch bytes of the GEMM path for y[n,m] = x[n,k] W[m,k]^T of w_dtype:
+ * the split of x, and for the dequantized formats W as bf16 pairs. */
+uint64_t vt_rocm_gemm_scratch_bytes(uint32_t w_dtype, int64_t n, int64_t m, int64_t k);
 
 /* Queue the split of x into scratch and the product on device dev, the
  * current one (only when vt_rocm_gemm_takes said so for dev). */

@@ -45,6 +45,7 @@ static vt_status rocm_init(vt_backend_ctx **out, char *why, size_t why_size)
     c->n_devices = n;
     vt_rocm_chain_init(n);
     vt_rocm_attn_cluster_init();
+    vt_rocm_gemm_deq_init();
     for (int d = 0; d < n; d++) {
         pthread_mutex_init(&c->dev[d].lock, NULL);
         char qwhy[VT_CAPS_TEXT] = "";
