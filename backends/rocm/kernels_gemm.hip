@@ -6,14 +6,14 @@
 // on compute capability 9.0 in a build with sm_90a code (VT_GEMM_SM90A,
 // Makefile.am), a block of 2 warpgroups computes a tile of y with wgmma
 // (both operands read from shared memory in the 128-byte swizzle) from
-// k-slices of 64 in a cp.async ring (bf16, f16: 128 x 256 tiles, m64n256k16; q4_0, q8_0:
-// 128 x 128, m64n128k16); elsewhere (sm_80 and newer) a block of 256
-// threads computes a 128 x 128 tile from k-slices of 32 in a 4-stage
-// shared-memory ring (x's parts and plain bf16/f16 weights by cp.async
-// three stages ahead, block-format weights through registers one stage
-// ahead, decoded on the way), read by ldmatrix into register-blocked warp
-// tiles of 64 x 32 and multiplied by mma.sync m16n8k16. Sums are f32 in
-// both.
+// k-slices of 64 in a cp.async ring (bf16, f16: 128 x 256 tiles,
+// m64n256k16; q4_0, q8_0: 128 x 128, m64n128k16); elsewhere (sm_80 and
+// newer) a block of 256 threads computes a 128 x 128 tile from k-slices of
+// 32 in a 4-stage shared-memory ring (x's parts and plain bf16/f16 weights
+// by cp.async three stages ahead, block-format weights through registers
+// one stage ahead, decoded on the way), read by ldmatrix into
+// register-blocked warp tiles of 64 x 32 and multiplied by mma.sync
+// m16n8k16. Sums are f32 in both.
 //
 // x stays accurate (SPEC 7: 1e-4 for block formats; the model runner must
 // stay token-exact against the cpu oracle): each x is split into a high and
@@ -27,15 +27,15 @@
 //    block's integer codes (q - 8, or the signed byte: exact in f16); for
 //    the block formats each 32-slice is summed apart and added to the f32
 //    sum times the block's f16 factor d, as the oracle applies d per block.
-// wgmma: f16 weights run the bf16 kernel on f16 operands; the block
-// formats sum each 32-slice apart (4 wgmma) and add it to the tile times
-// d, the two warpgroups out of phase, their blocks read a stage ahead into
-// registers and written decoded into the swizzled tile. The other block
-// formats (sm_90a): W dequantized into bf16 pairs hi + lo
-// (16 significant bits), then the bf16 kernel twice, x's parts times W hi
-// and x hi times W lo added (launch_wgmma_deq). Built for NVIDIA
-// sm_80 and newer; elsewhere the launcher takes nothing and the caller
-// keeps its own kernels.
+//  - the other block formats (sm_90a): W dequantized into bf16 pairs
+//    hi + lo (16 significant bits), then the bf16 kernel twice, x's parts
+//    times W hi and x hi times W lo added (launch_wgmma_deq).
+// wgmma: f16 weights run the bf16 kernel on f16 operands; q4_0 and q8_0
+// sum each 32-slice apart (4 wgmma) and add it to the tile times d, the two
+// warpgroups out of phase, their blocks read a stage ahead into registers
+// and written decoded into the swizzled tile. Built for NVIDIA sm_80 and
+// newer; elsewhere the launcher takes nothing and the caller keeps its own
+// kernels.
 #include "rocm_device.h"
 #include "rocm_launch.h"
 
