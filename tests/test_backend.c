@@ -437,21 +437,28 @@ static double dot_row(const float *x, const double *row, int64_t k)
     return s;
 }
 
-/* MatMul of n columns of x against m rows of block-format weights wt of
- * k elements, against a double reference of the decoded weights. */
-static void check_qmatmul_shape(vt_device *d, vt_dtype wt, int64_t n, int64_t m, int64_t k, vt_rng *r)
+/* Row j of w (rows of k elements of wt: a block format, f32, f16 or
+ * bf16) as doubles into row. */
+static void weight_row(vt_dtype wt, const uint8_t *w, int64_t j, int64_t k, double *row)
 {
-    const vt_dtype_info *ti = vt_dtype_get(wt);
-    const int64_t be = ti->block_elems;
+    if (vt_dtype_get(wt)->quantized) {
+        decode_row(wt, w, j, k, row);
+        return;
+    }
+    for (int64_t l = 0; l < k; l++) {
+        const int64_t i = j * k + l;
+        row[l] = wt == VT_F16    ? vt_f16_to_f32(((const uint16_t *)(const void *)w)[i])
+                 : wt == VT_BF16 ? vt_bf16_to_f32(((const uint16_t *)(const void *)w)[i])
+                                 : ((const float *)(const void *)w)[i];
+    }
+}
+
+/* MatMul of x [n, k] (f32) against w [m, k] of weight type wt (any) on d,
+ * its output poisoned first: the relative L2 error against a double
+ * reference of the decoded weights. */
+static double matmul_rel_err(vt_device *d, vt_dtype wt, const float *x, const void *w, int64_t n, int64_t m, int64_t k)
+{
     int64_t sx[2] = {n, k}, sw[2] = {m, k}, sy[2] = {n, m};
-    float *x = random_values(r, VT_F32, n * k, -1, 1);
-    /* A few large activations. 8x, not more: the cpu oracle's x goes through
-     * int16 per block (cpu_qx), whose step grows with the block's largest
-     * value; with 40x outliers its own error reached the 1e-4 bound (seed
-     * 266294812: q4_k 1.05e-4 against the f64 reference). */
-    for (int64_t i = 0; i < n * k; i += 97)
-        x[i] *= 8.0f;
-    uint8_t *w = random_blocks(r, wt, m * k / be);
     vt_tensor *tx = make(d, VT_F32, 2, sx), *tw = make(d, wt, 2, sw), *ty = make(d, VT_F32, 2, sy);
     put(tx, x);
     put(tw, w);
@@ -460,26 +467,44 @@ static void check_qmatmul_shape(vt_device *d, vt_dtype wt, int64_t n, int64_t m,
     vt_tensor *out[1] = {ty};
     ck_assert_msg(vt_op_run(d, VT_OP_MATMUL, in, 2, out, 1, NULL, 0) == VT_OK, "MatMul: %s", vt_last_error());
     float *y = malloc((size_t)(n * m) * 4);
-    double *ref = calloc((size_t)(n * m), sizeof *ref);
+    double *ref = malloc((size_t)(n * m) * sizeof *ref);
     double *row = malloc((size_t)k * sizeof *row);
     get(ty, y);
     for (int64_t j = 0; j < m; j++) {
-        decode_row(wt, w, j, k, row);
+        weight_row(wt, w, j, k, row);
         for (int64_t i = 0; i < n; i++)
             ref[i * m + j] = dot_row(x + i * k, row, k);
     }
-    double tol = k >= 1024 ? 1e-4 : 1e-5;
     double e = vt_rel_l2(y, ref, (size_t)(n * m));
-    ck_assert_msg(e <= tol, "MatMul (f32, %s) on %s, n=%lld m=%lld k=%lld: rel err %g > %g", vt_dtype_name(wt),
-                  vt_device_id(d), (long long)n, (long long)m, (long long)k, e, tol);
-    free(x);
-    free(w);
     free(y);
     free(ref);
     free(row);
     vt_tensor_destroy(tx);
     vt_tensor_destroy(tw);
     vt_tensor_destroy(ty);
+    return e;
+}
+
+/* MatMul of n columns of x against m rows of block-format weights wt of
+ * k elements, against a double reference of the decoded weights. */
+static void check_qmatmul_shape(vt_device *d, vt_dtype wt, int64_t n, int64_t m, int64_t k, vt_rng *r)
+{
+    const vt_dtype_info *ti = vt_dtype_get(wt);
+    const int64_t be = ti->block_elems;
+    float *x = random_values(r, VT_F32, n * k, -1, 1);
+    /* A few large activations. 8x, not more: the cpu oracle's x goes through
+     * int16 per block (cpu_qx), whose step grows with the block's largest
+     * value; with 40x outliers its own error reached the 1e-4 bound (seed
+     * 266294812: q4_k 1.05e-4 against the f64 reference). */
+    for (int64_t i = 0; i < n * k; i += 97)
+        x[i] *= 8.0f;
+    uint8_t *w = random_blocks(r, wt, m * k / be);
+    double tol = k >= 1024 ? 1e-4 : 1e-5;
+    double e = matmul_rel_err(d, wt, x, w, n, m, k);
+    ck_assert_msg(e <= tol, "MatMul (f32, %s) on %s, n=%lld m=%lld k=%lld: rel err %g > %g", vt_dtype_name(wt),
+                  vt_device_id(d), (long long)n, (long long)m, (long long)k, e, tol);
+    free(x);
+    free(w);
 }
 
 /* A check of one kernel of a device's table: answers whether it checked k
@@ -614,7 +639,6 @@ static void check_prefill_shape(vt_device *d, vt_dtype wt, int64_t n, int64_t m,
 {
     const vt_dtype_info *ti = vt_dtype_get(wt);
     const bool q = ti->quantized;
-    int64_t sx[2] = {n, k}, sw[2] = {m, k}, sy[2] = {n, m};
     float *x = random_values(r, VT_F32, n * k, -1, 1);
     for (int64_t i = 0; i < n; i++)
         for (int64_t b = 0; b < k / 32; b++) {
@@ -623,37 +647,11 @@ static void check_prefill_shape(vt_device *d, vt_dtype wt, int64_t n, int64_t m,
                 x[i * k + 32 * b + l] = ldexpf(x[i * k + 32 * b + l], e);
         }
     void *w = q ? (void *)random_blocks(r, wt, m * k / ti->block_elems) : random_values(r, wt, m * k, -1, 1);
-    vt_tensor *tx = make(d, VT_F32, 2, sx), *tw = make(d, wt, 2, sw), *ty = make(d, VT_F32, 2, sy);
-    put(tx, x);
-    put(tw, w);
-    poison(ty);
-    const vt_tensor *in[2] = {tx, tw};
-    vt_tensor *out[1] = {ty};
-    ck_assert_msg(vt_op_run(d, VT_OP_MATMUL, in, 2, out, 1, NULL, 0) == VT_OK, "MatMul: %s", vt_last_error());
-    float *y = malloc((size_t)(n * m) * 4);
-    double *ref = malloc((size_t)(n * m) * sizeof *ref);
-    double *row = malloc((size_t)k * sizeof *row);
-    get(ty, y);
-    for (int64_t j = 0; j < m; j++) {
-        if (q)
-            decode_row(wt, w, j, k, row);
-        else
-            for (int64_t l = 0; l < k; l++)
-                row[l] = vt_test_decode(w, wt, j * k + l);
-        for (int64_t i = 0; i < n; i++)
-            ref[i * m + j] = dot_row(x + i * k, row, k);
-    }
-    double e = vt_rel_l2(y, ref, (size_t)(n * m));
+    double e = matmul_rel_err(d, wt, x, w, n, m, k);
     ck_assert_msg(e <= 1e-4, "MatMul (f32, %s) on %s, n=%lld m=%lld k=%lld, x blocks 2^-16..2^4: rel err %g > 1e-4",
                   vt_dtype_name(wt), vt_device_id(d), (long long)n, (long long)m, (long long)k, e);
     free(x);
     free(w);
-    free(y);
-    free(ref);
-    free(row);
-    vt_tensor_destroy(tx);
-    vt_tensor_destroy(tw);
-    vt_tensor_destroy(ty);
 }
 
 /* The prefill widths over every weight type: n = 16 (the rocm GEMM's
@@ -719,22 +717,6 @@ START_TEST(dense_matmul_decode_shapes)
     check_weight_types(check_dense_decode_kernel, 59, "MatMul at n = 1..9", "dense weight types");
 }
 END_TEST
-
-/* Row j of w (rows of k elements of wt: a block format, f32, f16 or
- * bf16) as doubles into row. */
-static void weight_row(vt_dtype wt, const uint8_t *w, int64_t j, int64_t k, double *row)
-{
-    if (vt_dtype_get(wt)->quantized) {
-        decode_row(wt, w, j, k, row);
-        return;
-    }
-    for (int64_t l = 0; l < k; l++) {
-        const int64_t i = j * k + l;
-        row[l] = wt == VT_F16    ? vt_f16_to_f32(((const uint16_t *)(const void *)w)[i])
-                 : wt == VT_BF16 ? vt_bf16_to_f32(((const uint16_t *)(const void *)w)[i])
-                                 : ((const float *)(const void *)w)[i];
-    }
-}
 
 /* MoeExpertMatMul of T tokens' K slots over E experts of m rows of weights
  * wt (a block format, f32, f16 or bf16; x [T, k], or [T, K, k] when
