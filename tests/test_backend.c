@@ -337,11 +337,42 @@ static void check_add(vt_device *d, vt_rng *r)
     vt_tensor_destroy(ty);
 }
 
-static void check_matmul_shape(vt_device *d, vt_dtype wt, int64_t rows, int64_t m, int64_t k, vt_rng *r)
+/* Row j of w (rows of k elements of block format wt) decoded into row. */
+static void decode_row(vt_dtype wt, const uint8_t *w, int64_t j, int64_t k, double *row)
 {
-    int64_t sx[2] = {rows, k}, sw[2] = {m, k}, sy[2] = {rows, m};
-    float *x = random_values(r, VT_F32, rows * k, -1, 1);
-    void *w = random_values(r, wt, m * k, -1, 1);
+    const vt_dtype_info *ti = vt_dtype_get(wt);
+    const int64_t be = ti->block_elems, bb = ti->block_bytes;
+    for (int64_t l = 0; l < k; l++)
+        row[l] = vt_block_value(wt, w + (j * k + l) / be * bb, (int)(l % be));
+}
+
+/* The double dot product of x and row over k elements. */
+static double dot_row(const float *x, const double *row, int64_t k)
+{
+    double s = 0;
+    for (int64_t l = 0; l < k; l++)
+        s += (double)x[l] * row[l];
+    return s;
+}
+
+/* Row j of w (rows of k elements of wt: a block format, f32, f16 or
+ * bf16) as doubles into row. */
+static void weight_row(vt_dtype wt, const uint8_t *w, int64_t j, int64_t k, double *row)
+{
+    if (vt_dtype_get(wt)->quantized) {
+        decode_row(wt, w, j, k, row);
+        return;
+    }
+    for (int64_t l = 0; l < k; l++)
+        row[l] = vt_test_decode(w, wt, j * k + l);
+}
+
+/* MatMul of x [n, k] (f32) against w [m, k] of weight type wt (any) on d,
+ * its output poisoned first: the relative L2 error against a double
+ * reference of the decoded weights. */
+static double matmul_rel_err(vt_device *d, vt_dtype wt, const float *x, const void *w, int64_t n, int64_t m, int64_t k)
+{
+    int64_t sx[2] = {n, k}, sw[2] = {m, k}, sy[2] = {n, m};
     vt_tensor *tx = make(d, VT_F32, 2, sx), *tw = make(d, wt, 2, sw), *ty = make(d, VT_F32, 2, sy);
     put(tx, x);
     put(tw, w);
@@ -349,27 +380,37 @@ static void check_matmul_shape(vt_device *d, vt_dtype wt, int64_t rows, int64_t 
     const vt_tensor *in[2] = {tx, tw};
     vt_tensor *out[1] = {ty};
     ck_assert_msg(vt_op_run(d, VT_OP_MATMUL, in, 2, out, 1, NULL, 0) == VT_OK, "MatMul: %s", vt_last_error());
-    float *y = malloc((size_t)(rows * m) * 4 + 4);
-    double *ref = malloc((size_t)(rows * m) * sizeof *ref + 8);
+    float *y = malloc((size_t)(n * m) * 4);
+    double *ref = malloc((size_t)(n * m) * sizeof *ref);
+    double *row = malloc((size_t)k * sizeof *row);
     get(ty, y);
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < m; j++) {
-            double acc = 0;
-            for (int64_t l = 0; l < k; l++)
-                acc += (double)x[i * k + l] * vt_test_decode(w, wt, j * k + l);
-            ref[i * m + j] = acc;
-        }
+    for (int64_t j = 0; j < m; j++) {
+        weight_row(wt, w, j, k, row);
+        for (int64_t i = 0; i < n; i++)
+            ref[i * m + j] = dot_row(x + i * k, row, k);
+    }
+    double e = vt_rel_l2(y, ref, (size_t)(n * m));
+    free(y);
+    free(ref);
+    free(row);
+    vt_tensor_destroy(tx);
+    vt_tensor_destroy(tw);
+    vt_tensor_destroy(ty);
+    return e;
+}
+
+/* MatMul of rows columns of x against m rows of dense weights wt (f32,
+ * f16, bf16) of k elements, against a double reference. */
+static void check_matmul_shape(vt_device *d, vt_dtype wt, int64_t rows, int64_t m, int64_t k, vt_rng *r)
+{
+    float *x = random_values(r, VT_F32, rows * k, -1, 1);
+    void *w = random_values(r, wt, m * k, -1, 1);
     double tol = k >= 1024 ? 1e-4 : 1e-5;
-    double e = vt_rel_l2(y, ref, (size_t)(rows * m));
+    double e = matmul_rel_err(d, wt, x, w, rows, m, k);
     ck_assert_msg(e <= tol, "MatMul (f32, %s) on %s, n=%lld m=%lld k=%lld: rel err %g > %g", vt_dtype_name(wt),
                   vt_device_id(d), (long long)rows, (long long)m, (long long)k, e, tol);
     free(x);
     free(w);
-    free(y);
-    free(ref);
-    vt_tensor_destroy(tx);
-    vt_tensor_destroy(tw);
-    vt_tensor_destroy(ty);
 }
 
 static void check_matmul(vt_device *d, vt_sig sig, vt_rng *r)
@@ -417,72 +458,6 @@ static uint8_t *random_blocks(vt_rng *r, vt_dtype t, int64_t n)
             blk[q->e8m0_off] = (uint8_t)(118 + vt_rng_below(r, 11));
     }
     return p;
-}
-
-/* Row j of w (rows of k elements of block format wt) decoded into row. */
-static void decode_row(vt_dtype wt, const uint8_t *w, int64_t j, int64_t k, double *row)
-{
-    const vt_dtype_info *ti = vt_dtype_get(wt);
-    const int64_t be = ti->block_elems, bb = ti->block_bytes;
-    for (int64_t l = 0; l < k; l++)
-        row[l] = vt_block_value(wt, w + (j * k + l) / be * bb, (int)(l % be));
-}
-
-/* The double dot product of x and row over k elements. */
-static double dot_row(const float *x, const double *row, int64_t k)
-{
-    double s = 0;
-    for (int64_t l = 0; l < k; l++)
-        s += (double)x[l] * row[l];
-    return s;
-}
-
-/* Row j of w (rows of k elements of wt: a block format, f32, f16 or
- * bf16) as doubles into row. */
-static void weight_row(vt_dtype wt, const uint8_t *w, int64_t j, int64_t k, double *row)
-{
-    if (vt_dtype_get(wt)->quantized) {
-        decode_row(wt, w, j, k, row);
-        return;
-    }
-    for (int64_t l = 0; l < k; l++) {
-        const int64_t i = j * k + l;
-        row[l] = wt == VT_F16    ? vt_f16_to_f32(((const uint16_t *)(const void *)w)[i])
-                 : wt == VT_BF16 ? vt_bf16_to_f32(((const uint16_t *)(const void *)w)[i])
-                                 : ((const float *)(const void *)w)[i];
-    }
-}
-
-/* MatMul of x [n, k] (f32) against w [m, k] of weight type wt (any) on d,
- * its output poisoned first: the relative L2 error against a double
- * reference of the decoded weights. */
-static double matmul_rel_err(vt_device *d, vt_dtype wt, const float *x, const void *w, int64_t n, int64_t m, int64_t k)
-{
-    int64_t sx[2] = {n, k}, sw[2] = {m, k}, sy[2] = {n, m};
-    vt_tensor *tx = make(d, VT_F32, 2, sx), *tw = make(d, wt, 2, sw), *ty = make(d, VT_F32, 2, sy);
-    put(tx, x);
-    put(tw, w);
-    poison(ty);
-    const vt_tensor *in[2] = {tx, tw};
-    vt_tensor *out[1] = {ty};
-    ck_assert_msg(vt_op_run(d, VT_OP_MATMUL, in, 2, out, 1, NULL, 0) == VT_OK, "MatMul: %s", vt_last_error());
-    float *y = malloc((size_t)(n * m) * 4);
-    double *ref = malloc((size_t)(n * m) * sizeof *ref);
-    double *row = malloc((size_t)k * sizeof *row);
-    get(ty, y);
-    for (int64_t j = 0; j < m; j++) {
-        weight_row(wt, w, j, k, row);
-        for (int64_t i = 0; i < n; i++)
-            ref[i * m + j] = dot_row(x + i * k, row, k);
-    }
-    double e = vt_rel_l2(y, ref, (size_t)(n * m));
-    free(y);
-    free(ref);
-    free(row);
-    vt_tensor_destroy(tx);
-    vt_tensor_destroy(tw);
-    vt_tensor_destroy(ty);
-    return e;
 }
 
 /* MatMul of n columns of x against m rows of block-format weights wt of
