@@ -125,6 +125,7 @@ static cudaError_t run_wg256(const float *x, const void *w, float *y, int64_t n,
 extern "C" {
 int vt_rocm_chain_mode = 0;
 long long vt_rocm_gemm_deq_bytes = 256ll << 20; /* the plugin's default (rocm_common.c) */
+long long vt_rocm_gemm_deq_min_n = 0;           /* each format's own width (kernels_gemm.hip) */
 }
 
 // returns rel error over sampled rows; checks every output written (no NaN)

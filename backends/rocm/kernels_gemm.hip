@@ -43,6 +43,7 @@
 #include <vt/vt_dtype.h>
 
 extern "C" long long vt_rocm_gemm_deq_bytes; /* rocm_backend.h */
+extern "C" long long vt_rocm_gemm_deq_min_n; /* rocm_backend.h */
 
 #if defined(VT_HIP_PLATFORM_NVIDIA)
 #include "rocm_mma.h"
@@ -1281,12 +1282,30 @@ hipError_t launch_wgmma_scaled(const float *x, const void *w, float *y, int64_t 
 
 } // namespace
 
+#if defined(VT_HIP_PLATFORM_NVIDIA)
+// The first width (rows of x) at which block format w_dtype takes the
+// dequantized path: VT_ROCM_GEMM_DEQ_MIN_N where set, else the format's
+// own, where the pairs path measured faster than the decode kernels (H100,
+// m = k = 4096, graph us, decode kernels / pairs path: n = 128 q4_k
+// 136.9 / 146.0, iq4_nl 133.7 / 146.6, q5_k 152.0 / 148.2, q6_k 166.6 /
+// 147.0; n = 256 279.5 / 149.4, 261.2 / 151.2, 297.3 / 151.8, 326.8 /
+// 150.4; BENCHMARKS.md round 38).
+static int64_t deq_min_n(uint32_t w_dtype)
+{
+    if (vt_rocm_gemm_deq_min_n > 0)
+        return vt_rocm_gemm_deq_min_n;
+    switch (w_dtype) {
+    default: return 144;
+    }
+}
+#endif
+
 extern "C" int vt_rocm_gemm_takes(uint32_t w_dtype, int64_t n, int64_t m, int64_t k, const void *x, const void *w,
                                   int dev)
 {
 #if defined(VT_HIP_PLATFORM_NVIDIA)
     const bool q = w_dtype == VT_Q4_0 || w_dtype == VT_Q8_0, dense = w_dtype == VT_BF16 || w_dtype == VT_F16;
-    const int64_t min_n = q ? VT_ROCM_GEMM_MIN_N_Q : dense ? VT_ROCM_GEMM_MIN_N : VT_ROCM_GEMM_MIN_N_DEQ;
+    const int64_t min_n = q ? VT_ROCM_GEMM_MIN_N_Q : dense ? VT_ROCM_GEMM_MIN_N : deq_min_n(w_dtype);
     if (n < min_n || m <= 0 || k <= 0 || n > 65535LL * kBM || m > 0x7fffffffLL)
         return 0;
     if ((uintptr_t)x % 16 != 0 || k % 4 != 0 || dev < 0 || dev >= 64)

@@ -170,7 +170,14 @@ void vt_rocm_attn_cluster_init(void);
  * Set once by vt_rocm_gemm_deq_init. */
 extern long long vt_rocm_gemm_deq_bytes;
 
-/* Read VT_ROCM_GEMM_DEQ_MB into vt_rocm_gemm_deq_bytes. */
+/* The first width (rows of x) at which that path is taken, for every
+ * format it takes, from VT_ROCM_GEMM_DEQ_MIN_N (1 .. 65536), or 0 (the
+ * default): each format's own (kernels_gemm.hip, deq_min_n). Set once by
+ * vt_rocm_gemm_deq_init. */
+extern long long vt_rocm_gemm_deq_min_n;
+
+/* Read VT_ROCM_GEMM_DEQ_MB into vt_rocm_gemm_deq_bytes and
+ * VT_ROCM_GEMM_DEQ_MIN_N into vt_rocm_gemm_deq_min_n. */
 void vt_rocm_gemm_deq_init(void);
 
 #endif

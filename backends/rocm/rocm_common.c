@@ -10,6 +10,7 @@
 int vt_rocm_chain_mode = 0;
 int vt_rocm_attn_cluster = 1;
 long long vt_rocm_gemm_deq_bytes = 256ll << 20;
+long long vt_rocm_gemm_deq_min_n = 0;
 
 void vt_rocm_chain_init(int n)
 {
@@ -41,6 +42,10 @@ void vt_rocm_gemm_deq_init(void)
     char *end = NULL;
     const long long mb = e ? strtoll(e, &end, 10) : -1;
     vt_rocm_gemm_deq_bytes = e && end != e && *end == '\0' && mb >= 0 && mb <= (1ll << 20) ? mb << 20 : 256ll << 20;
+    const char *w = getenv("VT_ROCM_GEMM_DEQ_MIN_N");
+    end = NULL;
+    const long long n = w ? strtoll(w, &end, 10) : 0;
+    vt_rocm_gemm_deq_min_n = w && end != w && *end == '\0' && n >= 1 && n <= 65536 ? n : 0;
 }
 
 int64_t vt_rocm_elems(const vt_operand *o)

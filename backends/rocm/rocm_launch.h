@@ -279,13 +279,9 @@ hipError_t vt_rocm_launch_mmv_moe(const float *x, int x_per_slot, const void *w,
 #define VT_ROCM_GEMM_MIN_N_Q 16
 /* The other block formats (sm_90a: W dequantized into bf16 pairs, then
  * the bf16 kernel; W of at most vt_rocm_gemm_deq_bytes as pairs, 256 MiB,
- * rocm_backend.h) from VT_ROCM_GEMM_MIN_N_DEQ rows of x on, where the
- * pass over W costs less than the decode kernels' reading W once per 8
- * rows of x (H100, m = k = 4096, graph us, decode kernels / this path: n =
- * 128 q4_k 136.9 / 146.0, iq4_nl 133.7 / 146.6, q5_k 152.0 / 148.2, q6_k
- * 166.6 / 147.0; n = 256 279.5 / 149.4, 261.2 / 151.2, 297.3 / 151.8,
- * 326.8 / 150.4; BENCHMARKS.md round 38). */
-#define VT_ROCM_GEMM_MIN_N_DEQ 144
+ * rocm_backend.h) from each format's own width on (kernels_gemm.hip,
+ * deq_min_n), where the pass over W costs less than the decode kernels'
+ * reading W once per 8 rows of x. */
 
 /* Whether the GEMM path takes y[n,m] = x[n,k] W[m,k]^T (dtype, shape,
  * alignment of x and W, the architecture of device dev, the current one);
