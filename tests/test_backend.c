@@ -635,8 +635,8 @@ static void check_prefill_shape(vt_device *d, vt_dtype wt, int64_t n, int64_t m,
 
 /* The prefill widths over every weight type: n = 16 (the rocm GEMM's
  * first width for q4_0 and q8_0), 40 (f16, bf16 from 32) and 150 (past a
- * tile of 128 rows; the formats rocm dequantizes from 144), m not a
- * multiple of the tiles, k = 5 tiles of 256. */
+ * tile of 128 rows; the formats rocm dequantizes from 113 - 144 on), m
+ * not a multiple of the tiles, k = 5 tiles of 256. */
 static bool check_prefill_kernel(vt_device *d, const vt_kernel *k, vt_rng *r)
 {
     if (k->op != VT_OP_MATMUL || k->sig.dtype[0] != VT_F32)

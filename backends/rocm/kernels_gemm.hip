@@ -1285,17 +1285,32 @@ hipError_t launch_wgmma_scaled(const float *x, const void *w, float *y, int64_t 
 #if defined(VT_HIP_PLATFORM_NVIDIA)
 // The first width (rows of x) at which block format w_dtype takes the
 // dequantized path: VT_ROCM_GEMM_DEQ_MIN_N where set, else the format's
-// own, where the pairs path measured faster than the decode kernels (H100,
-// m = k = 4096, graph us, decode kernels / pairs path: n = 128 q4_k
-// 136.9 / 146.0, iq4_nl 133.7 / 146.6, q5_k 152.0 / 148.2, q6_k 166.6 /
-// 147.0; n = 256 279.5 / 149.4, 261.2 / 151.2, 297.3 / 151.8, 326.8 /
-// 150.4; BENCHMARKS.md round 38).
+// own. The pairs path costs about 145 - 152 us at any such width (m = k =
+// 4096; the pass over W and two under-filled products), the decode kernels
+// one pass over W per 8 rows of x; each width is the first where the pairs
+// path measured faster (H100, graph us, decode kernels / pairs path forced
+// by VT_ROCM_GEMM_DEQ_MIN_N = 65536 / 1; BENCHMARKS.md round 40): q6_k n =
+// 105 142.8 / 148.5, 113 153.4 / 148.6; q2_k 121 154.5 / 145.4, and the
+// decode kernels 148.5 at 120 (15 passes, as at 113); q5_1 113 148.1 /
+// 149.3, 121 158.2 / 148.7; q3_k 121 144.3 / 148.9, 129 154.2 / 148.2; q5_k
+// 121 146.8 / 149.2, 129 156.4 / 149.4; q4_1 129 144.2 / 144.5, 137 150.7 /
+// 144.9; q5_0 129 143.3 / 150.1, 137 151.6 / 149.9; q4_k 129 142.6 / 146.6,
+// 137 150.5 / 148.3; even at 137: iq4_nl 149.5 / 149.7, iq4_xs 152.1 /
+// 151.9, mxfp4 152.2 / 151.3.
 static int64_t deq_min_n(uint32_t w_dtype)
 {
     if (vt_rocm_gemm_deq_min_n > 0)
         return vt_rocm_gemm_deq_min_n;
     switch (w_dtype) {
-    default: return 144;
+    case VT_Q2_K:
+    case VT_Q6_K: return 113;
+    case VT_Q5_1: return 121;
+    case VT_Q3_K:
+    case VT_Q5_K: return 129;
+    case VT_Q4_1:
+    case VT_Q5_0:
+    case VT_Q4_K: return 137;
+    default: return 144; /* iq4_nl, iq4_xs, mxfp4 */
     }
 }
 #endif
