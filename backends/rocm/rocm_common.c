@@ -36,16 +36,20 @@ void vt_rocm_attn_cluster_init(void)
     vt_rocm_attn_cluster = e && strcmp(e, "0") == 0 ? 0 : 1;
 }
 
+/* The integer in environment variable name where it is one in [lo, hi],
+ * else dflt (unset, empty, trailing characters or out of range). */
+static long long env_in_range(const char *name, long long lo, long long hi, long long dflt)
+{
+    const char *e = getenv(name);
+    char *end = NULL;
+    const long long v = e ? strtoll(e, &end, 10) : 0;
+    return e && end != e && *end == '\0' && v >= lo && v <= hi ? v : dflt;
+}
+
 void vt_rocm_gemm_deq_init(void)
 {
-    const char *e = getenv("VT_ROCM_GEMM_DEQ_MB");
-    char *end = NULL;
-    const long long mb = e ? strtoll(e, &end, 10) : -1;
-    vt_rocm_gemm_deq_bytes = e && end != e && *end == '\0' && mb >= 0 && mb <= (1ll << 20) ? mb << 20 : 256ll << 20;
-    const char *w = getenv("VT_ROCM_GEMM_DEQ_MIN_N");
-    end = NULL;
-    const long long n = w ? strtoll(w, &end, 10) : 0;
-    vt_rocm_gemm_deq_min_n = w && end != w && *end == '\0' && n >= 1 && n <= 65536 ? n : 0;
+    vt_rocm_gemm_deq_bytes = env_in_range("VT_ROCM_GEMM_DEQ_MB", 0, 1ll << 20, 256) << 20;
+    vt_rocm_gemm_deq_min_n = env_in_range("VT_ROCM_GEMM_DEQ_MIN_N", 1, 65536, 0);
 }
 
 int64_t vt_rocm_elems(const vt_operand *o)
