@@ -337,15 +337,6 @@ static void check_add(vt_device *d, vt_rng *r)
     vt_tensor_destroy(ty);
 }
 
-/* Row j of w (rows of k elements of block format wt) decoded into row. */
-static void decode_row(vt_dtype wt, const uint8_t *w, int64_t j, int64_t k, double *row)
-{
-    const vt_dtype_info *ti = vt_dtype_get(wt);
-    const int64_t be = ti->block_elems, bb = ti->block_bytes;
-    for (int64_t l = 0; l < k; l++)
-        row[l] = vt_block_value(wt, w + (j * k + l) / be * bb, (int)(l % be));
-}
-
 /* The double dot product of x and row over k elements. */
 static double dot_row(const float *x, const double *row, int64_t k)
 {
@@ -359,12 +350,15 @@ static double dot_row(const float *x, const double *row, int64_t k)
  * bf16) as doubles into row. */
 static void weight_row(vt_dtype wt, const uint8_t *w, int64_t j, int64_t k, double *row)
 {
-    if (vt_dtype_get(wt)->quantized) {
-        decode_row(wt, w, j, k, row);
+    const vt_dtype_info *ti = vt_dtype_get(wt);
+    if (!ti->quantized) {
+        for (int64_t l = 0; l < k; l++)
+            row[l] = vt_test_decode(w, wt, j * k + l);
         return;
     }
+    const int64_t be = ti->block_elems, bb = ti->block_bytes;
     for (int64_t l = 0; l < k; l++)
-        row[l] = vt_test_decode(w, wt, j * k + l);
+        row[l] = vt_block_value(wt, w + (j * k + l) / be * bb, (int)(l % be));
 }
 
 /* MatMul of x [n, k] (f32) against w [m, k] of weight type wt (any) on d,
